@@ -1,0 +1,43 @@
+"""Deterministic identifiers (DECISIONS D1): the same inputs always give the same id, so a run can be
+replayed bit for bit. Ids keep the reference's shapes (``mem_<ms>_<base36>``)."""
+
+from __future__ import annotations
+
+import hashlib
+
+_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def _base36(digest: bytes, width: int) -> str:
+    number = int.from_bytes(digest[:12], "big")
+    chars: list[str] = []
+    for _ in range(width):
+        number, rem = divmod(number, 36)
+        chars.append(_ALPHABET[rem])
+    return "".join(chars)
+
+
+def stable_suffix(*parts: object, width: int = 6) -> str:
+    """``width`` base-36 characters derived from ``parts`` by SHA-256."""
+    seed = "\x1f".join(str(p) for p in parts).encode("utf-8", "surrogatepass")
+    return _base36(hashlib.sha256(seed).digest(), width)
+
+
+def memory_id(now_ms: int, *parts: object) -> str:
+    """``mem_<ms>_<6 base36>``; ``parts`` should make the id unique within one step
+    (for example a sequence number and the memory text)."""
+    return f"mem_{int(now_ms)}_{stable_suffix(now_ms, *parts)}"
+
+
+def decision_id(now_ms: int, *parts: object) -> str:
+    return f"decision_{int(now_ms)}_{stable_suffix(now_ms, *parts)}"
+
+
+def event_id(now_ms: int, *parts: object) -> str:
+    """``evt_<ms>_<8 chars [a-z0-9]>``."""
+    return f"evt_{int(now_ms)}_{stable_suffix(now_ms, *parts, width=8)}"
+
+
+def hash16(value: str) -> str:
+    """``sha256(utf8(value)).hex[:16]``."""
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -1,0 +1,483 @@
+"""The immutable value types of workmem and the limits that bound them.
+
+Every struct is a frozen ``msgspec.Struct`` whose JSON field names are the camelCase names used by
+opencode-working-memory v1.3-v1.5 stores, so that a store written by the reference decodes here and
+re-encodes with the same names. Optional fields default to ``None`` (or an empty tuple) and are left
+out of the JSON when they hold their default, which mirrors how the reference omits ``undefined``.
+
+Unknown JSON fields are kept by the codec (``domain.codec``) in the ``extras`` mapping of the struct
+that carried them and written back on encode; the domain itself never reads them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Final
+
+import msgspec
+
+# ---------------------------------------------------------------------------------------------
+# Enumerations
+# ---------------------------------------------------------------------------------------------
+
+
+class MemoryType(StrEnum):
+    FEEDBACK = "feedback"
+    PROJECT = "project"
+    DECISION = "decision"
+    REFERENCE = "reference"
+
+
+class MemorySource(StrEnum):
+    EXPLICIT = "explicit"
+    COMPACTION = "compaction"
+    MANUAL = "manual"
+
+
+class MemoryStatus(StrEnum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+
+
+class Importance(StrEnum):
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+
+
+#: Render section order (fixed by the reference).
+SECTION_ORDER: Final[tuple[MemoryType, ...]] = (
+    MemoryType.FEEDBACK,
+    MemoryType.PROJECT,
+    MemoryType.DECISION,
+    MemoryType.REFERENCE,
+)
+
+
+class FileAction(StrEnum):
+    READ = "read"
+    GREP = "grep"
+    EDIT = "edit"
+    WRITE = "write"
+
+
+class ErrorCategory(StrEnum):
+    TYPECHECK = "typecheck"
+    TEST = "test"
+    LINT = "lint"
+    BUILD = "build"
+    RUNTIME = "runtime"
+    TOOL = "tool"
+
+
+class ErrorStatus(StrEnum):
+    OPEN = "open"
+    MAYBE_FIXED = "maybe_fixed"
+
+
+class DecisionSource(StrEnum):
+    ASSISTANT = "assistant"
+    USER = "user"
+    COMPACTION = "compaction"
+
+
+class EventType(StrEnum):
+    EXTRACTION_CANDIDATE_ACCEPTED = "extraction_candidate_accepted"
+    EXTRACTION_CANDIDATE_REJECTED = "extraction_candidate_rejected"
+    EXPLICIT_MEMORY_DETECTED = "explicit_memory_detected"
+    EXPLICIT_MEMORY_IGNORED = "explicit_memory_ignored"
+    PENDING_MEMORY_APPENDED = "pending_memory_appended"
+    PENDING_MEMORY_CLEARED = "pending_memory_cleared"
+    PROMOTION_PROMOTED = "promotion_promoted"
+    PROMOTION_ABSORBED_EXACT = "promotion_absorbed_exact"
+    PROMOTION_ABSORBED_IDENTITY = "promotion_absorbed_identity"
+    PROMOTION_SUPERSEDED = "promotion_superseded"
+    PROMOTION_REJECTED_CAPACITY = "promotion_rejected_capacity"
+    PROMOTION_RETRY_SCHEDULED = "promotion_retry_scheduled"
+    PROMOTION_RETRY_EXHAUSTED = "promotion_retry_exhausted"
+    MEMORY_REINFORCED = "memory_reinforced"
+    RENDER_SELECTED = "render_selected"
+    RENDER_OMITTED = "render_omitted"
+    MEMORY_REMOVED_CAPACITY = "memory_removed_capacity"
+    STORAGE_CORRUPT_JSON_QUARANTINED = "storage_corrupt_json_quarantined"
+    STORAGE_STALE_LOCK_RECOVERED = "storage_stale_lock_recovered"
+    STORAGE_LOCK_TIMEOUT = "storage_lock_timeout"
+    HOOK_FAILED = "hook_failed"
+    # workmem additions (docs/compatibility.md)
+    MEMORY_ABSORBED = "memory_absorbed"
+    MEMORY_ARCHIVED = "memory_archived"
+    MEMORY_REVIVED = "memory_revived"
+    MEMORY_SUPERSEDED = "memory_superseded"
+    MEMORY_FORGOTTEN = "memory_forgotten"
+    MEMORY_RESTORED = "memory_restored"
+    MEMORY_MIGRATED = "memory_migrated"
+    MEMORY_REDACTED = "memory_redacted"
+    WORKSPACE_DORMANCY_RECORDED = "workspace_dormancy_recorded"
+    STORAGE_STALE_WRITE_REJECTED = "storage_stale_write_rejected"
+
+
+class Phase(StrEnum):
+    EXTRACTION = "extraction"
+    EXPLICIT = "explicit"
+    PENDING_JOURNAL = "pending_journal"
+    PROMOTION = "promotion"
+    REINFORCEMENT = "reinforcement"
+    RENDER = "render"
+    STORAGE = "storage"
+    HOOK = "hook"
+    # workmem additions
+    CONSOLIDATION = "consolidation"
+    MIGRATION = "migration"
+    LIFECYCLE = "lifecycle"
+
+
+class Outcome(StrEnum):
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    PROMOTED = "promoted"
+    ABSORBED = "absorbed"
+    SUPERSEDED = "superseded"
+    RENDERED = "rendered"
+    OMITTED = "omitted"
+    REMOVED = "removed"
+    RETRIED = "retried"
+    EXHAUSTED = "exhausted"
+    REINFORCED = "reinforced"
+    QUARANTINED = "quarantined"
+    FAILED = "failed"
+    RECOVERED = "recovered"
+    # workmem additions
+    ARCHIVED = "archived"
+    REVIVED = "revived"
+    CLEARED = "cleared"
+    FORGOTTEN = "forgotten"
+    RESTORED = "restored"
+    RECORDED = "recorded"
+    REDACTED = "redacted"
+
+
+class RelationRole(StrEnum):
+    CANDIDATE = "candidate"
+    PENDING = "pending"
+    PROMOTED = "promoted"
+    RETAINED = "retained"
+    ABSORBED = "absorbed"
+    SUPERSEDED = "superseded"
+    SUPERSEDED_BY = "superseded_by"
+    REINFORCED = "reinforced"
+    REINFORCED_BY = "reinforced_by"
+    RENDERED = "rendered"
+    OMITTED = "omitted"
+    REMOVED = "removed"
+
+
+# ---------------------------------------------------------------------------------------------
+# Limits (store-retention.md §1.4, evidence-pending-storage-hooks.md §1/§3.1, DECISIONS D2/D3)
+# ---------------------------------------------------------------------------------------------
+
+DAY_MS: Final = 86_400_000
+HOUR_MS: Final = 3_600_000
+
+
+class LongTermLimits:
+    MAX_RENDERED_CHARS: Final = 3600
+    TARGET_RENDERED_CHARS: Final = 3000  # kept for parity; unused by the reference as well
+    MAX_ENTRIES: Final = 28
+    MAX_ENTRY_TEXT_CHARS: Final = 260
+    MAX_RATIONALE_CHARS: Final = 180
+    MIN_ENVELOPE_LENGTH: Final = 80
+    #: D2: stored active entries above this are candidates for the archive.
+    MAX_STORED_ACTIVE: Final = 500
+    #: D2: an entry must have gone unrendered this long before it may be archived.
+    ARCHIVE_UNRENDERED_DAYS: Final = 30
+
+
+RETENTION_TYPE_MAX: Final[dict[MemoryType, int]] = {
+    MemoryType.FEEDBACK: 10,
+    MemoryType.DECISION: 10,
+    MemoryType.PROJECT: 8,
+    MemoryType.REFERENCE: 6,
+}
+
+
+class HotStateLimits:
+    MAX_RENDERED_CHARS: Final = 700
+    MAX_ACTIVE_FILES_STORED: Final = 20
+    MAX_ACTIVE_FILES_RENDERED: Final = 8
+    MAX_OPEN_ERRORS_STORED: Final = 5
+    MAX_OPEN_ERRORS_RENDERED: Final = 3
+    MAX_RECENT_DECISIONS_STORED: Final = 8
+    MAX_PENDING_MEMORIES_STORED: Final = 12
+    MAX_PENDING_MEMORIES_RENDERED: Final = 6
+
+
+class PromotionRetryLimits:
+    MAX_EXPLICIT_ATTEMPTS: Final = 3
+    MAX_MANUAL_ATTEMPTS: Final = 3
+
+
+class PendingJournalLimits:
+    MAX_ENTRIES: Final = 50
+    MAX_AGE_DAYS: Final = 30
+    #: D7: owned entries of a session idle this long are adopted by the next promotion.
+    ORPHAN_ADOPT_AFTER_MS: Final = 24 * 3_600_000
+
+
+class CacheLimits:
+    MAX_FROZEN_SESSIONS: Final = 50
+    MAX_PROCESSED_SESSION_IDS: Final = 200
+    MAX_PROCESSED_MESSAGES_PER_SESSION: Final = 50
+    FROZEN_TTL_MS: Final = 3_600_000
+
+
+class EvidenceLogLimits:
+    MAX_AGE_DAYS: Final = 90
+    MAX_EVENTS_PER_WORKSPACE: Final = 5000
+    MAX_BYTES_PER_WORKSPACE: Final = 2 * 1024 * 1024
+    MAX_DETAIL_STRING_CHARS: Final = 240
+    MAX_DETAIL_ARRAY_ITEMS: Final = 25
+    MAX_PREVIEW_CHARS: Final = 120
+    MAX_REJECTED_PREVIEW_CHARS: Final = 80
+
+
+class DormancyLimits:
+    WORKSPACE_DORMANT_AFTER_DAYS: Final = 14
+    DORMANT_DECAY_MULTIPLIER: Final = 0.25
+    MAX_DORMANT_SPANS: Final = 64
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory entries and stores
+# ---------------------------------------------------------------------------------------------
+
+Extras = dict[str, Any]
+
+
+class _Base(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """Shared struct configuration: immutable, keyword-only, camelCase JSON, defaults omitted."""
+
+
+class MemoryEntry(_Base, frozen=True, kw_only=True):
+    """One durable memory (``LongTermMemoryEntry`` in the reference), also used for pending memories."""
+
+    id: str
+    type: MemoryType
+    text: str
+    source: MemorySource
+    confidence: float
+    status: MemoryStatus
+    created_at: str
+    updated_at: str
+    rationale: str | None = None
+    stale_after_days: int | float | None = None
+    supersedes: tuple[str, ...] | None = None
+    tags: tuple[str, ...] | None = None
+    pending_owner_session_id: str | None = msgspec.field(default=None, name="pendingOwnerSessionID")
+    pending_message_id: str | None = msgspec.field(default=None, name="pendingMessageID")
+    promotion_attempts: int | None = None
+    last_promotion_attempt_at: str | None = None
+    last_promotion_failure_reason: str | None = None
+    retention_clock: int | float | None = None
+    reinforcement_count: int | None = None
+    last_reinforced_at: int | float | None = None
+    last_reinforced_session_id: str | None = msgspec.field(default=None, name="lastReinforcedSessionID")
+    user_importance: Importance | None = None
+    safety_critical: bool | None = None
+    # --- workmem additions (all optional, omitted when empty) ---
+    #: id of the memory that replaced this one (D10).
+    superseded_by: str | None = None
+    #: ms of the last time this entry was shown in a rendered block (D2 archive rule).
+    last_rendered_at: int | float | None = None
+    #: ids of duplicates absorbed into this entry (D2/D6 accounting).
+    absorbed_ids: tuple[str, ...] | None = None
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
+
+
+class WorkspaceRef(_Base, frozen=True, kw_only=True):
+    root: str
+    key: str
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
+
+
+class StoreLimits(_Base, frozen=True, kw_only=True):
+    max_rendered_chars: int = LongTermLimits.MAX_RENDERED_CHARS
+    max_entries: int = LongTermLimits.MAX_ENTRIES
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
+
+
+class DormantSpan(_Base, frozen=True, kw_only=True):
+    """A closed stretch of workspace inactivity, in epoch ms (D3)."""
+
+    start: int | float
+    end: int | float
+
+
+class Tombstone(_Base, frozen=True, kw_only=True):
+    """A hash-only record that keeps a forgotten or superseded memory from being re-extracted (D10)."""
+
+    key_hash: str
+    memory_id: str
+    reason: str
+    created_at: str
+
+
+class ArchiveMarker(_Base, frozen=True, kw_only=True):
+    """What the store remembers of an entry moved to ``archive.jsonl`` (D2): enough to revive it."""
+
+    memory_id: str
+    key_hash: str
+    identity_key_hash: str
+    archived_at: str
+
+
+class WorkspaceStore(_Base, frozen=True, kw_only=True):
+    """``workspace-memory.json``."""
+
+    version: int = 1
+    workspace: WorkspaceRef
+    limits: StoreLimits = msgspec.field(default_factory=StoreLimits)
+    entries: tuple[MemoryEntry, ...] = ()
+    migrations: tuple[str, ...] = ()
+    updated_at: str
+    last_activity_at: str | None = None
+    # --- workmem additions ---
+    #: monotonically increasing write counter (D5); ``None`` for a store never written by workmem.
+    revision: int | None = None
+    dormant_spans: tuple[DormantSpan, ...] = ()
+    tombstones: tuple[Tombstone, ...] = ()
+    archived: tuple[ArchiveMarker, ...] = ()
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
+
+
+class PendingJournal(_Base, frozen=True, kw_only=True):
+    """``workspace-pending-journal.json``."""
+
+    version: int = 1
+    workspace: WorkspaceRef
+    entries: tuple[MemoryEntry, ...] = ()
+    updated_at: str
+    revision: int | None = None
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
+
+
+# ---------------------------------------------------------------------------------------------
+# Session state (hot state)
+# ---------------------------------------------------------------------------------------------
+
+
+class ActiveFile(_Base, frozen=True, kw_only=True):
+    path: str
+    action: FileAction
+    count: int
+    last_seen: int | float
+
+
+class OpenError(_Base, frozen=True, kw_only=True):
+    id: str
+    category: ErrorCategory
+    summary: str
+    fingerprint: str
+    status: ErrorStatus
+    first_seen: int | float
+    last_seen: int | float
+    seen_count: int
+    command: str | None = None
+    file: str | None = None
+
+
+class SessionDecision(_Base, frozen=True, kw_only=True):
+    id: str
+    text: str
+    source: DecisionSource
+    created_at: int | float
+    rationale: str | None = None
+    promoted_to_long_term: bool | None = None
+
+
+class SessionState(_Base, frozen=True, kw_only=True):
+    """``sessions/<sha256(session)[:32]>.json``."""
+
+    version: int = 1
+    session_id: str = msgspec.field(name="sessionID")
+    turn: int = 0
+    updated_at: str
+    active_files: tuple[ActiveFile, ...] = ()
+    open_errors: tuple[OpenError, ...] = ()
+    recent_decisions: tuple[SessionDecision, ...] = ()
+    pending_memories: tuple[MemoryEntry, ...] = ()
+    # --- workmem additions (issue: session lifecycle) ---
+    parent_session_id: str | None = msgspec.field(default=None, name="parentSessionID")
+    #: cache epoch counter; a new epoch refreshes the frozen workspace block.
+    epoch: int = 0
+    #: the workspace block frozen for this epoch, byte for byte.
+    frozen_block: str | None = None
+    #: memory ids of the block entries in render order; ``[M1]`` is index 0.
+    block_ids: tuple[str, ...] = ()
+    frozen_at_ms: int | float | None = None
+    #: message ids already observed (bounded), so a message is processed at most once.
+    processed_message_ids: tuple[str, ...] = ()
+    last_activity_ms: int | float | None = None
+    revision: int | None = None
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
+
+
+# ---------------------------------------------------------------------------------------------
+# Evidence
+# ---------------------------------------------------------------------------------------------
+
+
+class MemoryRef(_Base, frozen=True, kw_only=True):
+    """``MemoryEvidenceRef``: which memory an event is about. Key fields hold raw keys in the core;
+    the evidence log hashes them before anything reaches disk."""
+
+    memory_id: str | None = None
+    memory_key_hash: str | None = None
+    identity_key_hash: str | None = None
+    type: str | None = None
+    source: str | None = None
+    status: str | None = None
+
+
+class Relation(_Base, frozen=True, kw_only=True):
+    role: RelationRole
+    memory: MemoryRef | None = None
+
+
+DetailValue = str | int | float | bool | None | tuple[str, ...] | tuple[int | float, ...]
+
+
+class EvidenceInput(_Base, frozen=True, kw_only=True):
+    """An evidence event as the core emits it (``EvidenceEventInput``). The shell adds
+    ``version``, ``eventId``, ``createdAt``, ``workspaceKey`` and ``workspaceRootHash`` and
+    sanitises every field before appending it to the log."""
+
+    type: EventType
+    phase: Phase
+    outcome: Outcome
+    reason_codes: tuple[str, ...] = ()
+    session_hash: str | None = None
+    message_hash: str | None = None
+    memory: MemoryRef | None = None
+    relations: tuple[Relation, ...] = ()
+    details: dict[str, DetailValue] = msgspec.field(default_factory=dict)
+    text_preview: str | None = None
+
+
+class EvidenceEvent(_Base, frozen=True, kw_only=True):
+    """One line of ``evidence/events.jsonl`` (schema v1, key order as the reference writes it)."""
+
+    version: int
+    event_id: str
+    created_at: str
+    workspace_key: str
+    workspace_root_hash: str
+    type: str
+    phase: str
+    outcome: str
+    reason_codes: tuple[str, ...] = ()
+    session_hash: str | None = None
+    message_hash: str | None = None
+    memory: MemoryRef | None = None
+    relations: tuple[Relation, ...] = ()
+    details: dict[str, Any] = msgspec.field(default_factory=dict)
+    text_preview: str | None = None

@@ -1,0 +1,209 @@
+"""Strength-based forgetting: initial strength, half-life, effective age with persistent dormancy,
+and reinforcement (store-retention.md §3, DECISIONS D3 and D8).
+
+    strength = initial x 2 ** (-effective_age_days / half_life_days)
+    initial  = TYPE_FACTOR x SOURCE_FACTOR x USER_IMPORTANCE_FACTOR
+    half_life = 45 / 0.85 ** min(reinforcements, 6)
+
+Dormancy (D3): while a workspace is unused for more than 14 days, time passes at a quarter of its
+speed for its memories. Closed dormant stretches are kept on the store (``dormantSpans``) so the
+discount survives the next session; the stretch still open (``lastActivityAt + 14 d`` up to now) is
+discounted as well.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final, NamedTuple
+
+from msgspec.structs import replace
+
+from domain.model import (
+    DAY_MS,
+    HOUR_MS,
+    DormancyLimits,
+    DormantSpan,
+    MemoryEntry,
+    WorkspaceStore,
+)
+from domain.timeutil import iso_from_ms, parse_iso_ms, timestamp_ms, utc_day
+
+BASE_HALF_LIFE_DAYS: Final = 45.0
+REINFORCEMENT_HALFLIFE_FACTOR: Final = 0.85
+REINFORCEMENT_MAX_COUNT: Final = 6
+REINFORCEMENT_MIN_INTERVAL_MS: Final = HOUR_MS
+
+TYPE_FACTOR: Final[dict[str, float]] = {"reference": 1.0, "project": 1.25, "feedback": 2.25, "decision": 2.5}
+SOURCE_FACTOR: Final[dict[str, float]] = {"compaction": 1.0, "manual": 1.4, "explicit": 2.0}
+USER_IMPORTANCE_FACTOR: Final[dict[str, float]] = {"low": 0.7, "normal": 1.0, "high": 1.5}
+
+_DORMANT_AFTER_MS: Final = DormancyLimits.WORKSPACE_DORMANT_AFTER_DAYS * DAY_MS
+_DORMANT_SAVED: Final = 1.0 - DormancyLimits.DORMANT_DECAY_MULTIPLIER  # 0.75 of dormant time is forgiven
+
+
+def initial_strength(entry: MemoryEntry) -> float:
+    """Type x source x user-importance factor; unknown keys count as 1.0. Confidence is ignored."""
+    importance = entry.user_importance.value if entry.user_importance is not None else "normal"
+    return (
+        TYPE_FACTOR.get(entry.type.value, 1.0)
+        * SOURCE_FACTOR.get(entry.source.value, 1.0)
+        * USER_IMPORTANCE_FACTOR.get(importance, 1.0)
+    )
+
+
+def reinforcement_count(entry: MemoryEntry) -> int:
+    return entry.reinforcement_count if entry.reinforcement_count is not None else 0
+
+
+def half_life_days(entry: MemoryEntry) -> float:
+    """45 days, lengthened by 1/0.85 per reinforcement, counting at most 6."""
+    count = min(reinforcement_count(entry), REINFORCEMENT_MAX_COUNT)
+    return BASE_HALF_LIFE_DAYS / REINFORCEMENT_HALFLIFE_FACTOR**count
+
+
+def retention_start_ms(entry: MemoryEntry, now_ms: float) -> float:
+    """When decay started: ``retentionClock`` if it is a finite number, else ``updatedAt``
+    (falling back to ``createdAt`` only when ``updatedAt`` is missing); an unparseable value means
+    ``now`` (age 0), never NaN."""
+    clock = timestamp_ms(entry.retention_clock) if entry.retention_clock is not None else None
+    if clock is not None and not isinstance(entry.retention_clock, str):
+        return clock
+    fallback = entry.updated_at if entry.updated_at is not None else entry.created_at
+    parsed = parse_iso_ms(fallback) if isinstance(fallback, str) else None
+    return float(parsed) if parsed is not None else float(now_ms)
+
+
+class Dormancy(NamedTuple):
+    """The dormant stretches that apply at one instant: closed spans plus the open one, if any."""
+
+    spans: tuple[tuple[float, float], ...]
+
+
+NO_DORMANCY: Final = Dormancy(())
+
+
+def open_dormant_start(last_activity_at: str | None, now_ms: float) -> float | None:
+    """Start of the dormant stretch still open at ``now_ms`` (``lastActivityAt + 14 d``), if any."""
+    if not last_activity_at:
+        return None
+    last = parse_iso_ms(last_activity_at)
+    if last is None:
+        return None
+    start = last + _DORMANT_AFTER_MS
+    return float(start) if now_ms > start else None
+
+
+def dormancy_at(store: WorkspaceStore, now_ms: float) -> Dormancy:
+    """Every dormant stretch of ``store`` as seen at ``now_ms``."""
+    spans = [(float(s.start), float(s.end)) for s in store.dormant_spans if s.end > s.start]
+    open_start = open_dormant_start(store.last_activity_at, now_ms)
+    if open_start is not None:
+        spans.append((open_start, float(now_ms)))
+    return Dormancy(tuple(spans))
+
+
+def effective_age_days(start_ms: float, now_ms: float, dormancy: Dormancy = NO_DORMANCY) -> float:
+    """Wall age of ``[start_ms, now_ms]`` in days, with every dormant millisecond counted at 0.25.
+    Always within ``[0.25 x wall, wall]``."""
+    wall_ms = max(0.0, now_ms - start_ms)
+    if wall_ms == 0.0:
+        return 0.0
+    dormant_ms = 0.0
+    for span_start, span_end in dormancy.spans:
+        overlap = min(now_ms, span_end) - max(start_ms, span_start)
+        if overlap > 0:
+            dormant_ms += overlap
+    dormant_ms = min(dormant_ms, wall_ms)
+    return (wall_ms - _DORMANT_SAVED * dormant_ms) / DAY_MS
+
+
+def strength(entry: MemoryEntry, now_ms: float, dormancy: Dormancy = NO_DORMANCY) -> float:
+    """Current retention strength: finite and ``>= 0`` for any stored values."""
+    start = retention_start_ms(entry, now_ms)
+    age = effective_age_days(start, now_ms, dormancy)
+    value = initial_strength(entry) * 2.0 ** (-age / half_life_days(entry))
+    return max(0.0, value) if math.isfinite(value) else 0.0
+
+
+def _truthy_ms(value: int | float | None) -> float | None:
+    """JavaScript truthiness of a timestamp: ``0``, ``NaN`` and missing are falsy."""
+    if value is None or isinstance(value, bool):
+        return None
+    number = float(value)
+    if number == 0.0 or math.isnan(number):
+        return None
+    return number
+
+
+def can_reinforce(entry: MemoryEntry, session_id: str | None, now_ms: float) -> bool:
+    """The v1.5.2 guard order (D8): same session, same UTC day, under one hour, count >= 6.
+    The same-session guard only applies to real session ids (B15)."""
+    if session_id is not None and entry.last_reinforced_session_id == session_id:
+        return False
+    last = _truthy_ms(entry.last_reinforced_at)
+    if last is not None:
+        if math.isfinite(last) and utc_day(last) == utc_day(now_ms):
+            return False
+        if now_ms - last < REINFORCEMENT_MIN_INTERVAL_MS:
+            return False
+    return reinforcement_count(entry) < REINFORCEMENT_MAX_COUNT
+
+
+def reinforce(entry: MemoryEntry, session_id: str | None, now_ms: int) -> MemoryEntry:
+    """Reinforce ``entry`` if the guards allow it: +1 count, the clock restarts at ``now_ms``.
+    When blocked, the very same object is returned."""
+    if not can_reinforce(entry, session_id, now_ms):
+        return entry
+
+    return replace(
+        entry,
+        reinforcement_count=reinforcement_count(entry) + 1,
+        last_reinforced_at=now_ms,
+        last_reinforced_session_id=session_id,
+        retention_clock=now_ms,
+    )
+
+
+def merge_spans(spans: Sequence[DormantSpan]) -> tuple[DormantSpan, ...]:
+    """Sort, merge overlapping spans, and keep at most 64 by merging the oldest neighbours."""
+    ordered = sorted((s for s in spans if s.end > s.start), key=lambda s: (s.start, s.end))
+    merged: list[DormantSpan] = []
+    for span in ordered:
+        if merged and span.start <= merged[-1].end:
+            last = merged[-1]
+            merged[-1] = DormantSpan(start=last.start, end=max(last.end, span.end))
+        else:
+            merged.append(span)
+    while len(merged) > DormancyLimits.MAX_DORMANT_SPANS:
+        first, second = merged[0], merged[1]
+        merged[:2] = [DormantSpan(start=first.start, end=max(first.end, second.end))]
+    return tuple(merged)
+
+
+def closing_dormant_span(store: WorkspaceStore, now_ms: int) -> DormantSpan | None:
+    """The span to record when activity resumes at ``now_ms``: ``[lastActivityAt + 14 d, now]``
+    when the workspace has been idle for more than 14 days, else ``None``."""
+    start = open_dormant_start(store.last_activity_at, now_ms)
+    if start is None:
+        return None
+    return DormantSpan(start=int(start), end=int(now_ms))
+
+
+def mark_activity(store: WorkspaceStore, now_ms: int) -> tuple[WorkspaceStore, DormantSpan | None]:
+    """Record activity at ``now_ms``: first close any dormant stretch (D3), then stamp
+    ``lastActivityAt``. Returns the new store and the span recorded, if any."""
+
+    span = closing_dormant_span(store, now_ms)
+    spans = merge_spans((*store.dormant_spans, span)) if span is not None else store.dormant_spans
+    return replace(store, dormant_spans=spans, last_activity_at=iso_from_ms(now_ms)), span
+
+
+def dormant_days(store: WorkspaceStore, now_ms: float) -> float:
+    """Days since the last recorded activity (0 when unknown); used by diagnostics."""
+    if not store.last_activity_at:
+        return 0.0
+    last = parse_iso_ms(store.last_activity_at)
+    if last is None:
+        return 0.0
+    return max(0.0, (now_ms - last) / DAY_MS)

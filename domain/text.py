@@ -1,0 +1,72 @@
+"""Text primitives shared by the whole core: JavaScript-compatible whitespace, canonical memory text
+and the exact memory key.
+
+Lengths and slices are measured in Unicode code points (DECISIONS rule 4), not in UTF-16 units as in
+the reference; see docs/compatibility.md.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Final
+
+#: The characters JavaScript's ``\\s`` and ``String.prototype.trim`` treat as whitespace.
+JS_WHITESPACE: Final = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+#: A regex character-class body for :data:`JS_WHITESPACE` (use inside ``[...]``).
+WS: Final = r"\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+_WS_RUN: Final = re.compile(f"[{WS}]+")
+
+
+def js_trim(text: str) -> str:
+    """``String.prototype.trim``: strip JavaScript whitespace from both ends."""
+    return text.strip(JS_WHITESPACE)
+
+
+def collapse_whitespace(text: str) -> str:
+    """Replace each run of whitespace by one space and trim (``replace(/\\s+/g, " ").trim()``)."""
+    return js_trim(_WS_RUN.sub(" ", text))
+
+
+# ASCII punctuation in Unicode category P* (symbols such as $ + < = > ^ ` | ~ are not punctuation).
+_ASCII_PUNCT: Final = "!\"#%&'()*,-./:;?@[\\]_{}"
+_ASCII_CANON_RUN: Final = re.compile("[" + WS + re.escape(_ASCII_PUNCT) + "]+")
+
+
+def _is_space_or_punct(ch: str) -> bool:
+    return ch in JS_WHITESPACE or unicodedata.category(ch).startswith("P")
+
+
+@lru_cache(maxsize=65536)
+def canonical_text(text: str) -> str:
+    """NFKC, lower-case, every run of whitespace or Unicode punctuation (``[\\s\\p{P}]+``) becomes
+    one space, trimmed. Idempotent."""
+    folded = unicodedata.normalize("NFKC", text).lower()
+    if folded.isascii():
+        return _ASCII_CANON_RUN.sub(" ", folded).strip(" ")
+    out: list[str] = []
+    in_run = False
+    for ch in folded:
+        if _is_space_or_punct(ch):
+            if not in_run:
+                out.append(" ")
+                in_run = True
+        else:
+            out.append(ch)
+            in_run = False
+    return "".join(out).strip(" ")
+
+
+def memory_key(type_: str, text: str) -> str:
+    """The exact key ``type:canonical(text)`` (``workspaceMemoryExactKey`` / ``memoryKey``)."""
+    return f"{type_}:{canonical_text(text)}"
+
+
+def truncate(text: str, limit: int) -> str:
+    """The first ``limit`` code points of ``text``."""
+    return text if len(text) <= limit else text[:limit]
