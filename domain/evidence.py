@@ -1,0 +1,80 @@
+"""Constructors for the evidence events the core emits. Events are plain values; the shell sanitises,
+hashes and appends them (``domain.evidence_records`` and ``adapters.evidence_log``).
+
+Key fields of a :class:`MemoryRef` carry raw keys here (``decision:use pnpm``); they are hashed before
+anything reaches disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from domain import keys
+from domain.model import (
+    DetailValue,
+    EventType,
+    EvidenceInput,
+    MemoryEntry,
+    MemoryRef,
+    Outcome,
+    Phase,
+    Relation,
+    RelationRole,
+)
+from domain.safety import preview
+
+
+def memory_ref(entry: MemoryEntry, *, with_keys: bool = True) -> MemoryRef:
+    """``{memoryId, memoryKeyHash, identityKeyHash, type, source, status}`` of ``entry``."""
+    return MemoryRef(
+        memory_id=entry.id,
+        memory_key_hash=keys.exact_key(entry) if with_keys else None,
+        identity_key_hash=keys.identity_key(entry) if with_keys else None,
+        type=entry.type.value,
+        source=entry.source.value,
+        status=entry.status.value,
+    )
+
+
+def relation(role: RelationRole, entry: MemoryEntry | None) -> Relation:
+    return Relation(role=role, memory=memory_ref(entry) if entry is not None else None)
+
+
+def event(
+    type_: EventType,
+    phase: Phase,
+    outcome: Outcome,
+    reasons: Iterable[str],
+    *,
+    memory: MemoryEntry | MemoryRef | None = None,
+    relations: Iterable[Relation] = (),
+    details: Mapping[str, DetailValue] | None = None,
+    text: str | None = None,
+    preview_limit: int = 120,
+    session_id: str | None = None,
+    message_id: str | None = None,
+) -> EvidenceInput:
+    """Build one event. ``text`` becomes a redacted, whitespace-collapsed preview of at most
+    ``preview_limit`` characters; ``session_id``/``message_id`` are raw and get hashed by the log."""
+    ref = memory_ref(memory) if isinstance(memory, MemoryEntry) else memory
+    return EvidenceInput(
+        type=type_,
+        phase=phase,
+        outcome=outcome,
+        reason_codes=tuple(reasons),
+        session_hash=session_id,
+        message_hash=message_id,
+        memory=ref,
+        relations=tuple(relations),
+        details=dict(details) if details else {},
+        text_preview=preview(text, preview_limit) if text else None,
+    )
+
+
+def with_session(events: Iterable[EvidenceInput], session_id: str | None) -> tuple[EvidenceInput, ...]:
+    """Stamp ``session_id`` on events that have none."""
+    from msgspec.structs import replace
+
+    if session_id is None:
+        return tuple(events)
+    return tuple(e if e.session_hash else replace(e, session_hash=session_id) for e in events)
