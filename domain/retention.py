@@ -207,3 +207,30 @@ def dormant_days(store: WorkspaceStore, now_ms: float) -> float:
     if last is None:
         return 0.0
     return max(0.0, (now_ms - last) / DAY_MS)
+
+
+SOURCE_PRIORITY: Final[dict[str, int]] = {"explicit": 3, "manual": 2}
+
+
+def source_priority(entry: MemoryEntry) -> int:
+    """explicit 3, manual 2, anything else 1."""
+    return SOURCE_PRIORITY.get(entry.source.value, 1)
+
+
+def retention_sort_key(
+    entry: MemoryEntry, now_ms: float, dormancy: Dormancy = NO_DORMANCY
+) -> tuple[float, int, float, str]:
+    """Sort key for "strongest first": strength desc, source priority desc, createdAt desc, id asc.
+
+    Unlike the reference comparator (B10), this is a total order: an invalid ``createdAt`` sorts as
+    the oldest instead of making the comparison undefined, and ids compare by code point."""
+    created = parse_iso_ms(entry.created_at)
+    created_key = -float(created) if created is not None else math.inf
+    return (-strength(entry, now_ms, dormancy), -source_priority(entry), created_key, entry.id)
+
+
+def sort_by_retention(
+    entries: Sequence[MemoryEntry], now_ms: float, dormancy: Dormancy = NO_DORMANCY
+) -> list[MemoryEntry]:
+    """``entries`` strongest first (stable, total)."""
+    return sorted(entries, key=lambda e: retention_sort_key(e, now_ms, dormancy))
