@@ -413,6 +413,8 @@ class SessionState(_Base, frozen=True, kw_only=True):
     frozen_block: str | None = None
     #: memory ids of the block entries in render order; ``[M1]`` is index 0.
     block_ids: tuple[str, ...] = ()
+    #: the same block with ``[M1]``, ``[M2]``, ... labels, used only inside the compaction prompt (D10).
+    numbered_block: str | None = None
     frozen_at_ms: int | float | None = None
     #: message ids already observed (bounded), so a message is processed at most once.
     processed_message_ids: tuple[str, ...] = ()
