@@ -75,7 +75,8 @@ def retention_start_ms(entry: MemoryEntry, now_ms: float) -> float:
 
 
 class Dormancy(NamedTuple):
-    """The dormant stretches that apply at one instant: closed spans plus the open one, if any."""
+    """The dormant stretches that apply at one instant: closed spans plus the open one, if any,
+    as sorted disjoint ``(start_ms, end_ms)`` intervals."""
 
     spans: tuple[tuple[float, float], ...]
 
@@ -96,11 +97,18 @@ def open_dormant_start(last_activity_at: str | None, now_ms: float) -> float | N
 
 def dormancy_at(store: WorkspaceStore, now_ms: float) -> Dormancy:
     """Every dormant stretch of ``store`` as seen at ``now_ms``."""
-    spans = [(float(s.start), float(s.end)) for s in store.dormant_spans if s.end > s.start]
+    spans = sorted((float(s.start), float(s.end)) for s in store.dormant_spans if s.end > s.start)
     open_start = open_dormant_start(store.last_activity_at, now_ms)
     if open_start is not None:
         spans.append((open_start, float(now_ms)))
-    return Dormancy(tuple(spans))
+        spans.sort()
+    merged: list[tuple[float, float]] = []
+    for start, end in spans:  # a union of intervals, so no dormant millisecond counts twice
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return Dormancy(tuple(merged))
 
 
 def effective_age_days(start_ms: float, now_ms: float, dormancy: Dormancy = NO_DORMANCY) -> float:

@@ -1,0 +1,158 @@
+"""Properties of retention strength, effective age and reinforcement (issue properties 1-3,
+store-retention.md §7 invariants 1-15)."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from domain.model import (
+    DAY_MS,
+    DormantSpan,
+    Importance,
+    MemoryEntry,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    WorkspaceRef,
+    WorkspaceStore,
+)
+from domain.retention import (
+    Dormancy,
+    dormancy_at,
+    effective_age_days,
+    initial_strength,
+    mark_activity,
+    reinforce,
+    strength,
+)
+from domain.timeutil import iso_from_ms
+
+BASE = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+YEAR = 365 * DAY_MS
+
+times = st.integers(min_value=BASE - YEAR, max_value=BASE + 2 * YEAR)
+timestamps = st.one_of(
+    times.map(iso_from_ms),
+    st.sampled_from(["", "garbage", "2026-02-30", "1714000000000", "2026-04-28"]),
+)
+
+
+@st.composite
+def entries(draw: st.DrawFn) -> MemoryEntry:
+    return MemoryEntry(
+        id=draw(st.text("abc123", min_size=1, max_size=4)),
+        type=draw(st.sampled_from(list(MemoryType))),
+        text="memory",
+        source=draw(st.sampled_from(list(MemorySource))),
+        confidence=0.75,
+        status=MemoryStatus.ACTIVE,
+        created_at=draw(timestamps),
+        updated_at=draw(timestamps),
+        retention_clock=draw(st.one_of(st.none(), times, st.just(-1))),
+        reinforcement_count=draw(st.one_of(st.none(), st.integers(0, 9))),
+        last_reinforced_at=draw(st.one_of(st.none(), st.just(0), times)),
+        last_reinforced_session_id=draw(st.one_of(st.none(), st.sampled_from(["s1", "s2"]))),
+        user_importance=draw(st.one_of(st.none(), st.sampled_from(list(Importance)))),
+    )
+
+
+@st.composite
+def dormancies(draw: st.DrawFn) -> Dormancy:
+    starts = draw(st.lists(times, max_size=4))
+    spans = tuple((float(s), float(s + draw(st.integers(1, 90 * DAY_MS)))) for s in starts)
+    return Dormancy(spans)
+
+
+@st.composite
+def stores(draw: st.DrawFn) -> WorkspaceStore:
+    starts = sorted(draw(st.lists(times, max_size=4, unique=True)))
+    spans = tuple(DormantSpan(start=s, end=s + draw(st.integers(1, 30 * DAY_MS))) for s in starts)
+    return WorkspaceStore(
+        workspace=WorkspaceRef(root="/r", key="k"),
+        updated_at=iso_from_ms(BASE),
+        last_activity_at=draw(st.one_of(st.none(), timestamps)),
+        dormant_spans=spans,
+    )
+
+
+@given(entries(), stores(), times)
+def test_strength_is_finite_nonnegative_and_at_most_initial(
+    e: MemoryEntry, s: WorkspaceStore, now: int
+) -> None:
+    value = strength(e, now, dormancy_at(s, now))
+    assert math.isfinite(value)
+    assert 0.0 <= value <= initial_strength(e) * (1 + 1e-12)
+
+
+@given(entries(), stores(), times, st.integers(0, 400 * DAY_MS))
+def test_strength_never_increases_with_time(e: MemoryEntry, s: WorkspaceStore, now: int, step: int) -> None:
+    assume(e.reinforcement_count is None or e.reinforcement_count >= 0)
+    earlier = strength(e, now, dormancy_at(s, now))
+    later = strength(e, now + step, dormancy_at(s, now + step))
+    assert later <= earlier * (1 + 1e-12)
+
+
+@given(entries(), times, st.integers(0, 6), st.integers(0, 6))
+def test_more_reinforcement_never_weaker_at_equal_age(e: MemoryEntry, now: int, a: int, b: int) -> None:
+    from msgspec.structs import replace
+
+    low, high = min(a, b), max(a, b)
+    weaker = strength(replace(e, reinforcement_count=low), now)
+    stronger = strength(replace(e, reinforcement_count=high), now)
+    assert stronger >= weaker
+
+
+@given(times, times, dormancies())
+def test_effective_age_within_quarter_and_full_wall_age(start: int, now: int, d: Dormancy) -> None:
+    wall = max(0.0, (now - start) / DAY_MS)
+    age = effective_age_days(start, now, d)
+    assert 0.25 * wall - 1e-9 <= age <= wall + 1e-9
+
+
+@given(times, stores(), times, st.integers(0, 200 * DAY_MS), st.integers(0, 200 * DAY_MS))
+def test_effective_age_never_decreases_even_across_resumed_activity(
+    start: int, s: WorkspaceStore, now: int, resume_after: int, step: int
+) -> None:
+    """Activity resumes at ``resume``; effective age measured before, at and after must be monotone."""
+    resume = now + resume_after
+    before = effective_age_days(start, now, dormancy_at(s, now))
+    at_resume_open = effective_age_days(start, resume, dormancy_at(s, resume))
+    stamped, _ = mark_activity(s, resume)
+    at_resume_closed = effective_age_days(start, resume, dormancy_at(stamped, resume))
+    after = effective_age_days(start, resume + step, dormancy_at(stamped, resume + step))
+    assert math.isclose(at_resume_open, at_resume_closed, rel_tol=1e-9, abs_tol=1e-9)
+    assert before <= at_resume_open + 1e-9
+    assert at_resume_closed <= after + 1e-9
+
+
+@given(entries(), st.lists(st.tuples(st.sampled_from([None, "s1", "s2", "s3"]), st.integers(0, 30 * DAY_MS))))
+def test_reinforcement_count_never_exceeds_six(e: MemoryEntry, steps: list[tuple[str | None, int]]) -> None:
+    assume(e.reinforcement_count is None or e.reinforcement_count <= 6)
+    now = BASE
+    current = e
+    for session, delta in steps:
+        now += delta
+        current = reinforce(current, session, now)
+        assert (current.reinforcement_count or 0) <= 6
+
+
+@given(entries(), times, st.sampled_from([None, "s1", "s2", "s3"]), st.sampled_from([None, "s4", "s5"]))
+def test_reinforcing_twice_the_same_utc_day_changes_nothing(
+    e: MemoryEntry, now: int, first: str | None, second: str | None
+) -> None:
+    once = reinforce(e, first, now)
+    twice = reinforce(once, second, now)
+    if once is not e:
+        assert twice is once
+
+
+@given(entries(), stores(), times, st.sampled_from([None, "s1", "s9"]))
+def test_reinforcement_never_lowers_strength_when_it_happens(
+    e: MemoryEntry, s: WorkspaceStore, now: int, session: str | None
+) -> None:
+    assume(e.reinforcement_count is None or e.reinforcement_count >= 0)
+    d = dormancy_at(s, now)
+    assert strength(reinforce(e, session, now), now, d) >= strength(e, now, d) * (1 - 1e-12)
