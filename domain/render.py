@@ -1,0 +1,240 @@
+"""The workspace memory block shown to the agent at session start (store-retention.md §4).
+
+Selection, in order:
+
+1. superseded entries are omitted (``superseded``) and archive markers are listed as omitted
+   (``archived``); everything else is a candidate;
+2. candidates are ranked strongest first by the total retention order
+   (``retention.sort_by_retention``) *with* the store's dormancy at ``now`` (DECISIONS D3);
+3. per-type caps (feedback 10, decision 10, project 8, reference 6) drop the weaker entries of a
+   full type (``type_cap``), then only the first 28 survivors remain (``global_cap``);
+4. with a character budget of ``min(store.limits.max_rendered_chars, 3600)``: under 80 nothing is
+   shown (``empty_render_budget``); otherwise the lines are packed greedily section by section
+   (feedback, project, decision, reference), skipping an entry that does not fit and still trying
+   the later, possibly shorter ones (``char_budget``).
+
+The block is the header line, then for each section with at least one shown entry the section
+name and one ``- `` line per entry, joined by ``\\n`` with no trailing newline. If candidates exist
+and the budget is at least 80 but no line fits, the block is the header alone (reference behaviour).
+
+Caps and the budget only decide what is *shown*; nothing here changes what is stored (D2). The
+store is expected to be normalised already, so no deduplication happens here. Rendering is pure and
+deterministic: the same store and ``now_ms`` give byte-identical text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Final
+
+import msgspec
+
+from domain.evidence import event, relation
+from domain.model import (
+    DAY_MS,
+    RETENTION_TYPE_MAX,
+    SECTION_ORDER,
+    EventType,
+    EvidenceInput,
+    LongTermLimits,
+    MemoryEntry,
+    MemoryStatus,
+    MemoryType,
+    Outcome,
+    Phase,
+    RelationRole,
+    WorkspaceStore,
+)
+from domain.retention import dormancy_at, sort_by_retention
+from domain.text import truncate
+from domain.timeutil import parse_iso_ms
+
+RENDER_HEADER: Final = "Workspace memory (cross-session, verify if stale):"
+
+#: A budget below this renders nothing at all (the reference's ``MIN_ENVELOPE_LENGTH``).
+MIN_RENDER_BUDGET: Final = LongTermLimits.MIN_ENVELOPE_LENGTH
+
+REASON_SUPERSEDED: Final = "superseded"
+REASON_ARCHIVED: Final = "archived"
+REASON_TYPE_CAP: Final = "type_cap"
+REASON_GLOBAL_CAP: Final = "global_cap"
+REASON_CHAR_BUDGET: Final = "char_budget"
+REASON_EMPTY_BUDGET: Final = "empty_render_budget"
+
+SELECTED_REASONS: Final = ("within_caps", "within_char_budget")
+
+# Characters that would start a new line in the block. A memory text or rationale containing one
+# would break the one-line-per-memory structure (and could forge a section), so each run of them is
+# shown as a single space.
+_LINE_BREAKS: Final = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
+
+
+class Omission(msgspec.Struct, frozen=True):
+    """One memory that is not in the block, and the single reason why. ``type`` is empty for an
+    archive marker (markers do not record the memory's type)."""
+
+    memory_id: str
+    type: str
+    reason: str
+
+
+class RenderResult(msgspec.Struct, frozen=True):
+    """The block and its accounting: every active entry is in ``rendered`` or ``omitted``, never both."""
+
+    text: str
+    rendered: tuple[MemoryEntry, ...]
+    omitted: tuple[Omission, ...]
+    events: tuple[EvidenceInput, ...]
+
+
+def render_budget(store: WorkspaceStore) -> int:
+    """``min(store.limits.max_rendered_chars, 3600)``: the store may only lower the budget."""
+    return min(store.limits.max_rendered_chars, LongTermLimits.MAX_RENDERED_CHARS)
+
+
+def _one_line(text: str) -> str:
+    return _LINE_BREAKS.sub(" ", text) if _LINE_BREAKS.search(text) else text
+
+
+def _js_truthy_number(value: int | float | None) -> bool:
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    return value != 0 and not math.isnan(value)
+
+
+def age_days(entry: MemoryEntry, now_ms: float) -> int | None:
+    """Whole days since ``createdAt`` by the wall clock (no dormancy), ``None`` when invalid."""
+    created = parse_iso_ms(entry.created_at)
+    if created is None:
+        return None
+    return math.floor((now_ms - created) / DAY_MS)
+
+
+def is_stale_marked(entry: MemoryEntry, now_ms: float) -> bool:
+    """``staleAfterDays`` is set (JS-truthy) and the wall age in whole days exceeds it."""
+    if not _js_truthy_number(entry.stale_after_days):
+        return False
+    days = age_days(entry, now_ms)
+    return days is not None and entry.stale_after_days is not None and days > entry.stale_after_days
+
+
+def render_entry_line(entry: MemoryEntry, now_ms: int) -> str:
+    """``text[ Why: rationale][ [Nd old, verify]]`` (without the leading ``- ``).
+
+    The text is cut to 260 and the rationale to 180 code points; line breaks become spaces."""
+    line = _one_line(truncate(entry.text, LongTermLimits.MAX_ENTRY_TEXT_CHARS))
+    if entry.rationale:
+        line += " Why: " + _one_line(truncate(entry.rationale, LongTermLimits.MAX_RATIONALE_CHARS))
+    if is_stale_marked(entry, now_ms):
+        line += f" [{age_days(entry, now_ms)}d old, verify]"
+    return line
+
+
+def _selected_event(entry: MemoryEntry) -> EvidenceInput:
+    return event(
+        EventType.RENDER_SELECTED,
+        Phase.RENDER,
+        Outcome.RENDERED,
+        SELECTED_REASONS,
+        memory=entry,
+        relations=(relation(RelationRole.RENDERED, entry),),
+        text=entry.text,
+    )
+
+
+def _omitted_event(entry: MemoryEntry, reason: str) -> EvidenceInput:
+    return event(
+        EventType.RENDER_OMITTED,
+        Phase.RENDER,
+        Outcome.OMITTED,
+        (reason,),
+        memory=entry,
+        relations=(relation(RelationRole.OMITTED, entry),),
+        text=entry.text,
+    )
+
+
+def _finish(
+    text: str,
+    rendered: list[MemoryEntry],
+    omitted: list[tuple[MemoryEntry, str]],
+    markers: list[Omission],
+    superseded: list[MemoryEntry],
+) -> RenderResult:
+    """Assemble the result: omissions are listed superseded first (store order), then archive
+    markers, then the selection losers in the order they were decided."""
+    losers = [(entry, REASON_SUPERSEDED) for entry in superseded] + omitted
+    omissions = [Omission(e.id, e.type.value, REASON_SUPERSEDED) for e in superseded]
+    omissions.extend(markers)
+    omissions.extend(Omission(e.id, e.type.value, reason) for e, reason in omitted)
+    events = [_selected_event(e) for e in rendered]
+    events.extend(_omitted_event(e, reason) for e, reason in losers)
+    return RenderResult(text=text, rendered=tuple(rendered), omitted=tuple(omissions), events=tuple(events))
+
+
+def render_workspace_block(store: WorkspaceStore, now_ms: int) -> RenderResult:
+    """Select, pack and format the workspace block of ``store`` at ``now_ms``."""
+    superseded = [e for e in store.entries if e.status == MemoryStatus.SUPERSEDED]
+    active = [e for e in store.entries if e.status != MemoryStatus.SUPERSEDED]
+    markers = [Omission(m.memory_id, "", REASON_ARCHIVED) for m in store.archived]
+
+    ranked = sort_by_retention(active, now_ms, dormancy_at(store, now_ms))
+    omitted: list[tuple[MemoryEntry, str]] = []
+    per_type: dict[MemoryType, int] = {}
+    capped: list[MemoryEntry] = []
+    for entry in ranked:
+        count = per_type.get(entry.type, 0)
+        if count >= RETENTION_TYPE_MAX.get(entry.type, math.inf):
+            omitted.append((entry, REASON_TYPE_CAP))
+            continue
+        per_type[entry.type] = count + 1
+        capped.append(entry)
+    shortlist = capped[: LongTermLimits.MAX_ENTRIES]
+    omitted.extend((entry, REASON_GLOBAL_CAP) for entry in capped[LongTermLimits.MAX_ENTRIES :])
+
+    if not shortlist:
+        return _finish("", [], omitted, markers, superseded)
+    budget = render_budget(store)
+    if budget < MIN_RENDER_BUDGET:
+        omitted.extend((entry, REASON_EMPTY_BUDGET) for entry in shortlist)
+        return _finish("", [], omitted, markers, superseded)
+
+    lines = [RENDER_HEADER]
+    used = len(RENDER_HEADER)  # length of "\n".join(lines)
+    rendered: list[MemoryEntry] = []
+    for type_ in SECTION_ORDER:
+        items = [entry for entry in shortlist if entry.type == type_]
+        if not items:
+            continue
+        section = [f"{type_.value}:"]
+        section_used = used + 1 + len(section[0])  # length if the section were appended now
+        for entry in items:
+            line = "- " + render_entry_line(entry, now_ms)
+            if section_used + 1 + len(line) <= budget:
+                section.append(line)
+                section_used += 1 + len(line)
+                rendered.append(entry)
+            else:
+                omitted.append((entry, REASON_CHAR_BUDGET))
+        if len(section) > 1:
+            lines.extend(section)
+            used = section_used
+    return _finish("\n".join(lines), rendered, omitted, markers, superseded)
+
+
+def number_block(result: RenderResult, now_ms: int) -> str:
+    """The block of ``result`` with each line labelled ``[M1]``, ``[M2]``, ... in block order.
+
+    Same selection, same sections; only the labels are added (so it may exceed the budget). Used
+    inside the compaction prompt so that a summary can name a memory (DECISIONS D10)."""
+    if not result.text:
+        return ""
+    lines = [RENDER_HEADER]
+    current: MemoryType | None = None
+    for number, entry in enumerate(result.rendered, start=1):
+        if entry.type != current:
+            current = entry.type
+            lines.append(f"{entry.type.value}:")
+        lines.append(f"- [M{number}] {render_entry_line(entry, now_ms)}")
+    return "\n".join(lines)
