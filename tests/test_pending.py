@@ -1,0 +1,505 @@
+"""The pending journal (evidence-pending-storage-hooks.md §4, §10.3; bugs B25, B26, B28, B29)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec.structs import replace
+
+from domain.model import (
+    DAY_MS,
+    EventType,
+    EvidenceInput,
+    MemoryEntry,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    Outcome,
+    PendingJournal,
+    Phase,
+    PromotionRetryLimits,
+    RelationRole,
+)
+from domain.pending import (
+    CAPACITY_REJECTED,
+    append_pending,
+    clear_pending,
+    empty_journal,
+    journal_key,
+    normalize_journal,
+    record_rejections,
+)
+from domain.text import memory_key
+from domain.timeutil import iso_from_ms, parse_iso_ms
+
+NOW = parse_iso_ms("2026-06-01T12:00:00.000Z") or 0
+
+
+def mem(
+    id_: str,
+    text: str,
+    *,
+    type_: str = "decision",
+    source: str = "compaction",
+    at: int | None = None,
+    created: str | None = None,
+    updated: str | None = None,
+    owner: str | None = None,
+    **extra: Any,
+) -> MemoryEntry:
+    stamp = iso_from_ms(NOW if at is None else at)
+    return MemoryEntry(
+        id=id_,
+        type=MemoryType(type_),
+        text=text,
+        source=MemorySource(source),
+        confidence=1.0 if source != "compaction" else 0.75,
+        status=MemoryStatus.ACTIVE,
+        created_at=stamp if created is None else created,
+        updated_at=stamp if updated is None else updated,
+        pending_owner_session_id=owner,
+        **extra,
+    )
+
+
+def journal(*entries: MemoryEntry) -> PendingJournal:
+    return replace(empty_journal("/work/ws", "0123456789abcdef", NOW), entries=entries)
+
+
+def key(entry: MemoryEntry) -> str:
+    return memory_key(entry.type.value, entry.text)
+
+
+def cleared(events: tuple[EvidenceInput, ...]) -> list[tuple[str | None, str]]:
+    """(memory id, first reason) of every pending_memory_cleared event."""
+    return [
+        (e.memory.memory_id if e.memory else None, e.reason_codes[0])
+        for e in events
+        if e.type is EventType.PENDING_MEMORY_CLEARED
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys and the empty journal
+# ---------------------------------------------------------------------------------------------
+
+
+def test_journal_key_is_memory_key_nul_owner() -> None:
+    entry = mem("a", "Use  PNPM!", owner="s1")
+    assert journal_key(entry) == "decision:use pnpm\x00s1"
+    assert journal_key(replace(entry, pending_owner_session_id=None)) == "decision:use pnpm\x00"
+    # an empty owner is no owner (JavaScript truthiness)
+    assert journal_key(replace(entry, pending_owner_session_id="")) == "decision:use pnpm\x00"
+
+
+def test_empty_journal_shape() -> None:
+    j = empty_journal("/r", "k", NOW)
+    assert j.version == 1 and j.workspace.root == "/r" and j.workspace.key == "k"
+    assert j.entries == () and j.updated_at == "2026-06-01T12:00:00.000Z"
+
+
+# ---------------------------------------------------------------------------------------------
+# §10.3 acceptance tests (save/load become normalize_journal)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_1_compaction_entries_older_than_30_days_are_pruned() -> None:
+    stale = mem("stale", "stale entry from 31 days ago", at=NOW - 31 * DAY_MS)
+    fresh = mem("fresh", "fresh entry from yesterday", at=NOW - 1 * DAY_MS)
+    out, events = normalize_journal(journal(stale, fresh), NOW)
+    assert [e.text for e in out.entries] == ["fresh entry from yesterday"]
+    assert cleared(events) == [("stale", "journal_ttl")]
+
+
+def test_2_cap_keeps_the_50_newest() -> None:
+    entries = [mem(f"e{i}", f"Entry {i}", type_="project", at=NOW + i * 1000) for i in range(55)]
+    out, _ = normalize_journal(journal(*entries), NOW)
+    texts = [e.text for e in out.entries]
+    assert len(texts) == 50
+    assert "Entry 0" not in texts and "Entry 4" not in texts
+    assert "Entry 50" in texts and "Entry 54" in texts
+    assert texts == [f"Entry {i}" for i in range(5, 55)]  # stored oldest first
+
+
+def test_3_dedupe_happens_before_the_cap() -> None:
+    entries: list[MemoryEntry] = []
+    for i in range(25):
+        at = NOW + i * 1000
+        entries.append(mem(f"c{i}", f"Entry {i}", type_="project", at=at))
+        entries.append(mem(f"x{i}", f"Entry {i}", type_="project", source="explicit", at=at))
+    out, _ = normalize_journal(journal(*entries), NOW)
+    assert len(out.entries) == 25
+
+
+def test_4_append_applies_retention() -> None:
+    initial = [mem(f"i{i}", f"Initial {i}", type_="project", at=NOW + i * 1000) for i in range(30)]
+    start, _ = normalize_journal(journal(*initial), NOW)
+    additional = [
+        mem(f"a{i}", f"Additional {i}", source="explicit", at=NOW + (i + 30) * 1000) for i in range(30)
+    ]
+    out, events = append_pending(start, additional, NOW)
+    assert len(out.entries) == 50
+    assert [e.type for e in events[:30]] == [EventType.PENDING_MEMORY_APPENDED] * 30
+    # D7: the ten entries pushed out by the cap are not dropped silently
+    assert cleared(events) == [(f"i{i}", "journal_cap") for i in range(9, -1, -1)]
+
+
+def test_5_explicit_and_manual_entries_never_age_out() -> None:
+    old = NOW - 35 * DAY_MS
+    entries = (
+        mem("explicit_old", "Old explicit preference", type_="feedback", source="explicit", at=old),
+        mem("manual_old", "Old manual reference", type_="reference", source="manual", at=old),
+        mem("compaction_old", "Old compaction reference", type_="reference", at=old),
+    )
+    out, _ = normalize_journal(journal(*entries), NOW)
+    assert [e.id for e in out.entries] == ["explicit_old", "manual_old"]
+
+
+def test_6_clear_with_owner_removes_only_that_owners_entries() -> None:
+    a = mem("a", "Session A preference", type_="feedback", source="explicit", owner="session-a")
+    b = mem("b", "Session B preference", type_="feedback", source="explicit", owner="session-b")
+    start, _ = append_pending(journal(), [a, b], NOW)
+    out, events = clear_pending(
+        start,
+        {"feedback:session a preference", "feedback:session b preference"},
+        NOW,
+        owner="session-a",
+        clear_unowned=False,
+        reason="promoted",
+    )
+    assert [e.pending_owner_session_id for e in out.entries] == ["session-b"]
+    assert cleared(events) == [("a", "promoted")]
+
+
+def test_7_unowned_clear_keeps_owned_entries_with_the_same_key() -> None:
+    unowned = mem("clear-unowned", "Prefer scoped cleanup.", type_="feedback", source="explicit")
+    owned = replace(unowned, id="clear-owned", pending_owner_session_id="session-owned")
+    start, _ = append_pending(journal(), [unowned, owned], NOW)
+    out, _ = clear_pending(start, {key(unowned)}, NOW, owner=None, clear_unowned=True, reason="promoted")
+    assert [e.id for e in out.entries] == ["clear-owned"]
+    assert out.entries[0].pending_owner_session_id == "session-owned"
+
+
+def test_8_same_key_owned_by_two_sessions_is_two_entries() -> None:
+    a = mem(
+        "same-a", "Prefer owner-scoped promotion.", type_="feedback", source="explicit", owner="session-a"
+    )
+    b = replace(a, id="same-b", pending_owner_session_id="session-b")
+    out, events = append_pending(journal(), [a, b], NOW)
+    assert sorted(e.pending_owner_session_id or "" for e in out.entries) == ["session-a", "session-b"]
+    assert cleared(events) == []
+
+
+def test_9_rejections_count_per_owner_and_exhaust_on_the_third() -> None:
+    a = mem(
+        "reject-a",
+        "Capacity rejected explicit reference.",
+        type_="reference",
+        source="explicit",
+        owner="session-a",
+    )
+    b = replace(a, id="reject-b", pending_owner_session_id="session-b")
+    j, _ = append_pending(journal(), [a, b], NOW)
+    for attempt in range(1, PromotionRetryLimits.MAX_EXPLICIT_ATTEMPTS):
+        j, exhausted, events = record_rejections(
+            j, {key(a)}, CAPACITY_REJECTED, NOW + attempt, owner="session-a", include_unowned_only=False
+        )
+        assert exhausted == frozenset()
+        assert events == ()
+        owned_a = next(e for e in j.entries if e.pending_owner_session_id == "session-a")
+        owned_b = next(e for e in j.entries if e.pending_owner_session_id == "session-b")
+        assert owned_a.promotion_attempts == attempt
+        assert owned_a.last_promotion_failure_reason == "capacity_rejected"
+        assert owned_a.last_promotion_attempt_at == iso_from_ms(NOW + attempt)
+        assert owned_b.promotion_attempts is None
+    j, exhausted, events = record_rejections(
+        j, {key(a)}, CAPACITY_REJECTED, NOW + 9, owner="session-a", include_unowned_only=False
+    )
+    assert exhausted == frozenset({key(a)})
+    assert [e.pending_owner_session_id for e in j.entries] == ["session-b"]
+    assert cleared(events) == [("reject-a", "retry_exhausted")]
+    assert events[0].reason_codes == ("retry_exhausted", "capacity_rejected")
+    assert events[0].details["promotionAttempts"] == 3
+
+
+def test_10_unowned_only_rejection_never_touches_owned_entries() -> None:
+    unowned = mem(
+        "reject-unowned",
+        "Capacity rejected unowned reference.",
+        type_="reference",
+        source="explicit",
+        promotion_attempts=PromotionRetryLimits.MAX_EXPLICIT_ATTEMPTS - 1,
+    )
+    owned = replace(
+        unowned, id="reject-owned", pending_owner_session_id="session-owned", promotion_attempts=None
+    )
+    j, _ = append_pending(journal(), [unowned, owned], NOW)
+    j, exhausted, _ = record_rejections(
+        j, {key(unowned)}, CAPACITY_REJECTED, NOW, owner=None, include_unowned_only=True
+    )
+    assert list(exhausted) == [key(unowned)]
+    assert [e.id for e in j.entries] == ["reject-owned"]
+    assert j.entries[0].promotion_attempts is None
+    assert j.entries[0].last_promotion_failure_reason is None
+
+
+def test_11_entries_with_two_invalid_timestamps_are_dropped_for_every_source() -> None:
+    entries = (
+        mem(
+            "bad_explicit",
+            "Bad explicit timestamp",
+            type_="feedback",
+            source="explicit",
+            created="not-a-date",
+            updated="also-bad",
+        ),
+        mem("bad_manual", "Bad manual timestamp", type_="reference", source="manual", created="", updated=""),
+        mem("bad_compaction", "Bad compaction timestamp", type_="reference", created="bad", updated="bad"),
+    )
+    out, events = normalize_journal(journal(*entries), NOW)
+    assert out.entries == ()
+    assert cleared(events) == [
+        ("bad_explicit", "invalid_timestamp"),
+        ("bad_manual", "invalid_timestamp"),
+        ("bad_compaction", "invalid_timestamp"),
+    ]
+
+
+def test_12_updated_at_is_used_when_created_at_is_invalid() -> None:
+    fresh = mem(
+        "f",
+        "Entry with missing createdAt but fresh updatedAt",
+        created="",
+        updated=iso_from_ms(NOW - 1 * DAY_MS),
+    )
+    stale = mem(
+        "s",
+        "Entry with missing createdAt and stale updatedAt",
+        created="",
+        updated=iso_from_ms(NOW - 35 * DAY_MS),
+    )
+    out, _ = normalize_journal(journal(fresh, stale), NOW)
+    assert [e.text for e in out.entries] == ["Entry with missing createdAt but fresh updatedAt"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Ordering and retention details
+# ---------------------------------------------------------------------------------------------
+
+
+def test_created_at_is_the_fallback_when_updated_at_is_invalid() -> None:
+    entry = mem("e", "Compaction entry", created=iso_from_ms(NOW - 31 * DAY_MS), updated="garbage")
+    out, events = normalize_journal(journal(entry), NOW)
+    assert out.entries == ()
+    assert cleared(events) == [("e", "journal_ttl")]
+
+
+def test_exactly_thirty_days_is_not_stale() -> None:
+    entry = mem("e", "Compaction entry", at=NOW - 30 * DAY_MS)
+    out, _ = normalize_journal(journal(entry), NOW)
+    assert [e.id for e in out.entries] == ["e"]
+
+
+def test_stored_oldest_first_ties_broken_by_id() -> None:
+    entries = (mem("b", "Two", at=NOW), mem("c", "Three", at=NOW - 5), mem("a", "One", at=NOW))
+    out, _ = normalize_journal(journal(*entries), NOW)
+    assert [e.id for e in out.entries] == ["c", "a", "b"]
+
+
+def test_cap_ties_keep_the_smaller_ids() -> None:
+    entries = [mem(f"id{i:02d}", f"Same time {i}", at=NOW) for i in range(52)]
+    out, events = normalize_journal(journal(*reversed(entries)), NOW)
+    assert [e.id for e in out.entries] == [f"id{i:02d}" for i in range(50)]
+    assert cleared(events) == [("id50", "journal_cap"), ("id51", "journal_cap")]
+
+
+def test_normalize_is_idempotent_and_stamps_updated_at() -> None:
+    entries = [mem(f"e{i}", f"Entry {i}", at=NOW - i * DAY_MS) for i in range(40)]
+    once, _ = normalize_journal(journal(*entries), NOW)
+    twice, events = normalize_journal(once, NOW)
+    assert twice.entries == once.entries and events == ()
+    later, _ = normalize_journal(once, NOW + 1)
+    assert later.updated_at == iso_from_ms(NOW + 1)
+
+
+def test_normalize_does_not_mutate_its_input() -> None:
+    entries = (mem("b", "B", at=NOW), mem("a", "A", at=NOW - 1), mem("dup", "a", at=NOW))
+    j = journal(*entries)
+    normalize_journal(j, NOW)
+    assert j.entries == entries
+
+
+def test_append_nothing_is_a_no_op() -> None:
+    j = journal(mem("a", "A"))
+    assert append_pending(j, [], NOW + 5) == (j, ())
+
+
+def test_appended_event_shape() -> None:
+    entry = mem("m1", "Use pnpm", source="explicit", owner="s1")
+    _, events = append_pending(journal(), [entry], NOW, session_id="s1")
+    [appended] = events
+    assert appended.type is EventType.PENDING_MEMORY_APPENDED
+    assert appended.phase is Phase.PENDING_JOURNAL and appended.outcome is Outcome.ACCEPTED
+    assert appended.reason_codes == ("pending_journal_append",)
+    assert appended.session_hash == "s1"
+    assert appended.memory is not None and appended.memory.memory_id == "m1"
+    assert appended.memory.memory_key_hash == "decision:use pnpm"
+    assert [r.role for r in appended.relations] == [RelationRole.PENDING]
+    assert appended.text_preview == "Use pnpm"
+
+
+def test_append_of_a_duplicate_reports_it_as_cleared_with_the_survivor() -> None:
+    first = mem("first", "Use pnpm", source="explicit", owner="s1", at=NOW - 10)
+    again = mem("again", "use PNPM.", source="explicit", owner="s1", at=NOW)
+    j, _ = append_pending(journal(), [first], NOW - 10)
+    out, events = append_pending(j, [again], NOW)
+    assert [e.id for e in out.entries] == ["first"]
+    assert [e.type for e in events] == [EventType.PENDING_MEMORY_APPENDED, EventType.PENDING_MEMORY_CLEARED]
+    dup = events[1]
+    assert dup.reason_codes == ("duplicate",)
+    assert [(r.role, r.memory.memory_id if r.memory else None) for r in dup.relations] == [
+        (RelationRole.PENDING, "again"),
+        (RelationRole.RETAINED, "first"),
+    ]
+
+
+def test_cleared_event_never_carries_the_raw_owner() -> None:
+    entry = mem("a", "Secret owner", source="explicit", owner="raw-session-id-123")
+    _, events = clear_pending(journal(entry), {key(entry)}, NOW, owner=None, clear_unowned=False, reason="x")
+    [ev] = events
+    assert ev.outcome is Outcome.CLEARED and ev.phase is Phase.PENDING_JOURNAL
+    assert ev.details == {"source": "explicit", "owned": True}
+    assert "raw-session-id-123" not in repr(ev)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixed reference bugs
+# ---------------------------------------------------------------------------------------------
+
+
+def test_b29_explicit_copy_beats_an_earlier_compaction_copy() -> None:
+    """B29: the reference kept the first duplicate, so a compaction copy could evict the explicit copy
+    of the same text and owner and with it the explicit entry's immunity to the 30-day TTL."""
+    compaction = mem("c", "Use pnpm", at=NOW - 40 * DAY_MS)
+    explicit = mem("x", "use pnpm", source="explicit", at=NOW - 40 * DAY_MS)
+    out, events = normalize_journal(journal(compaction, explicit), NOW)
+    assert [e.id for e in out.entries] == ["x"]
+    assert cleared(events) == [("c", "duplicate")]
+
+
+def test_b29_priority_order_is_explicit_then_manual_then_compaction() -> None:
+    entries = (
+        mem("c", "T"),
+        mem("m", "T", source="manual"),
+        mem("c2", "T"),
+        mem("x", "T", source="explicit"),
+    )
+    out, events = normalize_journal(journal(*entries), NOW)
+    assert [e.id for e in out.entries] == ["x"]
+    assert sorted(cleared(events)) == [("c", "duplicate"), ("c2", "duplicate"), ("m", "duplicate")]
+
+
+def test_b29_same_priority_keeps_the_first_occurrence() -> None:
+    out, _ = normalize_journal(journal(mem("one", "T", at=NOW - 5), mem("two", "T", at=NOW)), NOW)
+    assert [e.id for e in out.entries] == ["one"]
+
+
+def test_b29_does_not_merge_across_owners() -> None:
+    out, _ = normalize_journal(journal(mem("c", "T"), mem("x", "T", source="explicit", owner="s")), NOW)
+    assert sorted(e.id for e in out.entries) == ["c", "x"]
+
+
+def test_an_invalid_explicit_copy_does_not_take_a_valid_compaction_copy_down_with_it() -> None:
+    compaction = mem("c", "Use pnpm")
+    broken = mem("x", "Use pnpm", source="explicit", created="bad", updated="bad")
+    out, _ = normalize_journal(journal(compaction, broken), NOW)
+    assert [e.id for e in out.entries] == ["c"]
+
+
+def test_b28_clear_with_no_keys_clears_nothing() -> None:
+    """B28: clearPendingMemories with an empty key set wiped the whole journal."""
+    entries = (mem("a", "A", owner="s"), mem("b", "B"))
+    j, _ = normalize_journal(journal(*entries), NOW)
+    for owner, unowned in ((None, False), (None, True), ("s", False), ("s", True)):
+        out, events = clear_pending(j, set(), NOW, owner=owner, clear_unowned=unowned, reason="promoted")
+        assert out.entries == j.entries and events == ()
+
+
+def test_clear_without_owner_or_unowned_flag_clears_every_owner() -> None:
+    entries = (mem("a", "T", owner="s1"), mem("b", "T", owner="s2"), mem("c", "T"), mem("d", "Other"))
+    out, events = clear_pending(
+        journal(*entries), {"decision:t"}, NOW, owner=None, clear_unowned=False, reason="promoted"
+    )
+    assert [e.id for e in out.entries] == ["d"]
+    assert sorted(cleared(events)) == [("a", "promoted"), ("b", "promoted"), ("c", "promoted")]
+
+
+def test_clear_with_owner_and_unowned_flag() -> None:
+    entries = (mem("a", "T", owner="s1"), mem("b", "T", owner="s2"), mem("c", "T"))
+    out, _ = clear_pending(
+        journal(*entries), {"decision:t"}, NOW, owner="s1", clear_unowned=True, reason="promoted"
+    )
+    assert [e.id for e in out.entries] == ["b"]
+
+
+def test_b26_every_removal_emits_pending_memory_cleared() -> None:
+    """B26: pending_memory_cleared was declared but never emitted; TTL, cap, clear and exhaustion
+    removals left no evidence."""
+    entries = [
+        mem("ttl", "Old compaction", at=NOW - 31 * DAY_MS),
+        mem("bad", "Broken", created="x", updated="y"),
+        mem("d1", "Dup", at=NOW - 5000),
+        mem("d2", "dup!", at=NOW - 5000),
+        *(mem(f"n{i:02d}", f"Newer {i}", at=NOW - 1000 + i) for i in range(50)),
+    ]
+    out, events = normalize_journal(journal(*entries), NOW)
+    before = {e.id for e in entries}
+    after = {e.id for e in out.entries}
+    assert {mid for mid, _ in cleared(events)} == before - after
+    assert dict(cleared(events)) == {
+        "bad": "invalid_timestamp",
+        "d2": "duplicate",
+        "ttl": "journal_ttl",
+        "d1": "journal_cap",
+    }
+    assert all(e.outcome is Outcome.CLEARED for e in events)
+
+
+def test_b25_capacity_rejected_is_the_single_failure_spelling() -> None:
+    """B25: the reference stored "rejected_capacity" in the journal but "capacity_rejected" in the
+    evidence; workmem uses capacity_rejected in both."""
+    assert CAPACITY_REJECTED == "capacity_rejected"
+
+
+def test_record_with_no_keys_is_a_no_op() -> None:
+    j = journal(mem("a", "A", source="explicit"))
+    assert record_rejections(j, set(), CAPACITY_REJECTED, NOW, owner=None, include_unowned_only=False) == (
+        j,
+        frozenset(),
+        (),
+    )
+
+
+def test_record_without_scope_counts_every_same_key_entry() -> None:
+    entries = (mem("a", "T", source="explicit", owner="s1"), mem("b", "T", source="explicit"), mem("c", "U"))
+    out, exhausted, _ = record_rejections(
+        journal(*entries), {"decision:t"}, "r", NOW, owner=None, include_unowned_only=False
+    )
+    assert {e.id: e.promotion_attempts for e in out.entries} == {"a": 1, "b": 1, "c": None}
+    assert exhausted == frozenset()
+
+
+def test_record_with_owner_skips_unowned_entries() -> None:
+    entries = (mem("a", "T", source="explicit", owner="s1"), mem("b", "T", source="explicit"))
+    out, _, _ = record_rejections(
+        journal(*entries), {"decision:t"}, "r", NOW, owner="s1", include_unowned_only=True
+    )
+    assert {e.id: e.promotion_attempts for e in out.entries} == {"a": 1, "b": None}
+
+
+def test_manual_entries_use_the_manual_limit() -> None:
+    entry = mem("m", "T", source="manual", promotion_attempts=PromotionRetryLimits.MAX_MANUAL_ATTEMPTS - 1)
+    out, exhausted, _ = record_rejections(
+        journal(entry), {"decision:t"}, "r", NOW, owner=None, include_unowned_only=False
+    )
+    assert out.entries == () and exhausted == {"decision:t"}
