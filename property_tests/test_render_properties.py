@@ -28,6 +28,8 @@ from domain.model import (
 from domain.render import RENDER_HEADER, number_block, render_entry_line, render_workspace_block
 from domain.retention import dormancy_at, strength
 from domain.timeutil import iso_from_ms
+from property_tests.store_strategies import entry_lists
+from property_tests.store_strategies import stores as realistic_stores
 
 NOW = 1_780_000_000_000  # 2026-05-28
 REASONS = {"superseded", "archived", "type_cap", "global_cap", "char_budget", "empty_render_budget"}
@@ -104,8 +106,7 @@ def stores(draw: st.DrawFn, max_entries: int = 40) -> WorkspaceStore:
     )
 
 
-@given(stores())
-def test_block_fits_the_budget_and_has_the_fixed_shape(store: WorkspaceStore) -> None:
+def check_shape(store: WorkspaceStore) -> None:
     result = render_workspace_block(store, NOW)
     budget = min(store.limits.max_rendered_chars, 3600)
     if budget < 80:
@@ -125,8 +126,7 @@ def test_block_fits_the_budget_and_has_the_fixed_shape(store: WorkspaceStore) ->
     assert headers == shown_types
 
 
-@given(stores())
-def test_caps_and_accounting(store: WorkspaceStore) -> None:
+def check_accounting(store: WorkspaceStore) -> None:
     result = render_workspace_block(store, NOW)
     assert len(result.rendered) <= 28
     per_type = Counter(e.type for e in result.rendered)
@@ -150,6 +150,25 @@ def test_caps_and_accounting(store: WorkspaceStore) -> None:
     assert kinds[EventType.RENDER_SELECTED] == len(rendered_ids)
     assert kinds[EventType.RENDER_OMITTED] == len(omitted_ids) - len(markers)
     assert len(result.events) == len(rendered_ids) + len(omitted_ids) - len(markers)
+
+
+@given(stores())
+def test_block_fits_the_budget_and_has_the_fixed_shape(store: WorkspaceStore) -> None:
+    check_shape(store)
+
+
+@given(stores())
+def test_caps_and_accounting(store: WorkspaceStore) -> None:
+    check_accounting(store)
+
+
+@given(realistic_stores(entries=entry_lists(duplicate_ids=False)), st.sampled_from([80, 400, 1500, 3600]))
+def test_shape_and_accounting_on_realistic_stores(store: WorkspaceStore, budget: int) -> None:
+    """The shared realistic generator: duplicates, secrets, snapshots, dormancy (ids unique, as in a
+    normalised store)."""
+    store = replace(store, limits=StoreLimits(max_rendered_chars=budget))
+    check_shape(store)
+    check_accounting(store)
 
 
 @given(stores())
