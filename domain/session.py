@@ -364,9 +364,7 @@ _ERROR_PREFIX: Final = re.compile(
 _LOOSE_ERROR: Final = re.compile(
     r"(?<!(?-i:[A-Za-z0-9_]))(?:error|failed|failure|exception)(?!(?-i:[A-Za-z0-9_]))", re.IGNORECASE
 )
-_FIRST_PATH: Final = re.compile(
-    r"[A-Za-z0-9_./-]+\.(?:tsx|ts|jsx|json|js|md|py|go|rs)(?![A-Za-z0-9_])"
-)
+_FIRST_PATH: Final = re.compile(r"[A-Za-z0-9_./-]+\.(?:tsx|ts|jsx|json|js|md|py|go|rs)(?![A-Za-z0-9_])")
 _WS_RUN: Final = re.compile(f"[{WS}]+")
 
 
