@@ -658,9 +658,18 @@ def display_path(workspace_root: str, path: str) -> str:
     return rel or "."
 
 
+_LINE_BREAK: Final = re.compile("\r\n|[\n\r\v\f\x85\u2028\u2029]")
+
+
+def _one_line(text: str) -> str:
+    """``text`` with every line break turned into a space, so that one item is one line and a stored
+    text can never forge a section header of its own."""
+    return _LINE_BREAK.sub(" ", text)
+
+
 def _error_line(error: OpenError) -> str:
     mark = f"{MAYBE_FIXED_MARK} " if error.status == ErrorStatus.MAYBE_FIXED else ""
-    return f"- [{error.category.value}] {mark}{redact(error.summary)}"
+    return f"- [{error.category.value}] {mark}{_one_line(redact(error.summary))}"
 
 
 def render_hot_state(state: SessionState, workspace_root: str) -> str:
@@ -668,7 +677,8 @@ def render_hot_state(state: SessionState, workspace_root: str) -> str:
 
     Up to 8 files (best ranked), 3 errors (open first, then maybe fixed, each newest first), the newest
     8 decisions and the newest 6 distinct pending memories, one ``- `` line each under its section
-    header; empty sections are left out; the whole block is cut at 700 characters.
+    header; empty sections are left out; the whole block is cut at 700 characters. Line breaks inside
+    an item become spaces (the reference prints them as they are).
     """
     files = _rank_files(state.active_files)[: HotStateLimits.MAX_ACTIVE_FILES_RENDERED]
     errors = _order_errors(state.open_errors)[: HotStateLimits.MAX_OPEN_ERRORS_RENDERED]
@@ -681,15 +691,16 @@ def render_hot_state(state: SessionState, workspace_root: str) -> str:
     if files:
         lines.append("active_files:")
         lines.extend(
-            f"- {display_path(workspace_root, f.path)} ({f.action.value}, {f.count}x)" for f in files
+            f"- {_one_line(display_path(workspace_root, f.path))} ({f.action.value}, {f.count}x)"
+            for f in files
         )
     if errors:
         lines.append("open_errors:")
         lines.extend(_error_line(e) for e in errors)
     if decisions:
         lines.append("recent_decisions:")
-        lines.extend(f"- {redact(d.text)}" for d in decisions)
+        lines.extend(f"- {_one_line(redact(d.text))}" for d in decisions)
     if pending:
         lines.append("pending_memories:")
-        lines.extend(f"- [{m.type.value}] {redact(m.text)}" for m in pending)
+        lines.extend(f"- [{m.type.value}] {_one_line(redact(m.text))}" for m in pending)
     return "\n".join(lines)[: HotStateLimits.MAX_RENDERED_CHARS]
