@@ -1,0 +1,563 @@
+"""The pure half of the evidence log: turning what the core emits into stored records, reading them
+back, and answering questions about them (evidence-pending-storage-hooks.md §3.4-§3.9).
+
+Privacy rules applied to every record (``build_record``):
+
+* reason codes and detail keys keep only ``[A-Za-z0-9_.:-]``;
+* session ids, message ids and memory keys are always replaced by ``hash16`` of the raw value, even
+  when the raw value already looks like a 16-hex hash (the reference stored such values verbatim, B9);
+* detail strings and ``textPreview`` are redacted, whitespace-collapsed and capped; detail strings also
+  lose absolute file-system paths (the reference leaked them through ``hook_failed`` messages, B18).
+
+Query selectors are tolerant: a selector value matches a stored hash when the stored hash is
+``hash16(value)`` or, when the value is itself 16 hex characters, equal to it, so both raw ids and
+hashes copied from the log work.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, NamedTuple
+
+import msgspec
+
+from domain.codec import convert, encode_line, parse_json
+from domain.ids import hash16
+from domain.model import (
+    EventType,
+    EvidenceEvent,
+    EvidenceInput,
+    EvidenceLogLimits,
+    MemoryRef,
+    Relation,
+)
+from domain.safety import redact
+from domain.text import collapse_whitespace
+from domain.timeutil import parse_iso_ms
+
+DAY_MS: Final = 86_400_000
+MAX_REASON_CODES: Final = 25
+MAX_REASON_CODE_CHARS: Final = 120
+MAX_RELATIONS: Final = 25
+MAX_DETAIL_KEYS: Final = 50
+MAX_DETAIL_KEY_CHARS: Final = 80
+MAX_MEMORY_ID_CHARS: Final = 160
+
+_CODE_UNSAFE: Final = re.compile(r"[^a-zA-Z0-9_.:-]")
+_HEX16: Final = re.compile(r"^[a-fA-F0-9]{16}\Z")
+#: Absolute paths in detail strings (B18): POSIX paths with at least two segments, ``~/`` paths and
+#: Windows drive paths. Quotes end a path, so ``'…': EISDIR`` style messages keep their tail.
+_ABS_PATH: Final = re.compile(
+    r"(?<![A-Za-z0-9_.~/\\-])(?:"
+    r"/[^\s/\"'`]+(?:/[^\s/\"'`]*)+"
+    r"|~/[^\s\"'`]*"
+    r"|[A-Za-z]:\\[^\s\"'`]*"
+    r")"
+)
+PATH_PLACEHOLDER: Final = "<path>"
+
+_INT_LIMIT: Final = 2**63
+
+
+# ---------------------------------------------------------------------------------------------
+# Building records (§3.4)
+# ---------------------------------------------------------------------------------------------
+
+
+def clean_code(value: str, limit: int = MAX_REASON_CODE_CHARS) -> str:
+    """Every character outside ``[a-zA-Z0-9_.:-]`` becomes ``_``; cut to ``limit`` characters."""
+    return _CODE_UNSAFE.sub("_", value)[:limit]
+
+
+def clean_reason_codes(codes: Iterable[str]) -> tuple[str, ...]:
+    cleaned = (clean_code(code) for code in codes if isinstance(code, str))
+    return tuple(code for code in cleaned if code)[:MAX_REASON_CODES]
+
+
+def privacy_hash(value: str | None) -> str | None:
+    """``hash16(value)`` for a non-empty value, else ``None``. Always hashes (B9 fix)."""
+    if not value:
+        return None
+    return hash16(value)
+
+
+def is_hash16(value: str) -> bool:
+    return bool(_HEX16.match(value))
+
+
+def selector_hashes(value: str | None) -> frozenset[str]:
+    """The stored hashes a query selector value matches: ``hash16(value)``, plus the value itself
+    (lower-cased) when it already is 16 hex characters."""
+    if not value:
+        return frozenset()
+    found = {hash16(value)}
+    if is_hash16(value):
+        found.add(value.lower())
+    return frozenset(found)
+
+
+def normalize_selector(value: str | None) -> str | None:
+    """How a selector is echoed in summaries and traces: a 16-hex value as given (lower-cased),
+    anything else hashed."""
+    if not value:
+        return None
+    return value.lower() if is_hash16(value) else hash16(value)
+
+
+def scrub_paths(text: str) -> str:
+    return _ABS_PATH.sub(PATH_PLACEHOLDER, text)
+
+
+def preview_text(text: str, limit: int) -> str:
+    """Redact, collapse whitespace, trim, cut to ``limit`` code points."""
+    return collapse_whitespace(redact(text))[:limit]
+
+
+def detail_text(text: str) -> str:
+    """A detail string: redacted, without absolute paths, collapsed, at most 240 code points."""
+    return collapse_whitespace(scrub_paths(redact(text)))[: EvidenceLogLimits.MAX_DETAIL_STRING_CHARS]
+
+
+def sanitize_memory_ref(ref: MemoryRef | None) -> MemoryRef | None:
+    if ref is None:
+        return None
+    memory_id = None
+    if isinstance(ref.memory_id, str) and ref.memory_id:
+        memory_id = ref.memory_id[:MAX_MEMORY_ID_CHARS]
+    cleaned = MemoryRef(
+        memory_id=memory_id,
+        memory_key_hash=privacy_hash(ref.memory_key_hash),
+        identity_key_hash=privacy_hash(ref.identity_key_hash),
+        type=str(ref.type) if ref.type else None,
+        source=str(ref.source) if ref.source else None,
+        status=str(ref.status) if ref.status else None,
+    )
+    return None if cleaned == MemoryRef() else cleaned
+
+
+def sanitize_relations(relations: Iterable[Relation]) -> tuple[Relation, ...]:
+    out: list[Relation] = []
+    for rel in relations:
+        if len(out) >= MAX_RELATIONS:
+            break
+        out.append(Relation(role=rel.role, memory=sanitize_memory_ref(rel.memory)))
+    return tuple(out)
+
+
+def _finite_number(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if isinstance(value, int):
+        return -_INT_LIMIT < value < _INT_LIMIT
+    return math.isfinite(value)
+
+
+def _detail_value(value: object) -> tuple[bool, Any]:
+    """(keep, sanitised value) for one detail value, following the reference's type rules."""
+    if isinstance(value, str):
+        return True, detail_text(value)
+    if isinstance(value, bool) or value is None:
+        return True, value
+    if isinstance(value, int | float):
+        return (True, value) if _finite_number(value) else (False, None)
+    if isinstance(value, list | tuple):
+        items = list(value)
+        if all(isinstance(item, str) for item in items):
+            return True, [detail_text(item) for item in items[: EvidenceLogLimits.MAX_DETAIL_ARRAY_ITEMS]]
+        if all(_finite_number(item) for item in items):
+            return True, items[: EvidenceLogLimits.MAX_DETAIL_ARRAY_ITEMS]
+    return False, None
+
+
+def sanitize_details(details: Mapping[str, object]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for count, (raw_key, raw_value) in enumerate(details.items()):
+        if count >= MAX_DETAIL_KEYS:
+            break
+        key = clean_code(str(raw_key), MAX_DETAIL_KEY_CHARS)
+        if not key:
+            continue
+        keep, value = _detail_value(raw_value)
+        if keep:
+            out[key] = value
+    return out
+
+
+def preview_limit(event_type: str) -> int:
+    if event_type == EventType.EXTRACTION_CANDIDATE_REJECTED.value:
+        return EvidenceLogLimits.MAX_REJECTED_PREVIEW_CHARS
+    return EvidenceLogLimits.MAX_PREVIEW_CHARS
+
+
+def build_record(
+    inp: EvidenceInput,
+    *,
+    event_id: str,
+    created_at: str,
+    workspace_key: str,
+    workspace_root_hash: str,
+) -> EvidenceEvent:
+    """The stored form of one core event, sanitised as §3.4 describes (with the B9 and B18 fixes)."""
+    event_type = str(inp.type)
+    preview = preview_text(inp.text_preview, preview_limit(event_type)) if inp.text_preview else None
+    return EvidenceEvent(
+        version=1,
+        event_id=event_id,
+        created_at=created_at,
+        workspace_key=workspace_key,
+        workspace_root_hash=workspace_root_hash,
+        type=event_type,
+        phase=str(inp.phase),
+        outcome=str(inp.outcome),
+        reason_codes=clean_reason_codes(inp.reason_codes),
+        session_hash=privacy_hash(inp.session_hash),
+        message_hash=privacy_hash(inp.message_hash),
+        memory=sanitize_memory_ref(inp.memory),
+        relations=sanitize_relations(inp.relations),
+        details=sanitize_details(inp.details),
+        text_preview=preview or None,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading lines back
+# ---------------------------------------------------------------------------------------------
+
+_typed_decoder: Final = msgspec.json.Decoder(EvidenceEvent)
+_OPTIONAL_FIELDS: Final = ("sessionHash", "messageHash", "memory", "details", "textPreview")
+_TEXT_FIELDS: Final = ("workspaceKey", "workspaceRootHash", "phase", "outcome")
+
+
+def _plausible(event: EvidenceEvent) -> bool:
+    return event.version == 1 and bool(event.event_id) and bool(event.created_at) and bool(event.type)
+
+
+def _converts(raw: Any, tp: type[msgspec.Struct]) -> bool:
+    return convert(raw, tp).map(lambda _: True).value_or(False)
+
+
+def _repair(raw: dict[str, Any]) -> EvidenceEvent | None:
+    """Lenient conversion of a line that passed the validity check but not the typed decoder: missing
+    text fields become ``""``, missing reason codes ``[]`` (B32), malformed optional parts are dropped."""
+    fixed = dict(raw)
+    for name in _TEXT_FIELDS:
+        if not isinstance(fixed.get(name), str):
+            fixed[name] = ""
+    codes = fixed.get("reasonCodes")
+    fixed["reasonCodes"] = [c for c in codes if isinstance(c, str)] if isinstance(codes, list) else []
+    relations = fixed.get("relations")
+    if relations is not None:
+        items = relations if isinstance(relations, list) else []
+        fixed["relations"] = [r for r in items if _converts(r, Relation)]
+    base = {k: fixed[k] for k in ("version", "eventId", "createdAt", "type", *_TEXT_FIELDS, "reasonCodes")}
+    for name in _OPTIONAL_FIELDS:
+        if name in fixed and not _converts({**base, name: fixed[name]}, EvidenceEvent):
+            del fixed[name]
+    result = convert(fixed, EvidenceEvent)
+    return result.value_or(None)
+
+
+def parse_event_line(line: str | bytes) -> EvidenceEvent | None:
+    """One stored record, or ``None`` when the line is not a valid record. A line is valid iff it is
+    a JSON object with ``version`` 1 and non-empty string ``eventId``, ``createdAt`` and ``type``;
+    everything else is read leniently."""
+    try:
+        event = _typed_decoder.decode(line)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        event = None
+    if event is not None:
+        return event if _plausible(event) else None
+    raw = parse_json(line).value_or(None)
+    if not isinstance(raw, dict):
+        return None
+    version = raw.get("version")
+    if isinstance(version, bool) or not isinstance(version, int | float) or version != 1:
+        return None
+    for name in ("eventId", "createdAt", "type"):
+        value = raw.get(name)
+        if not isinstance(value, str) or not value:
+            return None
+    raw["version"] = 1
+    return _repair(raw)
+
+
+def event_time_ms(event: EvidenceEvent) -> int:
+    """``createdAt`` in ms; an unparsable timestamp counts as 0 (the epoch), as in the reference."""
+    parsed = parse_iso_ms(event.created_at)
+    return 0 if parsed is None else parsed
+
+
+def serialized_size(event: EvidenceEvent) -> int:
+    """Bytes of the event's JSONL line including its newline."""
+    return len(encode_line(event)) + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Prune (§3.6)
+# ---------------------------------------------------------------------------------------------
+
+
+def prune_indices(
+    events: Sequence[EvidenceEvent], now_ms: int, *, sizes: Sequence[int] | None = None
+) -> tuple[int, ...]:
+    """Which events survive a prune, as indices into ``events`` in their new (stored) order.
+
+    Drop events older than 90 days (an unparsable ``createdAt`` counts as the epoch), sort the rest by
+    time with ties kept in file order, keep the newest 5000, then drop the oldest until the serialised
+    log (``sizes[i]`` bytes per line, newline included) fits in 2 MiB.
+    """
+    if sizes is None:
+        sizes = [serialized_size(e) for e in events]
+    cutoff = now_ms - EvidenceLogLimits.MAX_AGE_DAYS * DAY_MS
+    timed = [(event_time_ms(e), i) for i, e in enumerate(events)]
+    kept = sorted((t, i) for t, i in timed if t >= cutoff)
+    if len(kept) > EvidenceLogLimits.MAX_EVENTS_PER_WORKSPACE:
+        kept = kept[len(kept) - EvidenceLogLimits.MAX_EVENTS_PER_WORKSPACE :]
+    total = sum(sizes[i] for _, i in kept)
+    start = 0
+    while start < len(kept) and total > EvidenceLogLimits.MAX_BYTES_PER_WORKSPACE:
+        total -= sizes[kept[start][1]]
+        start += 1
+    return tuple(i for _, i in kept[start:])
+
+
+def prune(events: Sequence[EvidenceEvent], now_ms: int) -> tuple[EvidenceEvent, ...]:
+    """The events a prune keeps, in stored order (see :func:`prune_indices`)."""
+    return tuple(events[i] for i in prune_indices(events, now_ms))
+
+
+# ---------------------------------------------------------------------------------------------
+# Query (§3.7), summary (§3.8), trace (§3.9)
+# ---------------------------------------------------------------------------------------------
+
+
+class EventQuery(msgspec.Struct, frozen=True, kw_only=True):
+    """Filters, all ANDed. ``None`` means "no filter"; an empty tuple matches nothing (as an empty
+    array does in the reference). ``since``/``until`` are inclusive ISO-8601 strings or epoch ms and
+    are ignored when invalid. ``limit`` applies after ``newest_first``; a negative limit is ignored."""
+
+    since: str | int | None = None
+    until: str | int | None = None
+    types: tuple[str, ...] | None = None
+    phases: tuple[str, ...] | None = None
+    outcomes: tuple[str, ...] | None = None
+    memory_id: str | None = None
+    memory_key_hash: str | None = None
+    identity_key_hash: str | None = None
+    session_hash: str | None = None
+    limit: int | None = None
+    newest_first: bool = False
+
+
+def _bound_ms(value: str | int | None) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if not value:
+        return None
+    return parse_iso_ms(value)
+
+
+class _Selector(NamedTuple):
+    memory_id: str | None
+    key_hashes: frozenset[str]
+    identity_hashes: frozenset[str]
+
+    @property
+    def empty(self) -> bool:
+        return not self.memory_id and not self.key_hashes and not self.identity_hashes
+
+    def matches_ref(self, ref: MemoryRef | None) -> bool:
+        if ref is None:
+            return False
+        if self.memory_id and ref.memory_id == self.memory_id:
+            return True
+        if ref.memory_key_hash is not None and ref.memory_key_hash in self.key_hashes:
+            return True
+        return ref.identity_key_hash is not None and ref.identity_key_hash in self.identity_hashes
+
+    def matches(self, event: EvidenceEvent) -> bool:
+        if self.empty:
+            return True
+        if self.matches_ref(event.memory):
+            return True
+        return any(self.matches_ref(rel.memory) for rel in event.relations)
+
+
+def _selector(memory_id: str | None, memory_key_hash: str | None, identity_key_hash: str | None) -> _Selector:
+    return _Selector(memory_id or None, selector_hashes(memory_key_hash), selector_hashes(identity_key_hash))
+
+
+def query_events(events: Sequence[EvidenceEvent], q: EventQuery | None = None) -> tuple[EvidenceEvent, ...]:
+    """The events of ``events`` (file order) that pass every filter of ``q``; a memory selector
+    matches the event's ``memory`` or any relation's memory."""
+    q = q or EventQuery()
+    since = _bound_ms(q.since)
+    until = _bound_ms(q.until)
+    sessions = selector_hashes(q.session_hash)
+    selector = _selector(q.memory_id, q.memory_key_hash, q.identity_key_hash)
+    types = frozenset(q.types) if q.types is not None else None
+    phases = frozenset(q.phases) if q.phases is not None else None
+    outcomes = frozenset(q.outcomes) if q.outcomes is not None else None
+
+    def keep(event: EvidenceEvent) -> bool:
+        if since is not None or until is not None:
+            t = event_time_ms(event)
+            if since is not None and t < since:
+                return False
+            if until is not None and t > until:
+                return False
+        if types is not None and event.type not in types:
+            return False
+        if phases is not None and event.phase not in phases:
+            return False
+        if outcomes is not None and event.outcome not in outcomes:
+            return False
+        if sessions and event.session_hash not in sessions:
+            return False
+        return selector.matches(event)
+
+    found = [e for e in events if keep(e)]
+    if q.newest_first:
+        found.reverse()
+    if q.limit is not None and q.limit >= 0:
+        found = found[: q.limit]
+    return tuple(found)
+
+
+class MemoryEvidenceSummary(msgspec.Struct, frozen=True, kw_only=True):
+    memory_id: str | None = None
+    memory_key_hash: str | None = None
+    latest_outcome: str | None = None
+    latest_render_status: str | None = None
+    reason_codes: tuple[str, ...] = ()
+    event_ids: tuple[str, ...] = ()
+    last_event_at: str | None = None
+
+
+def _matched(
+    events: Sequence[EvidenceEvent],
+    memory_id: str | None,
+    memory_key_hash: str | None,
+    identity_key_hash: str | None,
+) -> tuple[EvidenceEvent, ...]:
+    """The events about one memory; nothing at all when no selector is given (B33)."""
+    if not (memory_id or memory_key_hash or identity_key_hash):
+        return ()
+    q = EventQuery(memory_id=memory_id, memory_key_hash=memory_key_hash, identity_key_hash=identity_key_hash)
+    return query_events(events, q)
+
+
+def summarize_memory_evidence(
+    events: Sequence[EvidenceEvent],
+    *,
+    memory_id: str | None = None,
+    memory_key_hash: str | None = None,
+    identity_key_hash: str | None = None,
+) -> MemoryEvidenceSummary:
+    """What the log says about one memory (§3.8). Without any selector the summary is empty: a
+    per-memory summary of "no memory" describes nothing (the reference summarised the whole log, B33)."""
+    matched = _matched(events, memory_id, memory_key_hash, identity_key_hash)
+    latest = matched[-1] if matched else None
+    renders = [e for e in matched if e.phase == "render"]
+    render_outcome = renders[-1].outcome if renders else None
+    codes: dict[str, None] = {}
+    for event in matched:
+        for code in event.reason_codes:
+            codes.setdefault(code, None)
+    return MemoryEvidenceSummary(
+        memory_id=memory_id or None,
+        memory_key_hash=normalize_selector(memory_key_hash),
+        latest_outcome=latest.outcome if latest else None,
+        latest_render_status=render_outcome if render_outcome in ("rendered", "omitted") else None,
+        reason_codes=tuple(codes),
+        event_ids=tuple(e.event_id for e in matched),
+        last_event_at=latest.created_at if latest else None,
+    )
+
+
+class MemoryLifecycleTrace(msgspec.Struct, frozen=True, kw_only=True):
+    memory_id: str | None = None
+    memory_key_hash: str | None = None
+    identity_key_hash: str | None = None
+    events: tuple[EvidenceEvent, ...] = ()
+    created_by: EvidenceEvent | None = None
+    accepted_by: EvidenceEvent | None = None
+    promoted_by: EvidenceEvent | None = None
+    absorbed_by: EvidenceEvent | None = None
+    superseded_by: EvidenceEvent | None = None
+    reinforced_by: tuple[EvidenceEvent, ...] = ()
+    latest_render: EvidenceEvent | None = None
+    current_status: str = "unknown"
+
+
+#: Outcomes that name a lifecycle status directly: the reference's seven plus workmem's lifecycle
+#: outcomes (archive, revival, journal clear, forget, restore).
+STATUS_OUTCOMES: Final = frozenset(
+    {
+        "accepted",
+        "promoted",
+        "absorbed",
+        "superseded",
+        "rendered",
+        "omitted",
+        "rejected",
+        "archived",
+        "revived",
+        "cleared",
+        "forgotten",
+        "restored",
+    }
+)
+
+
+def current_status(event: EvidenceEvent | None) -> str:
+    """The status the latest event implies. ``pending_memory_appended`` is checked first, so a memory
+    whose last event is its journal append is ``pending`` (unreachable in the reference, B11)."""
+    if event is None:
+        return "unknown"
+    if event.type == EventType.PENDING_MEMORY_APPENDED.value:
+        return "pending"
+    if event.outcome in STATUS_OUTCOMES:
+        return event.outcome
+    return "unknown"
+
+
+def _first(events: Iterable[EvidenceEvent], *, types: Iterable[str] = (), outcome: str | None = None) -> (
+    EvidenceEvent | None
+):
+    wanted = frozenset(types)
+    for event in events:
+        if event.type in wanted or (outcome is not None and event.outcome == outcome):
+            return event
+    return None
+
+
+def trace_memory_lifecycle(
+    events: Sequence[EvidenceEvent],
+    *,
+    memory_id: str | None = None,
+    memory_key_hash: str | None = None,
+    identity_key_hash: str | None = None,
+) -> MemoryLifecycleTrace:
+    """The lifecycle of one memory as the log records it (§3.9). Without any selector the trace is
+    empty with status ``unknown`` (the reference traced the whole log, B33)."""
+    matched = _matched(events, memory_id, memory_key_hash, identity_key_hash)
+    renders = [e for e in matched if e.phase == "render"]
+    return MemoryLifecycleTrace(
+        memory_id=memory_id or None,
+        memory_key_hash=normalize_selector(memory_key_hash),
+        identity_key_hash=normalize_selector(identity_key_hash),
+        events=matched,
+        created_by=_first(matched, types=("explicit_memory_detected", "pending_memory_appended")),
+        accepted_by=_first(matched, types=("extraction_candidate_accepted", "explicit_memory_detected")),
+        promoted_by=_first(matched, types=("promotion_promoted",)),
+        absorbed_by=_first(matched, outcome="absorbed"),
+        superseded_by=_first(matched, outcome="superseded"),
+        reinforced_by=tuple(e for e in matched if e.type == "memory_reinforced" or e.outcome == "reinforced"),
+        latest_render=renders[-1] if renders else None,
+        current_status=current_status(matched[-1] if matched else None),
+    )
