@@ -173,25 +173,42 @@ def _finish(
     return RenderResult(text=text, rendered=tuple(rendered), omitted=tuple(omissions), events=tuple(events))
 
 
-def render_workspace_block(store: WorkspaceStore, now_ms: int) -> RenderResult:
-    """Select, pack and format the workspace block of ``store`` at ``now_ms``."""
-    superseded = [e for e in store.entries if e.status == MemoryStatus.SUPERSEDED]
-    active = [e for e in store.entries if e.status != MemoryStatus.SUPERSEDED]
-    markers = [Omission(m.memory_id, "", REASON_ARCHIVED) for m in store.archived]
+class Selection(msgspec.Struct, frozen=True):
+    """The cap stage of the selection: active entries strongest first, split by the caps."""
 
+    ranked: tuple[MemoryEntry, ...]  # every active entry, strongest first (dormancy applied)
+    shortlist: tuple[MemoryEntry, ...]  # within the type caps and the 28-entry cap, in rank order
+    type_capped: tuple[MemoryEntry, ...]
+    global_capped: tuple[MemoryEntry, ...]
+
+
+def select_candidates(store: WorkspaceStore, now_ms: int) -> Selection:
+    """Rank the active entries (D3: with the store's dormancy at ``now_ms``) and apply the per-type
+    caps, then the global cap. The character budget is not applied here."""
+    active = [e for e in store.entries if e.status != MemoryStatus.SUPERSEDED]
     ranked = sort_by_retention(active, now_ms, dormancy_at(store, now_ms))
-    omitted: list[tuple[MemoryEntry, str]] = []
     per_type: dict[MemoryType, int] = {}
     capped: list[MemoryEntry] = []
+    type_capped: list[MemoryEntry] = []
     for entry in ranked:
         count = per_type.get(entry.type, 0)
         if count >= RETENTION_TYPE_MAX.get(entry.type, math.inf):
-            omitted.append((entry, REASON_TYPE_CAP))
+            type_capped.append(entry)
             continue
         per_type[entry.type] = count + 1
         capped.append(entry)
-    shortlist = capped[: LongTermLimits.MAX_ENTRIES]
-    omitted.extend((entry, REASON_GLOBAL_CAP) for entry in capped[LongTermLimits.MAX_ENTRIES :])
+    limit = LongTermLimits.MAX_ENTRIES
+    return Selection(tuple(ranked), tuple(capped[:limit]), tuple(type_capped), tuple(capped[limit:]))
+
+
+def render_workspace_block(store: WorkspaceStore, now_ms: int) -> RenderResult:
+    """Select, pack and format the workspace block of ``store`` at ``now_ms``."""
+    superseded = [e for e in store.entries if e.status == MemoryStatus.SUPERSEDED]
+    markers = [Omission(m.memory_id, "", REASON_ARCHIVED) for m in store.archived]
+    selection = select_candidates(store, now_ms)
+    shortlist = selection.shortlist
+    omitted: list[tuple[MemoryEntry, str]] = [(e, REASON_TYPE_CAP) for e in selection.type_capped]
+    omitted.extend((e, REASON_GLOBAL_CAP) for e in selection.global_capped)
 
     if not shortlist:
         return _finish("", [], omitted, markers, superseded)
