@@ -1,13 +1,642 @@
-"""TEMPORARY stub: the safety gate (redaction, prompt-injection defence, quality gate) is being written."""
+"""The safety gate: credential redaction, prompt-injection defence and the memory quality gate.
+
+Every text that can reach the journal, the store, session state, an evidence preview, a log line or a
+rendered prompt goes through :func:`redact`; every candidate memory goes through :func:`gate_memory`
+(DECISIONS D4). The three parts:
+
+* **Redaction** (:func:`redact`, :func:`preview`). First, well-known credential *formats* are replaced
+  wherever they appear (PEM private-key blocks, JWTs, ``sk-``/``github_pat_``/``ghp_``/``AKIA``/
+  ``xoxb-`` style tokens). Then the reference's *label* passes run in their order (PIN, username +
+  password pair, password, Bearer, sensitive labels): a label, a delimiter and the value after it; the
+  value becomes ``[REDACTED]`` and the label, the delimiter and any quotes are kept. On top of the
+  reference, ``is`` and the particles ``は``/``는``/``은`` are delimiters too, ``Bearer = X`` and
+  ``Bearer 是 X`` are covered, a quoted value is redacted up to its closing quote, and a bare-space
+  delimiter (``Password sushi``) does not fire on ordinary words (``password reset``, ``Pin the
+  version``).
+* **Prompt injection** (:func:`is_prompt_injection`): the reference's rules R1 and R2, plus the plural
+  ``ignore instructions`` and the ``disregard previous instructions`` family.
+* **Quality** (:func:`assess_memory_quality`): the reference's ten rules, in their order, with the
+  JavaScript regex dialect emulated (ASCII ``\\b``/``\\w``/``\\d``, JS whitespace, JS ``.`` and ``$``).
+
+Lengths are counted in code points (DECISIONS rule 4).
+"""
 
 from __future__ import annotations
 
-from domain.text import collapse_whitespace
+import re
+from collections.abc import Callable, Iterable
+from typing import Final
+
+import msgspec
+from returns.result import Failure, Result, Success
+
+from domain.text import WS, collapse_whitespace, js_trim, truncate
+
+__all__ = [
+    "HARD_QUALITY_REASONS",
+    "QUALITY_REASON_ORDER",
+    "REDACTED",
+    "Accepted",
+    "QualityAssessment",
+    "Rejected",
+    "assess_memory_quality",
+    "gate_memory",
+    "has_future_rule",
+    "is_architecture_like_decision",
+    "is_decision_quality_violation",
+    "is_feedback_quality_violation",
+    "is_hard_quality_reason",
+    "is_implementation_status_decision",
+    "is_progress_snapshot_violation",
+    "is_prompt_injection",
+    "preview",
+    "redact",
+]
+
+# ---------------------------------------------------------------------------------------------
+# The JavaScript regex dialect
+# ---------------------------------------------------------------------------------------------
+
+_WORD: Final = "A-Za-z0-9_"
+#: JavaScript ``\b``: a boundary between an ASCII word character and anything else.
+_JS_BOUNDARY: Final = f"(?:(?<=[{_WORD}])(?![{_WORD}])|(?<![{_WORD}])(?=[{_WORD}]))"
+#: JavaScript ``.``: any character except the four line terminators.
+_JS_DOT: Final = "[^\\n\\r\\u2028\\u2029]"
 
 
-def redact(text: str) -> str:
+def _js(source: str, flags: int = 0) -> re.Pattern[str]:
+    """Compile a JavaScript regex source (no ``m``/``s`` flags) with JavaScript semantics.
+
+    ``\\b``, ``\\w`` and ``\\d`` become ASCII-only, ``\\s``/``\\S`` use the JavaScript whitespace
+    set, ``.`` excludes the JavaScript line terminators and ``$`` means the end of the input. Case
+    folding (``re.I``) stays Unicode-aware, so ``CONTRASEÑA`` still matches ``contraseña``.
+    """
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            nxt = source[i + 1]
+            i += 2
+            if nxt == "b" and not in_class:
+                out.append(_JS_BOUNDARY)
+            elif nxt == "d":
+                out.append("0-9" if in_class else "[0-9]")
+            elif nxt == "w":
+                out.append(_WORD if in_class else f"[{_WORD}]")
+            elif nxt == "s":
+                out.append(WS if in_class else f"[{WS}]")
+            elif nxt == "S" and not in_class:
+                out.append(f"[^{WS}]")
+            else:
+                out.append("\\" + nxt)
+            continue
+        if in_class:
+            if ch == "]":
+                in_class = False
+        elif ch == "[":
+            in_class = True
+            out.append(ch)
+            i += 1
+            # A leading ``^`` negates the class.
+            if i < len(source) and source[i] == "^":
+                out.append("^")
+                i += 1
+            continue
+        elif ch == ".":
+            out.append(_JS_DOT)
+            i += 1
+            continue
+        elif ch == "$":
+            out.append("\\Z")
+            i += 1
+            continue
+        out.append(ch)
+        i += 1
+    return re.compile("".join(out), flags)
+
+
+_I: Final = re.IGNORECASE
+
+# ---------------------------------------------------------------------------------------------
+# Redaction
+# ---------------------------------------------------------------------------------------------
+
+#: What a redacted value becomes. It starts with ``[``, which no value may start with, so it is never
+#: redacted again.
+REDACTED: Final = "[REDACTED]"
+
+_QUOTE: Final = "[`'\"]"
+#: Characters that end an unquoted value: backtick, quotes, commas (ASCII and full-width), JS
+#: whitespace and ``[``.
+_VALUE_END: Final = f"`'\",，{WS}\\["
+_SECRET_VALUE: Final = f"[^{_VALUE_END}]+"
+#: Inside quotes a value may contain spaces; it runs to the matching closing quote on the same line.
+_QUOTED_BODY: Final = "[^\\n\\r\\u2028\\u2029\\[]"
+
+_ASCII_BEFORE: Final = f"(?<![{_WORD}])"
+_ASCII_AFTER: Final = f"(?![{_WORD}])"
+
+#: Words that follow a credential label in ordinary prose. After a bare space (``Password sushi``)
+#: or ``is`` (``the password is hunter2``) such a word is not taken as the value, so that
+#: ``password reset`` or ``the password is required`` stay readable. A delimiter such as ``:`` or
+#: ``=`` always redacts, whatever follows.
+_STOP_WORD_LINES: Final = (
+    # function words
+    "a an the and or but nor not no to for of in on at by with without from into onto via as if then ",
+    "than that this these those it its which who whom whose what when where while after before until ",
+    "so per is are was were be been being has have had will would should must can could may might ",
+    "shall does do did also only just never always still again here there all any each every some ",
+    "your my our their his her you we they he she i me us them ",
+    # words that describe a credential rather than being one
+    "reset resets resetting change changes changed changing update updates updated updating rotation ",
+    "rotations rotate rotated rotates expiry expires expired expiration policy policies manager ",
+    "managers field fields form forms input inputs prompt prompts flow flows hash hashes hashed ",
+    "hashing salt salted encrypted encryption storage stored store stores protected protection ",
+    "required requirement requirements strength length complexity rule rules recovery reminder ",
+    "reminders login logins authentication validation validator check checks checked checking ",
+    "verification screen page dialog entry entries management generator generation handling support ",
+    "supported feature features based too incorrect invalid wrong missing empty set unset optional ",
+    "provided needed sent protected changer code codes number numbers less history attempts attempt ",
+    "file files config configuration env environment variable variables value values sign signing ",
+    "key keys token tokens secret secrets credential credentials auth bearer header headers scheme ",
+    "type types format formats used using use",
+)
+_STOP_WORDS: Final = sorted({w for line in _STOP_WORD_LINES for w in line.split()}, key=lambda w: (-len(w), w))
+_NOT_STOP: Final = f"(?!(?:{'|'.join(_STOP_WORDS)}){_ASCII_AFTER})"
+
+#: Explicit delimiters (the reference's ``是 = : ：`` plus the topic particles ``は 는 은``).
+_DELIMS: Final = "是=:：は는은"
+_HARD_DELIM: Final = f"[{WS}]*[{_DELIMS}][{WS}]*"
+#: The sensitive-label passes also accept the reference's odd ``推``.
+_HARD_DELIM_SENSITIVE: Final = f"[{WS}]*[推{_DELIMS}][{WS}]*"
+#: ``is`` as a delimiter (``password is X``, ``password is: X``); the value must not be a stop word.
+_IS_DELIM: Final = f"[{WS}]+is(?:[{WS}]*[:：=][{WS}]*|[{WS}]+){_NOT_STOP}"
+#: A bare run of whitespace (``Password sushi``); the value must not be a stop word.
+_BARE_DELIM: Final = f"[{WS}]+(?![{_DELIMS}]){_NOT_STOP}"
+_SOFT_DELIM: Final = f"(?:{_IS_DELIM}|{_BARE_DELIM})"
+
+
+def _value(tag: str) -> str:
+    """A value slot: a quoted phrase up to its closing quote, or an optionally quoted unquoted run.
+
+    The value itself is captured in group ``qv<tag>`` or ``v<tag>``; everything else (label,
+    delimiter, quotes) is kept by the replacement.
+    """
+    quoted = (
+        f"(?P<q{tag}>{_QUOTE})"
+        f"(?P<qv{tag}>(?!\\[)(?:\\[REDACTED\\]|(?!(?P=q{tag})){_QUOTED_BODY}){{1,200}})"
+        f"(?=(?P=q{tag}))"
+    )
+    return f"(?:{quoted}|{_QUOTE}?(?P<v{tag}>{_SECRET_VALUE}))"
+
+
+_PASSWORD_LABELS: Final = (
+    "password|passwd|passphrase|pwd|密碼|密码|パスワード|비밀번호|contraseña|mot de passe|passwort"
+)
+_USERNAME_LABELS: Final = "username|user name|用戶名|用户名|ユーザー名|사용자명|usuario|utilisateur|benutzer"
+_SENSITIVE_LABELS: Final = (
+    f"(?:api|auth|private|secret|access)[_\\-{WS}]?key|token|bearer|secret|credential|auth"
+)
+_PIN_INFIX: Final = f"(?:[{WS}]+(?:code|number))?"
+_PIN_ANY_CASE: Final = f"{_ASCII_BEFORE}PIN{_PIN_INFIX}{_ASCII_AFTER}"
+_PIN_UPPER: Final = f"{_ASCII_BEFORE}(?-i:PIN){_PIN_INFIX}{_ASCII_AFTER}"
+#: A lower- or mixed-case ``pin`` before a bare space is usually the verb (``Pin the version``); it
+#: only counts when the value is all digits (``pin 1234``).
+_DIGITS_VALUE: Final = f"(?={_QUOTE}?[0-9]+(?:[{_VALUE_END}]|\\Z))"
+
+_PIN_PREFIX: Final = (
+    f"(?:{_PIN_ANY_CASE}(?:{_HARD_DELIM}|{_IS_DELIM})"
+    f"|{_PIN_UPPER}{_BARE_DELIM}"
+    f"|{_PIN_ANY_CASE}[{WS}]+(?![{_DELIMS}]){_DIGITS_VALUE})"
+)
+_PASSWORD_PREFIX: Final = f"(?:{_PASSWORD_LABELS})(?:{_HARD_DELIM}|{_SOFT_DELIM})"
+_USERNAME_PREFIX: Final = f"(?:{_USERNAME_LABELS})(?:{_HARD_DELIM}|{_SOFT_DELIM})"
+_BEARER_PREFIX: Final = f"Bearer(?:{_HARD_DELIM}|{_SOFT_DELIM})(?!token[{WS}]*[:=：])"
+_SENSITIVE_PREFIX: Final = f"(?:{_SENSITIVE_LABELS})(?:{_HARD_DELIM_SENSITIVE}|{_IS_DELIM})"
+
+#: The label passes, in the reference's order.
+_LABEL_PASSES: Final[tuple[re.Pattern[str], ...]] = tuple(
+    re.compile(p, _I)
+    for p in (
+        _PIN_PREFIX + _value("1"),
+        _USERNAME_PREFIX + _value("1") + f"(?:，|,)[{WS}]*" + _PASSWORD_PREFIX + _value("2"),
+        _PASSWORD_PREFIX + _value("1"),
+        _BEARER_PREFIX + _value("1"),
+        _SENSITIVE_PREFIX + _value("1"),
+    )
+)
+_VALUE_GROUPS: Final = ("qv1", "v1", "qv2", "v2")
+
+_TOKEN_BEFORE: Final = "(?<![A-Za-z0-9])"
+#: Well-known credential formats, redacted whole wherever they appear (no label needed).
+_TOKEN_PASSES: Final[tuple[re.Pattern[str], ...]] = (
+    # PEM private-key blocks, through the END line; an unterminated block runs over its base64 body.
+    re.compile(
+        "-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----"
+        f"(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=:,{WS}-]*)",
+        re.DOTALL,
+    ),
+    # JSON Web Tokens: header.payload.signature, both JSON parts base64url of "{".
+    re.compile(f"{_TOKEN_BEFORE}eyJ[A-Za-z0-9_-]{{5,}}\\.eyJ[A-Za-z0-9_-]{{5,}}\\.[A-Za-z0-9_-]*"),
+    # GitHub fine-grained and classic tokens.
+    re.compile(f"{_TOKEN_BEFORE}github_pat_[A-Za-z0-9_]{{20,}}"),
+    re.compile(f"{_TOKEN_BEFORE}gh[pousr]_[A-Za-z0-9]{{20,}}"),
+    # OpenAI/Anthropic style secret keys (sk-..., sk-proj-..., sk-ant-...): long, with a digit.
+    re.compile(f"{_TOKEN_BEFORE}sk-(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{{20,}}"),
+    # Stripe-style live/test keys.
+    re.compile(f"{_TOKEN_BEFORE}[rs]k_(?:live|test)_[A-Za-z0-9]{{16,}}"),
+    # AWS access key ids.
+    re.compile(f"{_TOKEN_BEFORE}(?:AKIA|ASIA)[A-Z0-9]{{16,}}"),
+    # Slack tokens.
+    re.compile(f"{_TOKEN_BEFORE}xox[abprs]-[A-Za-z0-9-]{{10,}}"),
+)
+
+#: A cheap pre-filter: a text that matches none of these cannot be changed by any pass.
+_MAY_NEED_REDACTION: Final = re.compile(
+    "|".join(
+        (
+            _PASSWORD_LABELS,
+            "pin",
+            "bearer",
+            "key",
+            "token",
+            "secret",
+            "credential",
+            "auth",
+            "-----BEGIN",
+            "eyJ",
+            "github_pat_",
+            "gh[pousr]_",
+            "[rs]k[-_]",
+            "AKIA",
+            "ASIA",
+            "xox",
+        )
+    ),
+    _I,
+)
+
+
+def _redact_values(match: re.Match[str]) -> str:
+    whole = match.group(0)
+    base = match.start()
+    spans = sorted(match.span(g) for g in _VALUE_GROUPS if g in match.re.groupindex and match.start(g) >= 0)
+    out: list[str] = []
+    pos = 0
+    for start, end in spans:
+        out.append(whole[pos : start - base])
+        out.append(REDACTED)
+        pos = end - base
+    out.append(whole[pos:])
+    return "".join(out)
+
+
+def _redact_once(text: str) -> str:
+    for token in _TOKEN_PASSES:
+        text = token.sub(REDACTED, text)
+    for label in _LABEL_PASSES:
+        text = label.sub(_redact_values, text)
     return text
 
 
+def _redact_unfiltered(text: str) -> str:
+    """All passes, repeated until nothing changes (bounded), without the pre-filter."""
+    for _ in range(6):
+        redacted = _redact_once(text)
+        if redacted == text:
+            return text
+        text = redacted
+    return text
+
+
+def redact(text: str) -> str:
+    """Replace every credential in ``text`` by ``[REDACTED]``, keeping labels, delimiters and quotes.
+
+    Total and idempotent: ``redact(redact(x)) == redact(x)`` (the passes are repeated until they
+    change nothing, and ``[REDACTED]`` is never a value).
+    """
+    if not _MAY_NEED_REDACTION.search(text):
+        return text
+    return _redact_unfiltered(text)
+
+
 def preview(text: str, limit: int = 120) -> str:
-    return collapse_whitespace(redact(text))[:limit]
+    """A redacted, whitespace-collapsed excerpt of at most ``limit`` code points.
+
+    The excerpt is itself a fixed point of :func:`redact`: cutting a text can turn a harmless tail
+    (``password reset``) into something that looks like a value (``password res``), so the cut is
+    redacted again until it is stable.
+    """
+    limit = max(0, limit)
+    excerpt = truncate(collapse_whitespace(redact(text)), limit)
+    for _ in range(6):
+        again = redact(excerpt)
+        if again == excerpt:
+            return excerpt
+        excerpt = truncate(again, limit)
+    # Not reached in practice; never hand back something that still redacts differently.
+    return truncate(REDACTED, limit) if redact(excerpt) != excerpt else excerpt
+
+
+# ---------------------------------------------------------------------------------------------
+# Prompt injection
+# ---------------------------------------------------------------------------------------------
+
+#: R1: an instruction-overriding phrase.
+_INJECTION_R1: Final = _js(
+    r"\b(ignore\s+all|ignore\s+previous|ignore\s+instructions?|overwrite\s+system|overwrite\s+rules"
+    r"|forget\s+all|delete\s+root)\b",
+    _I,
+)
+#: R2: an overriding verb and an instruction target anywhere in the text.
+_INJECTION_R2A: Final = _js(r"\b(ignore|instruction|overwrite)\b", _I)
+_INJECTION_R2B: Final = _js(r"\b(previous|all|rules|behavior|prompt|system)\b", _I)
+#: R3: the common "disregard/forget the previous instructions" family.
+_INJECTION_R3: Final = _js(
+    r"\b(?:disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|system)"
+    r"\s+(?:instructions?|prompts?|rules|messages?|context)\b",
+    _I,
+)
+
+
+def is_prompt_injection(text: str) -> bool:
+    """True when ``text`` reads like an attempt to override the agent's instructions.
+
+    The reference's R1 (with ``instruction`` also matching ``instructions``), R2 (an overriding verb
+    and an instruction target anywhere, deliberately broad: ``Ignore lint warnings for all generated
+    code`` is rejected, because a memory is replayed into every future system prompt and a rejected
+    memory can simply be rephrased), and R3 (``disregard previous instructions``).
+    """
+    return bool(
+        _INJECTION_R1.search(text)
+        or (_INJECTION_R2A.search(text) and _INJECTION_R2B.search(text))
+        or _INJECTION_R3.search(text)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Quality gate
+# ---------------------------------------------------------------------------------------------
+
+#: Every reason :func:`assess_memory_quality` can give, in the order it gives them.
+QUALITY_REASON_ORDER: Final = (
+    "empty",
+    "progress_snapshot",
+    "raw_error",
+    "commit_or_ci_snapshot",
+    "path_heavy",
+    "temporary_status",
+    "active_file_snapshot",
+    "code_or_api_signature",
+    "bad_feedback",
+    "bad_decision",
+)
+#: Reasons that mark a memory as worthless whatever its type (the migration acts only on these).
+HARD_QUALITY_REASONS: Final[frozenset[str]] = frozenset(
+    {
+        "empty",
+        "progress_snapshot",
+        "raw_error",
+        "commit_or_ci_snapshot",
+        "temporary_status",
+        "active_file_snapshot",
+        "code_or_api_signature",
+        "path_heavy",
+    }
+)
+
+
+def is_hard_quality_reason(reason: str) -> bool:
+    return reason in HARD_QUALITY_REASONS
+
+
+class QualityAssessment(msgspec.Struct, frozen=True):
+    accepted: bool
+    reasons: tuple[str, ...]
+
+
+def _any(patterns: Iterable[re.Pattern[str]], text: str) -> bool:
+    return any(p.search(text) for p in patterns)
+
+
+_PROGRESS_TEST_COUNT: Final = _js(r"\d+\s+tests?\s+pass(?:ed)?", _I)
+_PROGRESS_SUITE_COUNT: Final = _js(r"\d+\s+suites?\s+(?:pass|fail)", _I)
+_PROGRESS_FILE_COUNT: Final = _js(r"\d+\s*(?:個|个)?\s*(?:files?|文件)", _I)
+_PROGRESS_FILE_SNAPSHOT: Final = _js(
+    r"同步|synced|uploaded|downloaded|completed|generated|created|modified|processed|完成", _I
+)
+_PROGRESS_FILE_LIMIT: Final = _js(
+    r"limit|max|maximum|min|minimum|supports?|allowed|per\s+(?:batch|request|upload)", _I
+)
+_PROGRESS_DONE_VERB: Final = _js(
+    r"\b(?:completed|done|finished|implemented|added|updated|fixed|reviewed|passed|modified)\b", _I
+)
+_PROGRESS_WORK_NOUN: Final = _js(
+    r"\b(?:wave|phase|task|plan|pr|commit|ci|test|suite|implementation|session|change|fix|review|file)\b", _I
+)
+_PROGRESS_ZH_DONE: Final = _js(
+    r"(?:已完成|完成|修復|实现|實作).{0,40}(?:wave|phase|task|plan|PR|測試|测试|實作|实现|修復)", _I
+)
+_PROGRESS_MILESTONE: Final = _js(
+    r"(?:phases?|waves?|sprints?|milestones?|tasks?)\s*\d+(?:\s*[-–]\s*\d+)?", _I
+)
+_PROGRESS_MILESTONE_DONE: Final = _js(r"completed|done|finished|完成|已完成", _I)
+_PROGRESS_ZH_MILESTONE: Final = _js(
+    r"(?:已完成|完成).{0,30}(?:phases?|waves?|sprints?|milestones?|tasks?)", _I
+)
+_PROGRESS_NOW: Final = _js(
+    r"\b(?:currently|right now|latest change|previous session|last wave|next step)\b", _I
+)
+
+
+def is_progress_snapshot_violation(text: str) -> bool:
+    """True when ``text`` reports progress (test counts, finished phases, synced files, "currently")."""
+    if _PROGRESS_TEST_COUNT.search(text) or _PROGRESS_SUITE_COUNT.search(text):
+        return True
+    if (
+        _PROGRESS_FILE_COUNT.search(text)
+        and _PROGRESS_FILE_SNAPSHOT.search(text)
+        and not _PROGRESS_FILE_LIMIT.search(text)
+    ):
+        return True
+    if _PROGRESS_DONE_VERB.search(text) and _PROGRESS_WORK_NOUN.search(text):
+        return True
+    if _PROGRESS_ZH_DONE.search(text):
+        return True
+    if _PROGRESS_MILESTONE.search(text) and _PROGRESS_MILESTONE_DONE.search(text):
+        return True
+    return bool(_PROGRESS_ZH_MILESTONE.search(text) or _PROGRESS_NOW.search(text))
+
+
+_RAW_ERROR: Final = (
+    _js(r"^\s*(Error|TypeError|ReferenceError|SyntaxError|Exception):", _I),
+    _js(r"at \S+ \([^)]+:\d+:\d+\)"),
+)
+_COMMIT_OR_CI: Final = (
+    _js(r"^(fix|feat|chore|docs|refactor|test):", _I),
+    _js(r"\b[0-9a-f]{7,40}\b"),
+    _js(r"\bCI\b.*\b(?:passed|failed|run|compatibility|flaky)\b", _I),
+    _js(r"\b(?:passed|failed|run|compatibility|flaky)\b.*\bCI\b", _I),
+    _js(r"\bcompatibility\s+run\s+\d+", _I),
+)
+_PATH: Final = _js(r"\/[\w.-]+(?:\/[\w.-]+)+")
+_TEMPORARY: Final = (
+    _js(r"^(currently|now|pending|in progress|todo|wip)\b", _I),
+    _js(r"\b(?:run npm test|tests? are running|next reply|before continuing)\b", _I),
+)
+_ACTIVE_FILE: Final = _js(r"^(modified|created|deleted|renamed)\s+\S+\.\S+$", _I)
+_CODE_OR_API: Final = (
+    _js(r"^(function|class|interface|type|const|let|var)\s+\w+"),
+    _js(r"^(GET|POST|PUT|DELETE|PATCH)\s+\/"),
+)
+_STABLE_PREFERENCE: Final = (
+    _js(r"\b(?:user|the user)\s+(?:prefers|wants|asked|expects|requires|likes|dislikes)\b", _I),
+    _js(r"\b(?:prefer|preference|going forward|from now on|always|never)\b", _I),
+    _js(r"(?:使用者|用戶|用户).{0,12}(?:偏好|希望|要求|想要)"),
+    _js(r"(?:以後|以后|請|请).{0,20}(?:使用|回答|保持|避免)"),
+)
+_FUTURE_RULE: Final = (
+    _js(r"\b(?:use|keep|prefer|avoid|do not|don't|must|should|never|always|require|choose|reject)\b", _I),
+    _js(r"(?:使用|保持|避免|不要|必須|必须|應該|应该|選擇|选择)"),
+)
+_ARCHITECTURE: Final = (
+    _js(r"\b(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z][A-Z0-9]{3,})\b"),
+    _js(
+        r"\b(?:schema|model|scoring|retention|cap|evidence|normalization|root cause"
+        r"|architecture(?!\s+keywords?)|boundary|rule|memory system)\b",
+        _I,
+    ),
+    _js(r"(?:模型|架構|架构|证据|證據|規則|规则|邊界|边界|記憶系統|记忆系统|原因|採用|采用)"),
+)
+_IMPLEMENTED: Final = _js(r"\b(?:implemented|added|updated|fixed|completed|reviewed)\b", _I)
+_WAS: Final = _js(r"\b(?:was|were|has been|had been)\b", _I)
+_PREVIOUSLY: Final = _js(r"\b(?:previous|last|latest|this session|this wave|already)\b", _I)
+_WORK_CONTEXT: Final = _js(r"\b(?:session|wave|task|test|CI|compatibility|commit)\b", _I)
+
+
+def is_feedback_quality_violation(text: str) -> bool:
+    """Feedback must state a stable preference or rule (``the user prefers``, ``always``, ``以後請``)."""
+    return not _any(_STABLE_PREFERENCE, text)
+
+
+def has_future_rule(text: str) -> bool:
+    return _any(_FUTURE_RULE, text)
+
+
+def is_architecture_like_decision(text: str) -> bool:
+    """True for CONST_CASE or all-caps tokens (``HTTP``), or architecture vocabulary.
+
+    The redaction marker ``[REDACTED]`` is read as ``[redacted]`` here, so that redacting a value in
+    a decision never makes it look architectural (the reference lets ``REDACTED`` count as an
+    all-caps word).
+    """
+    return _any(_ARCHITECTURE, text.replace(REDACTED, "[redacted]"))
+
+
+def is_implementation_status_decision(text: str) -> bool:
+    return bool(_IMPLEMENTED.search(text) or (_WAS.search(text) and _PREVIOUSLY.search(text)))
+
+
+def is_decision_quality_violation(text: str) -> bool:
+    """A decision must be a future-facing rule, or an architectural fact that is not a status report."""
+    if has_future_rule(text):
+        return is_implementation_status_decision(text)
+    if is_architecture_like_decision(text):
+        return is_implementation_status_decision(text) or bool(_WORK_CONTEXT.search(text))
+    return True
+
+
+def _quality_checks(type_: str) -> tuple[tuple[str, Callable[[str], bool]], ...]:
+    return (
+        ("empty", lambda t: len(t) == 0),
+        ("progress_snapshot", is_progress_snapshot_violation),
+        ("raw_error", lambda t: _any(_RAW_ERROR, t)),
+        ("commit_or_ci_snapshot", lambda t: _any(_COMMIT_OR_CI, t)),
+        ("path_heavy", lambda t: sum(1 for _ in _PATH.finditer(t)) > 2),
+        ("temporary_status", lambda t: _any(_TEMPORARY, t)),
+        ("active_file_snapshot", lambda t: _ACTIVE_FILE.search(t) is not None),
+        ("code_or_api_signature", lambda t: _any(_CODE_OR_API, t)),
+        ("bad_feedback", lambda t: type_ == "feedback" and is_feedback_quality_violation(t)),
+        ("bad_decision", lambda t: type_ == "decision" and is_decision_quality_violation(t)),
+    )
+
+
+def assess_memory_quality(type_: str, text: str) -> QualityAssessment:
+    """The quality gate (``assessMemoryQuality``): every failed rule's reason, in the fixed order.
+
+    ``text`` is trimmed first; ``type_`` is a memory type value and only decides ``bad_feedback`` and
+    ``bad_decision`` (the soft reasons). Total: never raises.
+    """
+    trimmed = js_trim(text)
+    reasons = tuple(reason for reason, failed in _quality_checks(type_) if failed(trimmed))
+    return QualityAssessment(accepted=not reasons, reasons=reasons)
+
+
+# ---------------------------------------------------------------------------------------------
+# The gate every write path uses (D4)
+# ---------------------------------------------------------------------------------------------
+
+
+class Accepted(msgspec.Struct, frozen=True):
+    text: str
+    reasons: tuple[str, ...]
+
+
+class Rejected(msgspec.Struct, frozen=True):
+    text: str
+    reasons: tuple[str, ...]
+    from_quality_gate: bool
+
+
+#: The reference's short-reference allowlist without its ``admin pin`` branch (D4): a short
+#: ``reference`` memory that names scrypt parameters skips the 20-character minimum.
+_SHORT_REFERENCE: Final = _js(r"scrypt|n=\d+|r=\d+|p=\d+", _I)
+_PARSER_MIN: Final = 12
+_PARSER_MIN_TRIGGER: Final = 6
+_GATE_MIN: Final = 20
+_GATE_MIN_TRIGGER: Final = 6
+
+
+def _content_length(text: str) -> int:
+    """The length of what a memory says beyond its redacted secrets."""
+    return len(js_trim(text.replace(REDACTED, "")))
+
+
+def _too_short(type_: str, text: str, from_trigger: bool) -> bool:
+    length = _content_length(text)
+    if length < (_PARSER_MIN_TRIGGER if from_trigger else _PARSER_MIN):
+        return True
+    if type_ == "reference" and _SHORT_REFERENCE.search(text):
+        return False
+    return length < (_GATE_MIN_TRIGGER if from_trigger else _GATE_MIN)
+
+
+def gate_memory(
+    type_: str, text: str, *, source: str, from_trigger: bool = False
+) -> Result[Accepted, Rejected]:
+    """Decide whether a memory may be stored, and in what (redacted) form.
+
+    In order: the text is trimmed and redacted; compaction candidates must be long enough
+    (``too_short``: 12 and 20 code points, or 6 after a memory trigger; a short scrypt ``reference``
+    is allowed) where the length counts what remains once the ``[REDACTED]`` markers are removed;
+    an empty explicit or manual text is rejected (``empty``); prompt injection is rejected for every source
+    (``prompt_injection``); compaction candidates then pass :func:`assess_memory_quality` on the
+    redacted text, the same text the store's quality migration later assesses, and its reasons are
+    returned with ``from_quality_gate=True``. Explicit and manual memories bypass only the length and
+    quality rules. Never raises.
+    """
+    redacted = redact(js_trim(text))
+    compaction = source == "compaction"
+    if compaction and _too_short(type_, redacted, from_trigger):
+        return Failure(Rejected(text=redacted, reasons=("too_short",), from_quality_gate=False))
+    if not redacted:
+        return Failure(Rejected(text=redacted, reasons=("empty",), from_quality_gate=False))
+    if is_prompt_injection(redacted):
+        return Failure(Rejected(text=redacted, reasons=("prompt_injection",), from_quality_gate=False))
+    if compaction:
+        quality = assess_memory_quality(type_, redacted)
+        if not quality.accepted:
+            return Failure(Rejected(text=redacted, reasons=quality.reasons, from_quality_gate=True))
+    return Success(Accepted(text=redacted, reasons=("quality_gate_passed",)))
