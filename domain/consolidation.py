@@ -1,0 +1,702 @@
+"""Keeping the stored memories consistent: dedupe with accounting, the one-time migrations, the
+retention-clock backfill and the D2 archive (store-retention.md §2.4-§2.11, §6; DECISIONS D2, D6, D8, D9).
+
+:func:`normalize_store` is the one step every write of a workspace store goes through. In order:
+
+1. redaction of every entry's text and rationale (``memory_redacted``);
+2. the one-time migrations, quality cleanup before P0 cleanup (``memory_superseded`` plus an audit
+   record per superseded entry);
+3. the retention-clock backfill (createdAt, else updatedAt, else now);
+4. truncation of active texts to 260 code points;
+5. revival of archived memories that an active entry duplicates (``memory_revived``);
+6. dedupe (``memory_absorbed``, ``memory_reinforced``);
+7. the archive rule: only when more than 500 entries are active do the weakest long-unrendered ones
+   move to the archive (``memory_archived``). Type caps and the 28-entry cap are *render* limits and
+   never remove anything from storage (D2).
+
+Nothing leaves the active set without an event naming it, and the step is idempotent: normalising a
+normalised store changes nothing and emits nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
+
+import msgspec
+from msgspec.structs import replace
+
+from domain import evidence, safety
+from domain.ids import stable_suffix
+from domain.keys import exact_key, identity_key, key_hash
+from domain.model import (
+    DAY_MS,
+    ArchiveMarker,
+    EventType,
+    EvidenceInput,
+    LongTermLimits,
+    MemoryEntry,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    Outcome,
+    Phase,
+    RelationRole,
+    WorkspaceStore,
+)
+from domain.retention import (
+    REINFORCEMENT_MAX_COUNT,
+    dormancy_at,
+    reinforce,
+    reinforcement_count,
+    retention_start_ms,
+    sort_by_retention,
+    source_priority,
+)
+from domain.text import truncate
+from domain.timeutil import iso_from_ms, parse_iso_ms
+
+QUALITY_CLEANUP_MIGRATION_ID: Final = "2026-04-28-quality-cleanup"
+P0_CLEANUP_MIGRATION_ID: Final = "2026-04-26-p0-cleanup"
+RETENTION_CLOCK_BACKFILL_MIGRATION_ID: Final = "2026-05-01-retention-clock-backfill"
+
+ABSORBED_EXACT: Final = "absorbed_exact"
+ABSORBED_IDENTITY: Final = "absorbed_identity"
+
+_ENTITY: Final = "entity"
+_SUPERSESSION: Final = "supersession"
+_ARCHIVE_AFTER_MS: Final = LongTermLimits.ARCHIVE_UNRENDERED_DAYS * DAY_MS
+
+
+# ---------------------------------------------------------------------------------------------
+# Result values
+# ---------------------------------------------------------------------------------------------
+
+
+class Absorption(msgspec.Struct, frozen=True):
+    """One dedupe loser and where it went."""
+
+    absorbed: MemoryEntry
+    survivor_id: str
+    reason: str  # ABSORBED_EXACT | ABSORBED_IDENTITY
+
+
+class DedupeResult(msgspec.Struct, frozen=True):
+    kept: tuple[MemoryEntry, ...]
+    absorptions: tuple[Absorption, ...]
+    events: tuple[EvidenceInput, ...]
+
+
+class MigrationAudit(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """One line of ``migration-logs/<migration id>.jsonl``. It names the workspace by its key only,
+    never by its absolute root (extraction-quality §9 item 15)."""
+
+    migration_id: str
+    timestamp: str
+    workspace_key: str
+    entry_id: str
+    type: str
+    source: str
+    text: str
+    reasons: tuple[str, ...]
+    hard_reasons: tuple[str, ...]
+    before_status: str
+    after_status: str
+
+
+class NormalizeResult(msgspec.Struct, frozen=True):
+    store: WorkspaceStore
+    events: tuple[EvidenceInput, ...]
+    audit: tuple[MigrationAudit, ...]
+    absorptions: tuple[Absorption, ...]
+    #: entries moved out in this step; the shell appends them to the archive file
+    archived: tuple[MemoryEntry, ...]
+    #: entries brought back from the archive in this step
+    revived: tuple[MemoryEntry, ...]
+
+
+# ---------------------------------------------------------------------------------------------
+# Choosing the better of two duplicates (§2.4)
+# ---------------------------------------------------------------------------------------------
+
+
+def _mode(entry: MemoryEntry) -> str:
+    return _SUPERSESSION if entry.type is MemoryType.DECISION else _ENTITY
+
+
+def _sign(value: float) -> int:
+    return (value > 0) - (value < 0)
+
+
+def _preference(a: MemoryEntry, b: MemoryEntry, mode: str) -> int | None:
+    """``> 0`` when ``a`` is better, ``< 0`` when ``b`` is, ``0`` on a tie, and ``None`` where the
+    reference's answer hinges on an invalid ``createdAt`` (it then keeps the existing entry)."""
+    priority = source_priority(a) - source_priority(b)
+    if priority:
+        return _sign(priority)
+    if a.confidence != b.confidence:
+        return 1 if a.confidence > b.confidence else -1
+    created_a, created_b = parse_iso_ms(a.created_at), parse_iso_ms(b.created_at)
+    valid = created_a is not None and created_b is not None
+    if mode == _SUPERSESSION:
+        if not valid:
+            return None
+        if created_a != created_b:
+            return 1 if (created_a or 0) > (created_b or 0) else -1
+        return _sign(len(a.text) - len(b.text))
+    length = len(a.text) - len(b.text)
+    if abs(length) > 10:
+        return _sign(length)
+    if not valid:
+        return None
+    return _sign((created_a or 0) - (created_b or 0))
+
+
+def choose_better(incoming: MemoryEntry, existing: MemoryEntry, mode: str) -> MemoryEntry:
+    """``chooseBetterMemory``: source priority, then confidence, then by ``mode`` — ``"supersession"``
+    (decisions): newer ``createdAt``, then longer text; ``"entity"`` (feedback, project, reference):
+    longer by more than 10 code points, else newer. Ties, and any comparison of dates where one
+    ``createdAt`` is invalid, keep ``existing``."""
+    preference = _preference(incoming, existing, mode)
+    return incoming if preference is not None and preference > 0 else existing
+
+
+def _canonical(entry: MemoryEntry) -> tuple[str, str, bytes]:
+    """A total order on entries used wherever a choice must not depend on input order."""
+    return (exact_key(entry), entry.id, msgspec.json.encode(entry))
+
+
+def _beats(a: MemoryEntry, b: MemoryEntry) -> bool:
+    """``choose_better``'s verdict where it has one, else the deterministic tie-break: smaller exact
+    key, then smaller id (by code point), then the canonical encoding."""
+    preference = _preference(a, b, _mode(a))
+    if preference:
+        return preference > 0
+    return _canonical(a) < _canonical(b)
+
+
+# ---------------------------------------------------------------------------------------------
+# Dedupe (§2.5 with D9: connected components over exact and identity keys)
+# ---------------------------------------------------------------------------------------------
+
+
+class _UnionFind:
+    def __init__(self, size: int) -> None:
+        self.parent = list(range(size))
+
+    def find(self, item: int) -> int:
+        root = item
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[item] != root:
+            self.parent[item], item = root, self.parent[item]
+        return root
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def _components(entries: Sequence[MemoryEntry]) -> list[list[int]]:
+    """Index groups of entries that share an exact key, or (project/reference) an identity key;
+    groups in order of their first member, members in input order."""
+    groups = _UnionFind(len(entries))
+    first_seen: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        keys = {exact_key(entry), "identity\x1f" + identity_key(entry)}
+        for key in keys:
+            seen = first_seen.setdefault(key, index)
+            groups.union(seen, index)
+    members: dict[int, list[int]] = {}
+    for index in range(len(entries)):
+        members.setdefault(groups.find(index), []).append(index)
+    return sorted(members.values(), key=lambda group: group[0])
+
+
+def _unique_ids(
+    entries: Sequence[MemoryEntry], reserved: set[str]
+) -> tuple[list[MemoryEntry], list[EvidenceInput]]:
+    """B14: entries that share an id but say different things get distinct ids instead of one of
+    them vanishing. Among active entries holding one id, the group with the smallest exact key keeps
+    it (unless a superseded entry holds it); every other group gets ``<id>_<suffix>`` derived from its
+    exact key, with a ``memory_migrated`` event. Entries sharing both id and exact key stay as they are
+    and are merged by dedupe."""
+    by_id: dict[str, set[str]] = {}
+    for entry in entries:
+        by_id.setdefault(entry.id, set()).add(exact_key(entry))
+    taken = set(reserved) | set(by_id)
+    renames: dict[tuple[str, str], str] = {}
+    for old_id, keys in by_id.items():
+        ordered = sorted(keys)
+        movers = ordered if old_id in reserved else ordered[1:]
+        for key in movers:
+            new_id = f"{old_id}_{stable_suffix(old_id, key)}"
+            attempt = 0
+            while new_id in taken:
+                attempt += 1
+                new_id = f"{old_id}_{stable_suffix(old_id, key, attempt)}"
+            taken.add(new_id)
+            renames[(old_id, key)] = new_id
+    if not renames:
+        return list(entries), []
+    out: list[MemoryEntry] = []
+    events: list[EvidenceInput] = []
+    announced: set[tuple[str, str]] = set()
+    for entry in entries:
+        slot = (entry.id, exact_key(entry))
+        target = renames.get(slot)
+        if target is None:
+            out.append(entry)
+            continue
+        renamed = replace(entry, id=target)
+        out.append(renamed)
+        if slot not in announced:
+            announced.add(slot)
+            events.append(
+                evidence.event(
+                    EventType.MEMORY_MIGRATED,
+                    Phase.CONSOLIDATION,
+                    Outcome.ACCEPTED,
+                    ("duplicate_id_renamed",),
+                    memory=renamed,
+                    details={"previousId": entry.id},
+                    text=entry.text,
+                )
+            )
+    return out, events
+
+
+def _merge_ids(*groups: Iterable[str] | None, exclude: str) -> tuple[str, ...] | None:
+    merged: list[str] = []
+    for group in groups:
+        for item in group or ():
+            if item != exclude and item not in merged:
+                merged.append(item)
+    return tuple(merged) or None
+
+
+def _absorb_component(
+    members: list[MemoryEntry], now_ms: int
+) -> tuple[MemoryEntry, list[Absorption], list[EvidenceInput]]:
+    """The survivor of one group of duplicates, the absorptions and their evidence."""
+    ordered = sorted(members, key=_canonical)
+    winner = ordered[0]
+    for candidate in ordered[1:]:
+        if _beats(candidate, winner):
+            winner = candidate
+    losers = [m for m in ordered if m is not winner]
+
+    # D2: the losers' reinforcement moves to the survivor (never beyond the maximum count).
+    inherited = min(REINFORCEMENT_MAX_COUNT, max(reinforcement_count(m) for m in members))
+    survivor = winner
+    if inherited > reinforcement_count(winner):
+        survivor = replace(survivor, reinforcement_count=inherited)
+    survivor = replace(
+        survivor,
+        absorbed_ids=_merge_ids(
+            winner.absorbed_ids,
+            *((*(m.absorbed_ids or ()), m.id) for m in losers),
+            exclude=winner.id,
+        ),
+    )
+
+    absorptions: list[Absorption] = []
+    events: list[EvidenceInput] = []
+    survivor_key = exact_key(winner)
+    for loser in losers:
+        reason = ABSORBED_EXACT if exact_key(loser) == survivor_key else ABSORBED_IDENTITY
+        absorptions.append(Absorption(absorbed=loser, survivor_id=winner.id, reason=reason))
+        events.append(
+            evidence.event(
+                EventType.MEMORY_ABSORBED,
+                Phase.CONSOLIDATION,
+                Outcome.ABSORBED,
+                (reason,),
+                memory=loser,
+                relations=(
+                    evidence.relation(RelationRole.ABSORBED, loser),
+                    evidence.relation(RelationRole.RETAINED, survivor),
+                ),
+                text=loser.text,
+            )
+        )
+        session = loser.pending_owner_session_id or winner.pending_owner_session_id or None
+        reinforced = reinforce(survivor, session, now_ms)
+        if reinforcement_count(reinforced) > reinforcement_count(survivor):
+            duplicate = "duplicate_identity" if reason == ABSORBED_IDENTITY else "duplicate_exact"
+            events.append(
+                evidence.event(
+                    EventType.MEMORY_REINFORCED,
+                    Phase.REINFORCEMENT,
+                    Outcome.REINFORCED,
+                    (duplicate, "reinforcement_window_allowed"),
+                    memory=reinforced,
+                    relations=(
+                        evidence.relation(RelationRole.REINFORCED, reinforced),
+                        evidence.relation(RelationRole.REINFORCED_BY, loser),
+                    ),
+                    text=reinforced.text,
+                )
+            )
+        survivor = reinforced
+    return survivor, absorptions, events
+
+
+def dedupe(entries: Sequence[MemoryEntry], now_ms: int) -> DedupeResult:
+    """Merge duplicates among the active entries: entries with equal exact keys always merge, and
+    project/reference entries with equal identity keys merge too (transitively). One survivor per
+    group, chosen by :func:`choose_better` with a deterministic tie-break, so the surviving exact
+    keys and ids do not depend on input order. Every loser is absorbed: its id joins the survivor's
+    ``absorbed_ids`` and it gets a ``memory_absorbed`` event; the survivor is reinforced by each
+    duplicate as far as the reinforcement guards allow (``memory_reinforced``).
+
+    Superseded entries are passed through untouched and in place. ``kept`` keeps input order, each
+    survivor at the position of the first member of its group."""
+    superseded_ids = {e.id for e in entries if e.status is MemoryStatus.SUPERSEDED}
+    active_positions = [i for i, e in enumerate(entries) if e.status is not MemoryStatus.SUPERSEDED]
+    active, events = _unique_ids([entries[i] for i in active_positions], superseded_ids)
+
+    replacement: dict[int, MemoryEntry | None] = {}
+    absorptions: list[Absorption] = []
+    for group in _components(active):
+        if len(group) == 1:
+            replacement[active_positions[group[0]]] = active[group[0]]
+            continue
+        survivor, absorbed, group_events = _absorb_component([active[i] for i in group], now_ms)
+        absorptions.extend(absorbed)
+        events.extend(group_events)
+        replacement[active_positions[group[0]]] = survivor
+        for i in group[1:]:
+            replacement[active_positions[i]] = None
+    kept: list[MemoryEntry] = []
+    for index, entry in enumerate(entries):
+        if index in replacement:
+            chosen = replacement[index]
+            if chosen is not None:
+                kept.append(chosen)
+        else:
+            kept.append(entry)
+    return DedupeResult(kept=tuple(kept), absorptions=tuple(absorptions), events=tuple(events))
+
+
+# ---------------------------------------------------------------------------------------------
+# Normalisation steps
+# ---------------------------------------------------------------------------------------------
+
+
+def _redacted(entry: MemoryEntry, now_iso: str) -> tuple[MemoryEntry, EvidenceInput | None]:
+    """Redact text and rationale; an empty rationale is left as it is (B16)."""
+    text = safety.redact(entry.text)
+    rationale = safety.redact(entry.rationale) if entry.rationale else entry.rationale
+    if text == entry.text and rationale == entry.rationale:
+        return entry, None
+    fields = tuple(
+        name
+        for name, changed in (("text", text != entry.text), ("rationale", rationale != entry.rationale))
+        if changed
+    )
+    updated = replace(entry, text=text, rationale=rationale, updated_at=now_iso)
+    event = evidence.event(
+        EventType.MEMORY_REDACTED,
+        Phase.CONSOLIDATION,
+        Outcome.REDACTED,
+        ("credential_redacted",),
+        memory=updated,
+        details={"fields": fields},
+        text=text,
+    )
+    return updated, event
+
+
+def _merge_tags(tags: tuple[str, ...] | None, extra: Iterable[str]) -> tuple[str, ...]:
+    merged: list[str] = []
+    for tag in (*(tags or ()), *extra):
+        if tag not in merged:
+            merged.append(tag)
+    return tuple(merged)
+
+
+def _supersede_for_migration(
+    entry: MemoryEntry,
+    migration_id: str,
+    reasons: tuple[str, ...],
+    hard: tuple[str, ...],
+    store: WorkspaceStore,
+    now_iso: str,
+    tags: tuple[str, ...] | None,
+) -> tuple[MemoryEntry, EvidenceInput, MigrationAudit]:
+    updated = replace(entry, status=MemoryStatus.SUPERSEDED, updated_at=now_iso, tags=tags)
+    event = evidence.event(
+        EventType.MEMORY_SUPERSEDED,
+        Phase.MIGRATION,
+        Outcome.SUPERSEDED,
+        (migration_id, *(f"quality:{reason}" for reason in hard)),
+        memory=updated,
+        relations=(evidence.relation(RelationRole.SUPERSEDED, updated),),
+        text=entry.text,
+    )
+    audit = MigrationAudit(
+        migration_id=migration_id,
+        timestamp=now_iso,
+        workspace_key=store.workspace.key,
+        entry_id=entry.id,
+        type=entry.type.value,
+        source=entry.source.value,
+        text=entry.text,
+        reasons=reasons,
+        hard_reasons=hard,
+        before_status=MemoryStatus.ACTIVE.value,
+        after_status=MemoryStatus.SUPERSEDED.value,
+    )
+    return updated, event, audit
+
+
+def _quality_cleanup(
+    entries: list[MemoryEntry], store: WorkspaceStore, now_iso: str
+) -> tuple[list[MemoryEntry], list[EvidenceInput], list[MigrationAudit]]:
+    """§6.1: active compaction entries with a hard quality reason become superseded, tagged
+    ``quality_cleanup`` and ``quality:<reason>``. Soft reasons never act; explicit/manual entries are
+    never touched."""
+    out: list[MemoryEntry] = []
+    events: list[EvidenceInput] = []
+    audit: list[MigrationAudit] = []
+    for entry in entries:
+        if entry.source is not MemorySource.COMPACTION or entry.status is MemoryStatus.SUPERSEDED:
+            out.append(entry)
+            continue
+        quality = safety.assess_memory_quality(entry.type.value, entry.text)
+        hard = tuple(r for r in quality.reasons if safety.is_hard_quality_reason(r))
+        if quality.accepted or not hard:
+            out.append(entry)
+            continue
+        tags = _merge_tags(entry.tags, ("quality_cleanup", *(f"quality:{r}" for r in hard)))
+        updated, event, record = _supersede_for_migration(
+            entry, QUALITY_CLEANUP_MIGRATION_ID, quality.reasons, hard, store, now_iso, tags
+        )
+        out.append(updated)
+        events.append(event)
+        audit.append(record)
+    return out, events, audit
+
+
+def _p0_cleanup(
+    entries: list[MemoryEntry], store: WorkspaceStore, now_iso: str
+) -> tuple[list[MemoryEntry], list[EvidenceInput], list[MigrationAudit]]:
+    """§6.2: active compaction project entries that are progress snapshots become superseded.
+    Unlike the reference, already superseded entries are left alone (B16)."""
+    out: list[MemoryEntry] = []
+    events: list[EvidenceInput] = []
+    audit: list[MigrationAudit] = []
+    reason = ("progress_snapshot",)
+    for entry in entries:
+        if (
+            entry.source is MemorySource.COMPACTION
+            and entry.type is MemoryType.PROJECT
+            and entry.status is not MemoryStatus.SUPERSEDED
+            and safety.is_progress_snapshot_violation(entry.text)
+        ):
+            updated, event, record = _supersede_for_migration(
+                entry, P0_CLEANUP_MIGRATION_ID, reason, reason, store, now_iso, entry.tags
+            )
+            out.append(updated)
+            events.append(event)
+            audit.append(record)
+        else:
+            out.append(entry)
+    return out, events, audit
+
+
+def _valid_clock(value: object) -> bool:
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    )
+
+
+def backfill_retention_clock(entry: MemoryEntry, now_ms: int) -> MemoryEntry:
+    """A missing, non-finite or negative ``retentionClock`` becomes ``createdAt``, else
+    ``updatedAt``, else ``now`` (§2.9 step 6; a negative clock counts as invalid, B9)."""
+    if _valid_clock(entry.retention_clock):
+        return entry
+    for stamp in (entry.created_at, entry.updated_at):
+        parsed = parse_iso_ms(stamp) if isinstance(stamp, str) else None
+        if parsed is not None and parsed >= 0:
+            return replace(entry, retention_clock=parsed)
+    return replace(entry, retention_clock=now_ms)
+
+
+def _truncated(entry: MemoryEntry) -> MemoryEntry:
+    if entry.status is MemoryStatus.SUPERSEDED or len(entry.text) <= LongTermLimits.MAX_ENTRY_TEXT_CHARS:
+        return entry
+    return replace(entry, text=truncate(entry.text, LongTermLimits.MAX_ENTRY_TEXT_CHARS))
+
+
+def _revive(
+    active: list[MemoryEntry],
+    store: WorkspaceStore,
+    archive: Mapping[str, MemoryEntry],
+    now_ms: int,
+    now_iso: str,
+) -> tuple[list[MemoryEntry], tuple[ArchiveMarker, ...], list[EvidenceInput]]:
+    """Archived memories duplicated by an active entry come back (D2). Returns the revived entries,
+    the markers that remain and the events."""
+    if not store.archived or not archive:
+        return [], store.archived, []
+    exact_hashes: dict[str, MemoryEntry] = {}
+    identity_hashes: dict[str, MemoryEntry] = {}
+    for entry in active:
+        exact_hashes.setdefault(key_hash(exact_key(entry)), entry)
+        identity_hashes.setdefault(key_hash(identity_key(entry)), entry)
+    revived: list[MemoryEntry] = []
+    remaining: list[ArchiveMarker] = []
+    events: list[EvidenceInput] = []
+    for marker in store.archived:
+        archived = archive.get(marker.key_hash)
+        trigger = exact_hashes.get(marker.key_hash) or identity_hashes.get(marker.identity_key_hash)
+        if archived is None or trigger is None:
+            remaining.append(marker)
+            continue
+        entry = _truncated(backfill_retention_clock(_redacted(archived, now_iso)[0], now_ms))
+        if entry.status is MemoryStatus.SUPERSEDED:
+            entry = replace(entry, status=MemoryStatus.ACTIVE)
+        revived.append(entry)
+        reason = "revived_exact" if marker.key_hash == key_hash(exact_key(trigger)) else "revived_identity"
+        events.append(
+            evidence.event(
+                EventType.MEMORY_REVIVED,
+                Phase.LIFECYCLE,
+                Outcome.REVIVED,
+                (reason,),
+                memory=entry,
+                relations=(
+                    evidence.relation(RelationRole.RETAINED, entry),
+                    evidence.relation(RelationRole.REINFORCED_BY, trigger),
+                ),
+                details={"archivedAt": marker.archived_at},
+                text=entry.text,
+            )
+        )
+    return revived, tuple(remaining), events
+
+
+def _archive_eligible(entry: MemoryEntry, now_ms: int) -> bool:
+    """Not shown for 30 days: ``lastRenderedAt`` or, never rendered, the retention start."""
+    rendered = entry.last_rendered_at
+    if isinstance(rendered, int | float) and not isinstance(rendered, bool) and math.isfinite(rendered):
+        return now_ms - rendered > _ARCHIVE_AFTER_MS
+    return now_ms - retention_start_ms(entry, now_ms) > _ARCHIVE_AFTER_MS
+
+
+def _archive_overflow(
+    ordered: list[MemoryEntry], markers: tuple[ArchiveMarker, ...], now_ms: int, now_iso: str
+) -> tuple[list[MemoryEntry], tuple[ArchiveMarker, ...], list[MemoryEntry], list[EvidenceInput]]:
+    """D2: while more than 500 entries are active, move the weakest eligible one out. ``ordered`` is
+    strongest first."""
+    limit = LongTermLimits.MAX_STORED_ACTIVE
+    if len(ordered) <= limit:
+        return ordered, markers, [], []
+    excess = len(ordered) - limit
+    moved: list[MemoryEntry] = []
+    for entry in reversed(ordered):
+        if len(moved) == excess:
+            break
+        if _archive_eligible(entry, now_ms):
+            moved.append(entry)
+    if not moved:
+        return ordered, markers, [], []
+    moved_ids = {id(entry) for entry in moved}
+    kept = [entry for entry in ordered if id(entry) not in moved_ids]
+    new_markers: list[ArchiveMarker] = []
+    events: list[EvidenceInput] = []
+    for entry in moved:
+        new_markers.append(
+            ArchiveMarker(
+                memory_id=entry.id,
+                key_hash=key_hash(exact_key(entry)),
+                identity_key_hash=key_hash(identity_key(entry)),
+                archived_at=now_iso,
+            )
+        )
+        events.append(
+            evidence.event(
+                EventType.MEMORY_ARCHIVED,
+                Phase.LIFECYCLE,
+                Outcome.ARCHIVED,
+                ("stored_active_limit",),
+                memory=entry,
+                details={"maxStoredActive": limit, "activeBefore": len(ordered)},
+                text=entry.text,
+            )
+        )
+    replaced = {marker.key_hash for marker in new_markers}
+    kept_markers = tuple(m for m in markers if m.key_hash not in replaced) + tuple(new_markers)
+    return kept, kept_markers, moved, events
+
+
+def normalize_store(
+    store: WorkspaceStore, now_ms: int, *, archive: Mapping[str, MemoryEntry] | None = None
+) -> NormalizeResult:
+    """The whole normalisation of a workspace store (module docstring), as one pure step.
+
+    ``archive`` maps an archive marker's ``key_hash`` to the archived entry; it is only needed when
+    the store has markers. The store's ``lastActivityAt`` and dormant spans are never touched, and
+    ``updatedAt`` becomes ``now`` only when something changed."""
+    now_iso = iso_from_ms(now_ms)
+    events: list[EvidenceInput] = []
+    audit: list[MigrationAudit] = []
+
+    entries: list[MemoryEntry] = []
+    for entry in store.entries:
+        cleaned, event = _redacted(entry, now_iso)
+        entries.append(cleaned)
+        if event is not None:
+            events.append(event)
+
+    migrations = list(store.migrations)
+    if QUALITY_CLEANUP_MIGRATION_ID not in migrations:
+        entries, found, records = _quality_cleanup(entries, store, now_iso)
+        events.extend(found)
+        audit.extend(records)
+        migrations.append(QUALITY_CLEANUP_MIGRATION_ID)
+    if P0_CLEANUP_MIGRATION_ID not in migrations:
+        entries, found, records = _p0_cleanup(entries, store, now_iso)
+        events.extend(found)
+        audit.extend(records)
+        migrations.append(P0_CLEANUP_MIGRATION_ID)
+    entries = [backfill_retention_clock(entry, now_ms) for entry in entries]
+    if RETENTION_CLOCK_BACKFILL_MIGRATION_ID not in migrations:
+        migrations.append(RETENTION_CLOCK_BACKFILL_MIGRATION_ID)
+    entries = [_truncated(entry) for entry in entries]
+
+    active = [e for e in entries if e.status is not MemoryStatus.SUPERSEDED]
+    superseded = [e for e in entries if e.status is MemoryStatus.SUPERSEDED]
+    revived, markers, revival_events = _revive(active, store, archive or {}, now_ms, now_iso)
+    events.extend(revival_events)
+
+    deduped = dedupe([*active, *revived, *superseded], now_ms)
+    events.extend(deduped.events)
+    kept_active = [e for e in deduped.kept if e.status is not MemoryStatus.SUPERSEDED]
+
+    ordered = sort_by_retention(kept_active, now_ms, dormancy_at(store, now_ms))
+    ordered, markers, archived, archive_events = _archive_overflow(ordered, markers, now_ms, now_iso)
+    events.extend(archive_events)
+
+    new_entries = (*ordered, *superseded)
+    new_migrations = tuple(migrations)
+    changed = new_entries != store.entries or new_migrations != store.migrations or markers != store.archived
+    result = replace(
+        store,
+        entries=new_entries,
+        migrations=new_migrations,
+        archived=markers,
+        updated_at=now_iso if changed else store.updated_at,
+    )
+    return NormalizeResult(
+        store=result,
+        events=tuple(events),
+        audit=tuple(audit),
+        absorptions=deduped.absorptions,
+        archived=tuple(archived),
+        revived=tuple(revived),
+    )
