@@ -1,0 +1,672 @@
+"""Turning text into memory candidates: explicit user requests and compaction summaries.
+
+Two pure parsers live here:
+
+* :func:`extract_explicit` reads a user message and finds explicit memory requests ("remember this: …",
+  "記住：…", "from now on …", …). Every request becomes an ``explicit`` entry or an
+  ``explicit_memory_ignored`` event that says why not (negated, deferred, too short, repeated, unsafe).
+* :func:`parse_compaction_candidates` reads the ``Memory candidates:`` block of a compaction summary and
+  turns each ``- [type] text`` line into a ``compaction`` entry, or an ``extraction_candidate_rejected``
+  event with the gate's reason codes.
+
+Both are total (they never raise), deterministic (ids come from :func:`domain.ids.memory_id`, time
+from ``now_ms``) and send every text through the shared safety gate before it is stored (DECISIONS D4).
+
+Regex dialect: the reference patterns are JavaScript. Here ``WS`` stands for JavaScript's ``\\s``,
+``HS`` for the same set without line terminators, ``[^LT]`` for JavaScript's ``.``, and ASCII word
+boundaries are written as explicit lookarounds (see ``domain.text``).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from typing import Final
+
+import msgspec
+from returns.pipeline import is_successful
+
+from domain import safety
+from domain.evidence import event, memory_ref
+from domain.ids import memory_id
+from domain.model import (
+    EventType,
+    EvidenceInput,
+    EvidenceLogLimits,
+    LongTermLimits,
+    MemoryEntry,
+    MemoryRef,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    Outcome,
+    Phase,
+)
+from domain.text import WS, collapse_whitespace, js_trim, memory_key, truncate
+from domain.timeutil import iso_from_ms
+
+__all__ = [
+    "ExtractionResult",
+    "RejectionRecord",
+    "SupersedeRequest",
+    "build_compaction_prompt",
+    "classify_explicit_memory",
+    "extract_explicit",
+    "parse_compaction_candidates",
+    "stale_after_days_for",
+]
+
+# ---------------------------------------------------------------------------------------------
+# Result values
+# ---------------------------------------------------------------------------------------------
+
+
+def _compaction_source() -> str:
+    # A factory rather than a plain default so that ``omit_defaults`` still writes the field:
+    # every rejection-log line carries ``"source":"compaction"`` as the reference writes it.
+    return "compaction"
+
+
+class RejectionRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """One line of the global extraction-rejection log (a candidate the quality gate turned down).
+
+    Field order is the order of the JSON line. ``text`` is redacted, trimmed and not truncated."""
+
+    timestamp: str
+    type: str
+    text: str
+    reasons: tuple[str, ...]
+    source: str = msgspec.field(default_factory=_compaction_source)
+    workspace_key: str | None = None
+    workspace_root_hash: str | None = None
+
+
+class SupersedeRequest(msgspec.Struct, frozen=True):
+    """A candidate line asked to replace a memory of the numbered block (DECISIONS D10)."""
+
+    memory_id: str
+    """id of the new (replacing) entry produced by this parse"""
+    label: str
+    """the block label it names, for example ``"M3"``"""
+
+
+class ExtractionResult(msgspec.Struct, frozen=True):
+    entries: tuple[MemoryEntry, ...]
+    events: tuple[EvidenceInput, ...]
+    rejections: tuple[RejectionRecord, ...] = ()
+    """quality-gate rejections only (they go to the rejection log)"""
+    supersede_requests: tuple[SupersedeRequest, ...] = ()
+
+
+_EMPTY: Final = ExtractionResult(entries=(), events=())
+
+# ---------------------------------------------------------------------------------------------
+# Regex building blocks
+# ---------------------------------------------------------------------------------------------
+
+#: JavaScript line terminators (what ``.`` excludes and where ``^``/``$`` stop under the m flag).
+_LT: Final = r"\n\r\u2028\u2029"
+#: JavaScript whitespace without the line terminators.
+_HS: Final = r"\t\v\f \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\ufeff"
+_DOT: Final = f"[^{_LT}]"
+#: ``(?:^|\n)`` under the m flag.
+_LINE_START: Final = f"(?:(?<![^{_LT}])|\\n)"
+_WORD_END: Final = "(?![A-Za-z0-9_])"
+_WORD_START: Final = "(?<![A-Za-z0-9_])"
+_SEP: Final = "[:：,，]"
+_QUESTION_WORDS: Final = "when|what|how|why|who|whom|whose|where|which|whether|if"
+
+
+def _zh_remember() -> str:
+    # 記得嗎 / 记得吗 is a question ("do you remember?"), not a request (Q-E4).
+    return (
+        "(?:请|請)?(?:帮我|幫我)?"
+        "(?:记住|記住|记得(?![吗嗎])|記得(?![吗嗎])|记下来|記下來)"
+        "(?:这一点|這一點|这点|這點|这个|這個)?"
+    )
+
+
+def _ja_remember() -> str:
+    # Longer (polite) forms first so that no suffix leaks into the body (§9 item 2).
+    return (
+        "(?:覚えておいてください|覚えておいて|覚えといて|覚えてください|覚えて"
+        "|忘れないでください|忘れないで"
+        "|メモしておいてください|メモしておいて|メモしてください|メモして)"
+    )
+
+
+def _ko_remember(s: str) -> str:
+    return (
+        f"(?:기억해[{s}]*주세요|기억해[{s}]*줘|기억해"
+        f"|잊지[{s}]*마세요|잊지 마|잊지마"
+        f"|메모해[{s}]*주세요|메모해[{s}]*줘|메모해)"
+    )
+
+
+def _en_remember(s: str) -> str:
+    # ``remember`` needs a word boundary (Q-E1), and ``remember when …?`` is a question.
+    return (
+        f"(?:please[{s}]+)?remember{_WORD_END}"
+        f"(?![{WS}]+(?:{_QUESTION_WORDS}){_WORD_END})"
+        f"(?:[{s}]+(?:this|that){_WORD_END})?"
+    )
+
+
+def _en_save(s: str) -> str:
+    return f"(?:please[{s}]+)?(?:save|add)[{s}]+(?:this|that)?[{s}]*(?:to|in)[{s}]+memory{_WORD_END}"
+
+
+def _en_commit(s: str) -> str:
+    return f"(?:please[{s}]+)?commit[{s}]+(?:this|that)?[{s}]*to memory{_WORD_END}"
+
+
+_FROM_NOW_ON: Final = (
+    "(?:从现在开始|從現在開始|从今以后|從今以後"
+    f"|{_WORD_START}(?:from now on(?:wards)?|going forwards?){_WORD_END})"
+)
+_PREFERENCE_ZH: Final = "(?:我的偏好是|我偏好|以后请|以後請|以后都|以後都)"
+_PREFERENCE_EN: Final = f"(?:my preference is|i prefer){_WORD_END}"
+
+
+def _request_phrases(s: str) -> tuple[str, ...]:
+    """The trigger phrases P1-P6 (the ones a candidate body may start with)."""
+    return (_zh_remember(), _ja_remember(), _ko_remember(s), _en_remember(s), _en_save(s), _en_commit(s))
+
+
+def _all_phrases(s: str) -> tuple[str, ...]:
+    """All nine trigger phrases P1-P9, in the reference's order."""
+    return (*_request_phrases(s), _FROM_NOW_ON, _PREFERENCE_ZH, _PREFERENCE_EN)
+
+
+#: Which explicit patterns must start a line (P7 and P8 match anywhere).
+_ANCHORED: Final = (True, True, True, True, True, True, False, False, True)
+
+_BODY: Final = f"{_SEP}?[{WS}]*(?P<body>{_DOT}+)(?=[{_LT}]|\\Z)"
+
+
+def _explicit_pattern(phrase: str, anchored: bool) -> re.Pattern[str]:
+    lead = f"{_LINE_START}[{WS}]*" if anchored else ""
+    return re.compile(f"{lead}(?P<trigger>{phrase}){_BODY}", re.IGNORECASE)
+
+
+_EXPLICIT_PATTERNS: Final = tuple(
+    _explicit_pattern(phrase, anchored) for phrase, anchored in zip(_all_phrases(WS), _ANCHORED, strict=True)
+)
+
+# Negation. A negation word right before any trigger phrase, or a negative request verb, starts a
+# negation scope that runs to the end of the request's body line: every trigger inside it is negated
+# (D4: this covers the unanchored P7/P8 phrases too). The words and the trigger stay on one line.
+_NEG_EN: Final = f"{_WORD_START}(?:do[{_HS}]+not|don['’]t|dont|never|not|cannot|can['’]t)"
+_NEG_ZH: Final = "(?:不要|別|别|不用|不需要|勿)"
+_NEG_VERB: Final = f"(?:覚えないで|記憶しないで|メモしないで|기억하지[{_HS}]*마|메모하지[{_HS}]*마)"
+_ANY_TRIGGER_HS: Final = "(?:" + "|".join(_all_phrases(_HS)) + ")"
+_NEGATION: Final = re.compile(
+    f"(?P<neg>(?:{_NEG_EN}[{_HS}]+(?:please[{_HS}]+)?|{_NEG_ZH}[{_HS}]*){_ANY_TRIGGER_HS}|{_NEG_VERB})"
+    f"{_SEP}?[{WS}]*(?P<body>{_DOT}+)?",
+    re.IGNORECASE,
+)
+#: What may stand between the start of a line and a negation for the line itself to be the request.
+_NEGATION_LEAD: Final = re.compile(f"[{_HS}]*(?:please[{_HS}]+)?", re.IGNORECASE)
+
+_DEFERRAL: Final = re.compile("(?:再说|再說|later|next time)", re.IGNORECASE)
+_URL: Final = re.compile(r"https?://")
+
+_EXPLICIT_MIN_CHARS: Final = 8
+_PREVIEW_ACCEPTED: Final = EvidenceLogLimits.MAX_PREVIEW_CHARS
+_PREVIEW_REJECTED: Final = EvidenceLogLimits.MAX_REJECTED_PREVIEW_CHARS
+
+# ---------------------------------------------------------------------------------------------
+# Explicit extraction
+# ---------------------------------------------------------------------------------------------
+
+
+def classify_explicit_memory(text: str) -> MemoryType:
+    """The type of an explicit memory from plain substrings of its lower-cased text (first hit wins)."""
+    lower = text.lower()
+    if _URL.search(lower) or any(w in lower for w in ("linear", "slack", "notion", "dashboard", "grafana")):
+        return MemoryType.REFERENCE
+    if any(w in lower for w in ("decide", "decision", "choose", "chosen", "决定", "決定", "选择", "選擇")):
+        return MemoryType.DECISION
+    if any(w in lower for w in ("project", "repo", "项目", "專案")):
+        return MemoryType.PROJECT
+    return MemoryType.FEEDBACK
+
+
+def stale_after_days_for(type_: MemoryType) -> int | None:
+    """Days after which a memory of this type is marked for verification (``None``: never)."""
+    if type_ is MemoryType.FEEDBACK:
+        return None
+    if type_ is MemoryType.DECISION:
+        return 45
+    if type_ is MemoryType.PROJECT:
+        return 60
+    return 90
+
+
+class _Match(msgspec.Struct, frozen=True):
+    pattern: int
+    trigger_start: int
+    body_start: int
+    body_end: int
+    body: str
+
+
+class _Scope(msgspec.Struct, frozen=True):
+    start: int
+    end: int
+    reported: bool
+
+
+def _line_bounds(text: str) -> tuple[list[int], list[int]]:
+    """Start and end offsets of every line (JavaScript line terminators)."""
+    starts = [0]
+    ends: list[int] = []
+    for index, char in enumerate(text):
+        if char in "\n\r\u2028\u2029":
+            ends.append(index)
+            starts.append(index + 1)
+    ends.append(len(text))
+    return starts, ends
+
+
+def _line_end(starts: list[int], ends: list[int], offset: int) -> int:
+    return ends[bisect_right(starts, offset) - 1]
+
+
+def _negation_scopes(
+    text: str, starts: list[int], ends: list[int]
+) -> tuple[list[_Scope], list[EvidenceInput]]:
+    """Every negated request of ``text`` and the events of those that make up their own line."""
+    scopes: list[_Scope] = []
+    events: list[EvidenceInput] = []
+    for found in _NEGATION.finditer(text):
+        neg_start = found.start("neg")
+        line_start = starts[bisect_right(starts, neg_start) - 1]
+        at_line_start = _NEGATION_LEAD.fullmatch(text, line_start, neg_start) is not None
+        body = found.group("body")
+        anchor = found.start("body") if body is not None else neg_start
+        reported = at_line_start and body is not None
+        scopes.append(_Scope(start=neg_start, end=_line_end(starts, ends, anchor), reported=reported))
+        if reported:
+            events.append(_ignored("negated_request", body or ""))
+    return scopes, events
+
+
+def _ignored(reason: str, text: str) -> EvidenceInput:
+    return event(
+        EventType.EXPLICIT_MEMORY_IGNORED,
+        Phase.EXPLICIT,
+        Outcome.REJECTED,
+        (reason,),
+        text=text,
+        preview_limit=_PREVIEW_REJECTED,
+    )
+
+
+def _explicit_matches(text: str) -> list[_Match]:
+    found: list[_Match] = []
+    for index, pattern in enumerate(_EXPLICIT_PATTERNS):
+        for match in pattern.finditer(text):
+            found.append(
+                _Match(
+                    pattern=index,
+                    trigger_start=match.start("trigger"),
+                    body_start=match.start("body"),
+                    body_end=match.end("body"),
+                    body=match.group("body"),
+                )
+            )
+    return found
+
+
+def _outermost(matches: list[_Match]) -> list[_Match]:
+    """Drop every match whose trigger sits inside another match's body: the outer request already
+    holds the whole statement (Q-E3 gave one entry per overlapping pattern)."""
+    return [
+        inner
+        for inner in matches
+        if not any(
+            outer is not inner and outer.body_start <= inner.trigger_start < outer.body_end
+            for outer in matches
+        )
+    ]
+
+
+def _entry(
+    now_ms: int, seq: int, type_: MemoryType, text: str, source: MemorySource, confidence: float
+) -> MemoryEntry:
+    stamp = iso_from_ms(now_ms)
+    return MemoryEntry(
+        id=memory_id(now_ms, seq, text, source.value),
+        type=type_,
+        text=text,
+        source=source,
+        confidence=confidence,
+        status=MemoryStatus.ACTIVE,
+        created_at=stamp,
+        updated_at=stamp,
+        retention_clock=now_ms,
+        stale_after_days=stale_after_days_for(type_),
+    )
+
+
+def extract_explicit(text: str, now_ms: int) -> ExtractionResult:
+    """The explicit memory requests of one user message.
+
+    Events: one ``negated_request`` per line that is itself a negated request, then, pattern by
+    pattern and in text order, one event per remaining trigger match (``deferral``, ``too_short``,
+    ``negated_request``, ``duplicate_in_message``, ``prompt_injection`` or ``explicit_memory_detected``).
+    Entries come out in pattern order, as in the reference."""
+    starts, ends = _line_bounds(text)
+    scopes, events = _negation_scopes(text, starts, ends)
+    matches = _outermost(_explicit_matches(text))
+
+    entries: list[MemoryEntry] = []
+    seen: set[str] = set()
+    for match in matches:
+        scope = next((s for s in scopes if s.start <= match.trigger_start < s.end), None)
+        if scope is not None and scope.reported:
+            continue  # the line's own negation event already speaks for this request
+        body = js_trim(match.body)
+        if body and _DEFERRAL.fullmatch(body):
+            events.append(_ignored("deferral", body))
+            continue
+        if len(body) < _EXPLICIT_MIN_CHARS:
+            events.append(_ignored("too_short", body))
+            continue
+        if scope is not None:
+            events.append(_ignored("negated_request", body))
+            continue
+        key = collapse_whitespace(body.lower())
+        if key in seen:
+            events.append(_ignored("duplicate_in_message", body))
+            continue
+        seen.add(key)
+        type_ = classify_explicit_memory(safety.redact(body))
+        outcome = safety.gate_memory(type_.value, body, source=MemorySource.EXPLICIT.value, from_trigger=True)
+        if not is_successful(outcome):
+            rejected = outcome.failure()
+            events.append(
+                event(
+                    EventType.EXPLICIT_MEMORY_IGNORED,
+                    Phase.EXPLICIT,
+                    Outcome.REJECTED,
+                    rejected.reasons,
+                    text=body,
+                    preview_limit=_PREVIEW_REJECTED,
+                )
+            )
+            continue
+        stored = truncate(outcome.unwrap().text, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
+        entry = _entry(now_ms, len(entries), type_, stored, MemorySource.EXPLICIT, 1.0)
+        entries.append(entry)
+        events.append(
+            event(
+                EventType.EXPLICIT_MEMORY_DETECTED,
+                Phase.EXPLICIT,
+                Outcome.ACCEPTED,
+                ("explicit_trigger_matched",),
+                memory=memory_ref(entry, with_keys=False),
+                text=entry.text,
+                preview_limit=_PREVIEW_ACCEPTED,
+            )
+        )
+    return ExtractionResult(entries=tuple(entries), events=tuple(events))
+
+
+# ---------------------------------------------------------------------------------------------
+# Compaction candidates
+# ---------------------------------------------------------------------------------------------
+
+#: The candidate block formats, in priority order: the first one found wins.
+_BLOCK_FORMATS: Final = (
+    # Plain label (what the compaction prompt asks for). It ends at a line made of two ASCII words
+    # and a colon (``Next steps:``), at a ``## `` heading, or at the end of the summary.
+    re.compile(
+        f"Memory candidates:[{WS}]*\\n((?s:.)*?)(?:\\n[A-Za-z][A-Za-z]+ [A-Za-z]+:|\\n##[{WS}]|\\Z)",
+        re.IGNORECASE,
+    ),
+    re.compile(f"##[{WS}]*Memory Candidates[{WS}]*\\n((?s:.)*?)(?:\\n##[{WS}]|\\Z)", re.IGNORECASE),
+    re.compile(f"##[{WS}]*Workspace Memory Candidates[{WS}]*\\n((?s:.)*?)(?:\\n##[{WS}]|\\Z)", re.IGNORECASE),
+    re.compile("<workspace_memory_candidates>((?s:.)*?)</workspace_memory_candidates>", re.IGNORECASE),
+)
+
+_TYPES: Final = "feedback|project|decision|reference"
+_CANDIDATE_LINE: Final = re.compile(
+    f"-[{WS}]*(?:\\[({_TYPES})\\]|({_TYPES}){_WORD_END})[{WS}]+({_DOT}+)\\Z", re.IGNORECASE
+)
+#: D10: ``… (supersedes M3)`` at the end of a candidate line.
+_SUPERSEDES: Final = re.compile(f"[{WS}]*\\([{WS}]*(?i:supersedes)[{WS}]+[Mm]([0-9]+)[{WS}]*\\)\\Z")
+
+#: A trigger phrase (P1-P6) at the very start of a candidate body is stripped; elsewhere it is text.
+_CANDIDATE_TRIGGERS: Final = tuple(
+    re.compile(f"(?:{phrase}){_SEP}?[{WS}]*(?P<body>{_DOT}+)\\Z", re.IGNORECASE)
+    for phrase in _request_phrases(WS)
+)
+_ANY_REQUEST: Final = "(?:" + "|".join(_request_phrases(WS)) + ")"
+#: A body that starts as a negated request: a negative request verb, or a negation word and a
+#: request phrase followed by a separator or by another request phrase (``覚えないで 覚えて: …``).
+#: ``Do not remember passwords in memory files`` is an ordinary instruction, not a request.
+_CANDIDATE_NEGATION: Final = re.compile(
+    f"(?:please[{WS}]+)?(?:{_NEG_VERB}"
+    f"|(?:{_NEG_EN}[{WS}]+(?:please[{WS}]+)?|{_NEG_ZH}[{WS}]*){_ANY_REQUEST}"
+    f"(?:[{WS}]*{_SEP}|[{WS}]*(?={_ANY_REQUEST})))",
+    re.IGNORECASE,
+)
+
+
+class _Body(msgspec.Struct, frozen=True):
+    text: str
+    had_trigger: bool
+
+
+def _extract_block(summary: str) -> str | None:
+    for pattern in _BLOCK_FORMATS:
+        found = pattern.search(summary)
+        if found is not None:
+            return found.group(1) or None
+    return None
+
+
+def _normalize_candidate_body(body: str) -> _Body | None:
+    """The candidate text with a leading request phrase removed; ``None`` for a negated request."""
+    text = js_trim(body)
+    if _CANDIDATE_NEGATION.match(text):
+        return None
+    for pattern in _CANDIDATE_TRIGGERS:
+        found = pattern.match(text)
+        if found is not None:
+            extracted = js_trim(found.group("body"))
+            return _Body(text=extracted, had_trigger=True) if extracted else None
+    return _Body(text=text, had_trigger=False)
+
+
+def _candidate_rejected(type_: MemoryType, reasons: tuple[str, ...], text: str) -> EvidenceInput:
+    return event(
+        EventType.EXTRACTION_CANDIDATE_REJECTED,
+        Phase.EXTRACTION,
+        Outcome.REJECTED,
+        reasons,
+        memory=MemoryRef(type=type_.value, source=MemorySource.COMPACTION.value),
+        text=text,
+        preview_limit=_PREVIEW_REJECTED,
+    )
+
+
+def parse_compaction_candidates(
+    summary: str,
+    now_ms: int,
+    *,
+    workspace_key: str | None = None,
+    workspace_root_hash: str | None = None,
+) -> ExtractionResult:
+    """The memory candidates of a compaction summary.
+
+    Lines that do not follow the ``- [type] text`` grammar are skipped without an event; every other
+    line gives exactly one event. ``workspace_key``/``workspace_root_hash`` only label the rejection
+    records."""
+    block = _extract_block(summary)
+    if block is None:
+        return _EMPTY
+
+    stamp = iso_from_ms(now_ms)
+    entries: list[MemoryEntry] = []
+    events: list[EvidenceInput] = []
+    rejections: list[RejectionRecord] = []
+    requests: list[SupersedeRequest] = []
+    seen: set[str] = set()
+    for line in block.split("\n"):
+        item = _CANDIDATE_LINE.match(js_trim(line))
+        if item is None:
+            continue
+        type_ = MemoryType((item.group(1) or item.group(2)).lower())
+        raw_body = item.group(3)
+        label: str | None = None
+        suffix = _SUPERSEDES.search(raw_body)
+        if suffix is not None:
+            label = f"M{suffix.group(1)}"
+            raw_body = raw_body[: suffix.start()]
+        body = _normalize_candidate_body(raw_body)
+        if body is None:
+            events.append(_candidate_rejected(type_, ("negated_request",), item.group(3)))
+            continue
+        outcome = safety.gate_memory(
+            type_.value, body.text, source=MemorySource.COMPACTION.value, from_trigger=body.had_trigger
+        )
+        if not is_successful(outcome):
+            rejected = outcome.failure()
+            events.append(_candidate_rejected(type_, rejected.reasons, body.text))
+            if rejected.from_quality_gate:
+                rejections.append(
+                    RejectionRecord(
+                        timestamp=stamp,
+                        type=type_.value,
+                        text=safety.redact(body.text),
+                        reasons=rejected.reasons,
+                        workspace_key=workspace_key,
+                        workspace_root_hash=workspace_root_hash,
+                    )
+                )
+            continue
+        stored = truncate(outcome.unwrap().text, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
+        key = memory_key(type_.value, stored)
+        if key in seen:
+            events.append(_candidate_rejected(type_, ("duplicate_in_summary",), body.text))
+            continue
+        seen.add(key)
+        entry = _entry(now_ms, len(entries), type_, stored, MemorySource.COMPACTION, 0.75)
+        entries.append(entry)
+        if label is not None:
+            requests.append(SupersedeRequest(memory_id=entry.id, label=label))
+        events.append(
+            event(
+                EventType.EXTRACTION_CANDIDATE_ACCEPTED,
+                Phase.EXTRACTION,
+                Outcome.ACCEPTED,
+                ("quality_gate_passed", "valid_candidate_format"),
+                memory=memory_ref(entry, with_keys=False),
+                text=entry.text,
+                preview_limit=_PREVIEW_ACCEPTED,
+            )
+        )
+    return ExtractionResult(
+        entries=tuple(entries),
+        events=tuple(events),
+        rejections=tuple(rejections),
+        supersede_requests=tuple(requests),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The compaction prompt
+# ---------------------------------------------------------------------------------------------
+
+#: The one rule line workmem adds to the reference prompt (DECISIONS D10): a new decision may name
+#: the numbered memory of the background block that it replaces.
+SUPERSEDE_RULE: Final = (
+    "- If a new decision replaces a memory labelled [M<n>] in the background context, end its line with"
+    " (supersedes M<n>)."
+)
+
+_PROMPT_LINES: Final = (
+    "Provide a detailed summary for continuing our conversation above.",
+    "Focus on information that would help another agent continue the work: the goal, user instructions,"
+    " completed work, current state, decisions, relevant files, and next steps.",
+    "",
+    "Do not call any tools. Respond only with the summary text.",
+    "Respond in the same language as the user's messages in the conversation.",
+    "",
+    "Formatting rules:",
+    '- Start the response with "## Goal".',
+    "- Use Markdown headings only.",
+    "- Do not output YAML frontmatter.",
+    "- Do not output horizontal rules.",
+    "- Do not wrap the summary in delimiter lines such as ---.",
+    "- Do not use code fences around the summary.",
+    "",
+    "Use this structure:",
+    "",
+    "## Goal",
+    "",
+    "## Instructions",
+    "",
+    "## Progress",
+    "",
+    "## Key Decisions",
+    "",
+    "## Discoveries",
+    "",
+    "## Next Steps",
+    "",
+    "## Relevant Files",
+    "",
+    "At the end of the summary, include a Memory candidates section only if there are durable facts that"
+    " will change future behavior.",
+    "",
+    "CRITICAL MEMORY RULES:",
+    "- Most compactions should produce ZERO memories. Empty is correct when nothing durable changed.",
+    "- NO completion or progress statements: do not extract completed work, passing tests, commits,"
+    " PR status, wave/task/phase completion, or current state.",
+    "- NO session-internal implementation notes: do not extract what files were edited, what bug was"
+    " just fixed, what command just ran, or what the assistant reviewed.",
+    "- feedback ONLY means stable user preferences or user instructions, written in imperative/future-facing"
+    " form.",
+    "- decision ONLY means rules that apply to FUTURE work, not decisions already implemented in this"
+    " session.",
+    "- project/reference ONLY when the fact is stable across sessions and hard to rediscover from the"
+    " repository.",
+    SUPERSEDE_RULE,
+    "- If unsure, skip it.",
+    "",
+    "Good memory examples:",
+    "- [feedback] User prefers architecture reviews in Traditional Chinese.",
+    "- [decision] Do not add semantic merge to memory dedupe.",
+    "- [project] This repository is an OpenCode plugin using local JSON stores.",
+    "- [reference] Workspace memory is rendered as frozen system[1]; pending memories remain in hot state"
+    " until compaction.",
+    "",
+    "Bad memory examples to skip:",
+    "- Wave 2 completed successfully.",
+    "- 180 tests passed and CI is green.",
+    "- Implemented owner-aware cleanup in plugin.ts.",
+    "- The assistant reviewed code reviewer feedback and updated the plan.",
+    "- Commit a762e86 contains the owner scope fix.",
+    "",
+    "Format when there ARE durable memories:",
+    "Memory candidates:",
+    "- [feedback|decision|project|reference] future-facing durable fact",
+    "",
+    "Format when there are NO durable memories:",
+    "Memory candidates:",
+    "(none)",
+    "",
+    "Background context, use this to inform the summary above.",
+    "Do not output this context verbatim:",
+    "",
+)
+
+
+def build_compaction_prompt(context: str) -> str:
+    """The prompt that replaces the host's default compaction prompt; ``context`` (frozen workspace
+    block, hot state, todos, …) is appended as background."""
+    return "\n".join((*_PROMPT_LINES, context))
