@@ -30,15 +30,30 @@ def ensure_private_dir(path: Path, *, fix_mode: bool = True) -> None:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        os.makedirs(path, mode=DIR_MODE, exist_ok=True)
-        st = os.stat(path)
-        if stat.S_IMODE(st.st_mode) != DIR_MODE:
-            os.chmod(path, DIR_MODE)
+        _make_private_dirs(path)
         return
     if not stat.S_ISDIR(st.st_mode):
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
     if fix_mode and stat.S_IMODE(st.st_mode) & 0o077 and st.st_uid == os.getuid():
         os.chmod(path, DIR_MODE)
+
+
+def _make_private_dirs(path: Path) -> None:
+    """``mkdir -p`` where every directory created gets mode 0700 (``os.makedirs`` applies the mode to
+    the leaf only)."""
+    missing: list[Path] = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, DIR_MODE)
+        except FileExistsError:
+            continue
+        os.chmod(directory, DIR_MODE)
 
 
 def fsync_dir(path: Path) -> None:

@@ -33,8 +33,7 @@ from domain.model import (
     MemoryRef,
     Relation,
 )
-from domain.safety import redact
-from domain.text import collapse_whitespace
+from domain.safety import preview, redact
 from domain.timeutil import parse_iso_ms
 
 DAY_MS: Final = 86_400_000
@@ -111,13 +110,13 @@ def scrub_paths(text: str) -> str:
 
 
 def preview_text(text: str, limit: int) -> str:
-    """Redact, collapse whitespace, trim, cut to ``limit`` code points."""
-    return collapse_whitespace(redact(text))[:limit]
+    """Redact, collapse whitespace, trim, cut to ``limit`` code points (a fixed point of redaction)."""
+    return preview(text, limit)
 
 
 def detail_text(text: str) -> str:
     """A detail string: redacted, without absolute paths, collapsed, at most 240 code points."""
-    return collapse_whitespace(scrub_paths(redact(text)))[: EvidenceLogLimits.MAX_DETAIL_STRING_CHARS]
+    return preview(scrub_paths(redact(text)), EvidenceLogLimits.MAX_DETAIL_STRING_CHARS)
 
 
 def sanitize_memory_ref(ref: MemoryRef | None) -> MemoryRef | None:
@@ -201,7 +200,7 @@ def build_record(
 ) -> EvidenceEvent:
     """The stored form of one core event, sanitised as §3.4 describes (with the B9 and B18 fixes)."""
     event_type = str(inp.type)
-    preview = preview_text(inp.text_preview, preview_limit(event_type)) if inp.text_preview else None
+    text_preview = preview_text(inp.text_preview, preview_limit(event_type)) if inp.text_preview else None
     return EvidenceEvent(
         version=1,
         event_id=event_id,
@@ -217,7 +216,7 @@ def build_record(
         memory=sanitize_memory_ref(inp.memory),
         relations=sanitize_relations(inp.relations),
         details=sanitize_details(inp.details),
-        text_preview=preview or None,
+        text_preview=text_preview or None,
     )
 
 
