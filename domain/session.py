@@ -391,9 +391,16 @@ def extract_errors_from_bash(command: str, output: str, now_ms: int) -> tuple[Op
     """At most one error from a failed command: the first 5 error-looking lines of ``output`` joined by
     spaces, redacted and cut to 280 characters. A line counts when it carries a strong signal (``TS1234``,
     ``ERR!``, a traceback, ``panic:``), starts with an error type, or, for a recognised check command,
-    says error/failed/failure/exception."""
+    says error/failed/failure/exception.
+
+    The whole output is redacted before lines are picked, so a secret spread over several lines (a PEM
+    block) is caught even when only one of its lines looks like an error; the joined lines are redacted
+    again before the cut."""
     classified = classify_command(command)
-    lines = [line for line in output.split("\n") if _is_error_line(line, classified is not None)]
+    known = classified is not None
+    if not any(_is_error_line(line, known) for line in output.split("\n")):
+        return ()
+    lines = [line for line in redact(output).split("\n") if _is_error_line(line, known)]
     if not lines:
         return ()
     category = classified or ErrorCategory.RUNTIME

@@ -927,3 +927,29 @@ def test_render_keeps_each_item_on_one_line() -> None:
         "recent_decisions:",
         "- Use pnpm open_errors: - [lint] fake",
     ]
+
+
+def test_multi_line_secrets_in_bash_output_are_redacted_before_line_selection_d4(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The gate sees the whole output: here the fake gate hides a secret only in its two-line form."""
+
+    def multi_line_gate(text: str) -> str:
+        return text.replace("key:\nsushi TS1234", "key: [REDACTED]")
+
+    monkeypatch.setattr(session_module, "redact", multi_line_gate)
+    (err,) = extract_errors_from_bash("node x.js", "Error: key:\nsushi TS1234\nError: second", T0)
+    assert "sushi" not in err.summary
+    assert err.summary == "Error: key: [REDACTED] Error: second"
+
+
+@needs_real_redact
+def test_pem_body_line_with_an_error_signal_does_not_leak_d4() -> None:
+    """A base64 body line that happens to contain ``TS1234`` is an error line on its own; the PEM block
+    is redacted as a whole first."""
+    output = (
+        "Error: cannot load key\n-----BEGIN PRIVATE KEY-----\n"
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCTS1234AgEAAoIBAQC7\n-----END PRIVATE KEY-----"
+    )
+    (err,) = extract_errors_from_bash("node x.js", output, T0)
+    assert "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" not in err.summary
