@@ -42,6 +42,7 @@ from domain.session import (
 )
 from domain.text import memory_key
 from domain.timeutil import iso_from_ms
+from property_tests.secret_strategies import secrets as shared_secrets
 
 T0 = 1_767_225_600_000
 ROOT = "/repo"
@@ -382,19 +383,23 @@ delimiters = st.sampled_from([":", ": ", "=", " = ", "："])
 
 
 @st.composite
-def secret_texts(draw: st.DrawFn) -> tuple[str, str]:
+def _labelled(draw: st.DrawFn) -> tuple[str, tuple[str, ...]]:
     value = draw(secret_values)
     prefix = draw(st.sampled_from(["", "note ", "Error: ", "x, "]))
     suffix = draw(st.sampled_from(["", " ok", ", more"]))
-    return value, f"{prefix}{draw(labels)}{draw(delimiters)}{value}{suffix}"
+    return f"{prefix}{draw(labels)}{draw(delimiters)}{value}{suffix}", (value,)
+
+
+#: Labelled values of this module plus the shared credential strategy (token formats, PEM blocks, ...).
+secret_texts = st.one_of(_labelled(), shared_secrets())
 
 
 @pytest.mark.skipif(not REAL_REDACT, reason="domain.safety.redact is still a stub")
-@given(sessions(max_ops=8), secret_texts(), st.sampled_from(["summary", "command", "decision", "pending"]))
+@given(sessions(max_ops=8), secret_texts, st.sampled_from(["summary", "command", "decision", "pending"]))
 def test_no_generated_secret_reaches_state_or_render(
-    state: SessionState, secret: tuple[str, str], where: str
+    state: SessionState, secret: tuple[str, tuple[str, ...]], where: str
 ) -> None:
-    value, text = secret
+    text, values = secret
     now = T0 + 10_000
     if where == "summary":
         state = observe_tool(
@@ -408,5 +413,7 @@ def test_no_generated_secret_reaches_state_or_render(
     else:
         state = add_pending_memories(state, [_memory(MemoryType.FEEDBACK, text)])
     state = normalize_session(state, now)
-    assert value not in msgspec.json.encode(state).decode()
-    assert value not in render_hot_state(state, ROOT)
+    stored, render = msgspec.json.decode(msgspec.json.encode(state)), render_hot_state(state, ROOT)
+    for value in values:
+        assert value not in repr(stored)
+        assert value not in render
