@@ -114,6 +114,8 @@ class EventType(StrEnum):
     MEMORY_REDACTED = "memory_redacted"
     WORKSPACE_DORMANCY_RECORDED = "workspace_dormancy_recorded"
     STORAGE_STALE_WRITE_REJECTED = "storage_stale_write_rejected"
+    #: a pending memory that did not make it into the store for a reason other than capacity (B16)
+    PROMOTION_REJECTED = "promotion_rejected"
 
 
 class Phase(StrEnum):
