@@ -134,6 +134,9 @@ _VALUE_END: Final = f"`'\",，{WS}\\["
 _SECRET_VALUE: Final = f"[^{_VALUE_END}]+"
 #: Inside quotes a value may contain spaces; it runs to the matching closing quote on the same line.
 _QUOTED_BODY: Final = "[^\\n\\r\\u2028\\u2029\\[]"
+#: A closing quote ends the text or is followed by whitespace or punctuation; otherwise the "phrase"
+#: would be a stretch between two unrelated quotes, and the value is taken unquoted instead.
+_AFTER_CLOSING_QUOTE: Final = f"(?:\\Z|(?=[{WS},，.;:!?)\\]}}>`'\"。、）]))"
 
 _ASCII_BEFORE: Final = f"(?<![{_WORD}])"
 _ASCII_AFTER: Final = f"(?![{_WORD}])"
@@ -163,7 +166,9 @@ _STOP_WORD_LINES: Final = (
     "key keys token tokens secret secrets credential credentials auth bearer header headers scheme ",
     "type types format formats used using use",
 )
-_STOP_WORDS: Final = sorted({w for line in _STOP_WORD_LINES for w in line.split()}, key=lambda w: (-len(w), w))
+_STOP_WORDS: Final = sorted(
+    {w for line in _STOP_WORD_LINES for w in line.split()}, key=lambda w: (-len(w), w)
+)
 _NOT_STOP: Final = f"(?!(?:{'|'.join(_STOP_WORDS)}){_ASCII_AFTER})"
 
 #: Explicit delimiters (the reference's ``是 = : ：`` plus the topic particles ``は 는 은``).
@@ -187,7 +192,7 @@ def _value(tag: str) -> str:
     quoted = (
         f"(?P<q{tag}>{_QUOTE})"
         f"(?P<qv{tag}>(?!\\[)(?:\\[REDACTED\\]|(?!(?P=q{tag})){_QUOTED_BODY}){{1,200}})"
-        f"(?=(?P=q{tag}))"
+        f"(?=(?P=q{tag}){_AFTER_CLOSING_QUOTE})"
     )
     return f"(?:{quoted}|{_QUOTE}?(?P<v{tag}>{_SECRET_VALUE}))"
 

@@ -1,0 +1,176 @@
+"""Hypothesis strategies for credentials embedded in ordinary text.
+
+Reuse them for "no secret reaches disk / the prompt / a preview" properties:
+
+* :func:`secrets` — ``(text, secret_values)``: one to three credentials (well-known token formats and
+  labelled values) embedded in random filler; every string in ``secret_values`` must be absent from
+  anything derived from ``text`` after redaction.
+* :func:`token_secrets` / :func:`labelled_secrets` — one credential, as ``(snippet, secret_value)``.
+* :func:`filler` — ordinary text that contains no credential label or token prefix, so it must pass
+  through redaction unchanged.
+* :data:`PASSWORD_LABELS`, :data:`SENSITIVE_LABELS`, :data:`DELIMITERS`, :func:`label_values` — the
+  label × delimiter × value grid of the redaction invariant (extraction-quality §7 invariant 4).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Final
+
+from hypothesis import strategies as st
+
+PASSWORD_LABELS: Final = (
+    "password",
+    "Password",
+    "PASSWORD",
+    "passwd",
+    "pwd",
+    "密碼",
+    "密码",
+    "パスワード",
+    "비밀번호",
+    "contraseña",
+    "CONTRASEÑA",
+    "mot de passe",
+    "passwort",
+)
+SENSITIVE_LABELS: Final = (
+    "api_key",
+    "api-key",
+    "apikey",
+    "API_KEY",
+    "token",
+    "MY_TOKEN",
+    "access_token",
+    "secret",
+    "client_secret",
+    "credential",
+    "auth",
+    "auth_key",
+    "auth-key",
+    "private_key",
+    "private-key",
+    "privatekey",
+    "OAuth",
+)
+#: The delimiters of the invariant, plus ``is`` (a D4 fix).
+DELIMITERS: Final = (":", ": ", "=", " = ", "：", "是", " 是 ", " is ")
+#: Bearer takes a bare space too, and the delimiters above (``Bearer = V`` is a D4 fix).
+BEARER_DELIMITERS: Final = (" ", *DELIMITERS)
+PREFIXES: Final = ("", "note ", "Use ", "x, ")
+SUFFIXES: Final = ("", " ok", ", more", "，更多")
+
+_B62: Final = string.ascii_letters + string.digits
+_B64URL: Final = _B62 + "-_"
+_UPPER_ALNUM: Final = string.ascii_uppercase + string.digits
+
+#: Anything that could start a credential: filler containing one of these is discarded.
+_LABELISH: Final = re.compile(
+    r"pass|pwd|pin|bearer|key|token|secret|credential|auth|user|密|パスワード|비밀번호|contrase"
+    r"|eyj|sk[-_]|rk_|gh[pousr]_|github|akia|asia|xox|-----|ユーザー|用戶|用户|사용자|benutzer|usuario",
+    re.IGNORECASE,
+)
+
+
+def label_values() -> st.SearchStrategy[str]:
+    """``Q[A-Za-z0-9._/+-]{6,25}Z``: values that are unmistakably secrets."""
+    return st.text(alphabet=string.ascii_letters + string.digits + "._/+-", min_size=6, max_size=25).map(
+        lambda body: f"Q{body}Z"
+    )
+
+
+def filler() -> st.SearchStrategy[str]:
+    """A few ordinary words (ASCII, accented, CJK) separated by spaces or punctuation."""
+    word = st.text(
+        alphabet=st.sampled_from(string.ascii_letters + string.digits + "éñüßçøå中文記憶系統日本語한국어"),
+        min_size=1,
+        max_size=10,
+    )
+    sep = st.sampled_from((" ", " ", "\n", ", ", ". ", "; ", " - ", "\t", "\u3000"))
+    return (
+        st.lists(st.tuples(word, sep), max_size=6)
+        .map(lambda parts: "".join(w + s for w, s in parts).strip())
+        .filter(lambda text: not _LABELISH.search(text))
+    )
+
+
+def _with_digit(body: str, digit: str, where: int) -> str:
+    where %= len(body) + 1
+    return body[:where] + digit + body[where:]
+
+
+@st.composite
+def token_secrets(draw: st.DrawFn) -> tuple[str, str]:
+    """One well-known token format: ``(token, secret part)``."""
+    kind = draw(st.sampled_from(("sk", "sk-proj", "ghp", "github_pat", "akia", "xox", "jwt", "pem")))
+    digit = draw(st.sampled_from(string.digits))
+    where = draw(st.integers(0, 64))
+    if kind in ("sk", "sk-proj"):
+        body = _with_digit(draw(st.text(alphabet=_B62, min_size=20, max_size=48)), digit, where)
+        prefix = "sk-proj-" if kind == "sk-proj" else "sk-"
+        return prefix + body, body
+    if kind == "ghp":
+        flavour = draw(st.sampled_from("pousr"))
+        body = draw(st.text(alphabet=_B62, min_size=36, max_size=40))
+        return f"gh{flavour}_{body}", body
+    if kind == "github_pat":
+        body = draw(st.text(alphabet=_B62 + "_", min_size=22, max_size=82))
+        return f"github_pat_{body}", body
+    if kind == "akia":
+        body = draw(st.text(alphabet=_UPPER_ALNUM, min_size=16, max_size=16))
+        return f"AKIA{body}", body
+    if kind == "xox":
+        flavour = draw(st.sampled_from("bp"))
+        body = draw(st.from_regex(r"[0-9]{10,13}-[0-9]{10,13}-[A-Za-z0-9]{24}", fullmatch=True))
+        return f"xox{flavour}-{body}", body
+    if kind == "jwt":
+        header = draw(st.text(alphabet=_B64URL, min_size=10, max_size=40))
+        payload = draw(st.text(alphabet=_B64URL, min_size=10, max_size=80))
+        signature = draw(st.text(alphabet=_B64URL, min_size=10, max_size=60))
+        return f"eyJ{header}.eyJ{payload}.{signature}", f"{payload}.{signature}"
+    algorithm = draw(st.sampled_from(("", "RSA ", "EC ", "OPENSSH ", "ENCRYPTED ")))
+    lines = draw(st.lists(st.text(alphabet=_B62 + "+/", min_size=16, max_size=64), min_size=1, max_size=4))
+    body = "\n".join(lines)
+    block = f"-----BEGIN {algorithm}PRIVATE KEY-----\n{body}\n-----END {algorithm}PRIVATE KEY-----"
+    return block, lines[0]
+
+
+@st.composite
+def labelled_secrets(draw: st.DrawFn) -> tuple[str, str]:
+    """A label, a delimiter and a value: ``(snippet, value)``."""
+    value = draw(label_values())
+    kind = draw(st.sampled_from(("password", "sensitive", "pin", "bearer")))
+    if kind == "password":
+        label = draw(st.sampled_from(PASSWORD_LABELS))
+        delimiter = draw(st.sampled_from((*DELIMITERS, " ")))
+    elif kind == "sensitive":
+        label = draw(st.sampled_from(SENSITIVE_LABELS))
+        delimiter = draw(st.sampled_from(DELIMITERS))
+    elif kind == "pin":
+        label = "PIN"
+        delimiter = draw(st.sampled_from((*DELIMITERS, " ")))
+    else:
+        label = draw(st.sampled_from(("Bearer", "bearer")))
+        delimiter = draw(st.sampled_from(BEARER_DELIMITERS))
+    quote = draw(st.sampled_from(("", "", "'", '"', "`")))
+    closing = quote if draw(st.booleans()) else ""
+    return f"{label}{delimiter}{quote}{value}{closing}", value
+
+
+@st.composite
+def secrets(draw: st.DrawFn) -> tuple[str, tuple[str, ...]]:
+    """Random filler with one to three credentials embedded: ``(text, secret values)``."""
+    items = draw(st.lists(st.one_of(token_secrets(), labelled_secrets()), min_size=1, max_size=3))
+    parts: list[str] = []
+    for snippet, _ in items:
+        parts.append(draw(filler()))
+        parts.append(snippet)
+    parts.append(draw(filler()))
+    separators = st.sampled_from((" ", "\n", " (", ", ", "; ", "\n\n"))
+    text = ""
+    for part in parts:
+        if not part:
+            continue
+        text = f"{text}{draw(separators)}{part}" if text else part
+    return text, tuple(secret for _, secret in items)
