@@ -47,12 +47,13 @@ MAX_MEMORY_ID_CHARS: Final = 160
 _CODE_UNSAFE: Final = re.compile(r"[^a-zA-Z0-9_.:-]")
 _HEX16: Final = re.compile(r"^[a-fA-F0-9]{16}\Z")
 #: Absolute paths in detail strings (B18): POSIX paths with at least two segments, ``~/`` paths and
-#: Windows drive paths. Quotes end a path, so ``'…': EISDIR`` style messages keep their tail.
+#: Windows drive paths. Quotes, ``:;,()<>`` and whitespace end a path, so ``…/x.json: EISDIR`` style
+#: messages keep their tail.
 _ABS_PATH: Final = re.compile(
     r"(?<![A-Za-z0-9_.~/\\-])(?:"
-    r"/[^\s/\"'`]+(?:/[^\s/\"'`]*)+"
-    r"|~/[^\s\"'`]*"
-    r"|[A-Za-z]:\\[^\s\"'`]*"
+    r"/[^\s/\"'`:;,()<>]+(?:/[^\s/\"'`:;,()<>]*)+"
+    r"|~/[^\s\"'`:;,()<>]*"
+    r"|[A-Za-z]:\\[^\s\"'`;,()<>]*"
     r")"
 )
 PATH_PLACEHOLDER: Final = "<path>"
@@ -525,9 +526,9 @@ def current_status(event: EvidenceEvent | None) -> str:
     return "unknown"
 
 
-def _first(events: Iterable[EvidenceEvent], *, types: Iterable[str] = (), outcome: str | None = None) -> (
-    EvidenceEvent | None
-):
+def _first(
+    events: Iterable[EvidenceEvent], *, types: Iterable[str] = (), outcome: str | None = None
+) -> EvidenceEvent | None:
     wanted = frozenset(types)
     for event in events:
         if event.type in wanted or (outcome is not None and event.outcome == outcome):

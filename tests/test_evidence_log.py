@@ -1,0 +1,516 @@
+"""The evidence log adapter, with the acceptance cases of evidence-pending-storage-hooks.md §10.1."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+import threading
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from adapters.evidence_log import (
+    EvidenceLog,
+    append_events,
+    lock_path,
+    needs_prune,
+    prune_log,
+    read_events,
+)
+from adapters.paths import workspace_key, workspace_paths, workspace_root_hash
+from domain.evidence_records import (
+    EventQuery,
+    query_events,
+    summarize_memory_evidence,
+    trace_memory_lifecycle,
+)
+from domain.model import (
+    EventType,
+    EvidenceInput,
+    EvidenceLogLimits,
+    MemoryRef,
+    Outcome,
+    Phase,
+    Relation,
+    RelationRole,
+)
+from domain.timeutil import iso_from_ms
+
+NOW = 1_777_636_800_000
+DAY = 86_400_000
+EVENT_ID = re.compile(r"^evt_\d+_[a-z0-9]{8}$")
+
+
+def h16(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()[:16]
+
+
+def event_input(**changes: object) -> EvidenceInput:
+    base = EvidenceInput(
+        type=EventType.PROMOTION_PROMOTED,
+        phase=Phase.PROMOTION,
+        outcome=Outcome.PROMOTED,
+        reason_codes=("new_workspace_entry",),
+        memory=MemoryRef(memory_id="mem-a", type="decision", source="explicit", status="active"),
+        text_preview="Use npm test before release",
+    )
+    return msgspec.structs.replace(base, **changes)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> str:
+    directory = tmp_path / "project"
+    directory.mkdir()
+    return str(directory)
+
+
+@pytest.fixture
+def log(tmp_path: Path, root: str) -> EvidenceLog:
+    paths = workspace_paths(tmp_path / "home", root)
+    return EvidenceLog(
+        paths.evidence, workspace_key=workspace_key(root), workspace_root_hash=workspace_root_hash(root)
+    )
+
+
+def manual_line(key: str, root_hash: str, eid: str, created_at: str) -> str:
+    return json.dumps(
+        {
+            "version": 1,
+            "eventId": eid,
+            "createdAt": created_at,
+            "workspaceKey": key,
+            "workspaceRootHash": root_hash,
+            "type": "render_selected",
+            "phase": "render",
+            "outcome": "rendered",
+            "memory": {"memoryId": eid, "type": "decision"},
+            "reasonCodes": ["within_caps", "within_char_budget"],
+        }
+    )
+
+
+# ---- §10.1 ---------------------------------------------------------------------------------------
+
+
+def test_1_append_writes_versioned_jsonl_with_workspace_hashes(log: EvidenceLog, root: str) -> None:
+    (record,) = log.append([event_input(session_hash="session-1", message_hash="message-1")], NOW)
+    raw = log.path.read_text()
+    stored = json.loads(raw.strip())
+    assert stored["version"] == 1
+    assert EVENT_ID.match(stored["eventId"])
+    assert stored["eventId"] == record.event_id
+    assert stored["createdAt"] == iso_from_ms(NOW)
+    assert stored["workspaceKey"] == workspace_key(root)
+    assert stored["workspaceRootHash"] == workspace_root_hash(root)
+    assert stored["sessionHash"] == h16("session-1")
+    assert stored["messageHash"] == h16("message-1")
+    assert stored["type"] == "promotion_promoted"
+    assert stored["outcome"] == "promoted"
+    assert raw.endswith("}\n") and raw.count("\n") == 1
+
+
+def test_1b_workspace_root_hash_is_not_the_workspace_key_b8(log: EvidenceLog, root: str) -> None:
+    """B8: the reference wrote hash16(realpath(root)) into both fields."""
+    (record,) = log.append([event_input()], NOW)
+    assert record.workspace_root_hash != record.workspace_key
+    assert record.workspace_root_hash == h16("root:" + os.path.realpath(root))
+
+
+def test_2_append_redacts_text_previews_and_details(log: EvidenceLog) -> None:
+    secrets = (
+        "password: sushi\nAdmin PIN 是 456123\nBearer abc.def.ghi\n"
+        "This candidate is rejected and should be short"
+    )
+    log.append(
+        [
+            event_input(
+                type=EventType.EXTRACTION_CANDIDATE_REJECTED,
+                phase=Phase.EXTRACTION,
+                outcome=Outcome.REJECTED,
+                reason_codes=("raw_error",),
+                text_preview=secrets,
+                details={"note": "password: sushi Admin PIN 是 456123 Bearer abc.def.ghi"},
+            )
+        ],
+        NOW,
+    )
+    raw = log.path.read_text()
+    stored = json.loads(raw.strip())
+    for leaked in ("sushi", "456123", "abc.def.ghi"):
+        assert leaked not in raw
+    assert "[REDACTED]" in stored["textPreview"]
+    assert len(stored["textPreview"]) <= 80
+
+
+def test_3_query_filters_by_type_outcome_and_memory_id(log: EvidenceLog) -> None:
+    log.append(
+        [
+            event_input(memory=MemoryRef(memory_id="mem-a")),
+            event_input(
+                type=EventType.RENDER_OMITTED,
+                phase=Phase.RENDER,
+                outcome=Outcome.OMITTED,
+                reason_codes=("type_cap",),
+                memory=MemoryRef(memory_id="mem-a"),
+            ),
+            event_input(
+                type=EventType.RENDER_OMITTED,
+                phase=Phase.RENDER,
+                outcome=Outcome.OMITTED,
+                reason_codes=("global_cap",),
+                memory=MemoryRef(memory_id="mem-b"),
+            ),
+        ],
+        NOW,
+    )
+    events, invalid = log.read()
+    assert invalid == 0
+    result = query_events(
+        events, EventQuery(types=("render_omitted",), outcomes=("omitted",), memory_id="mem-a")
+    )
+    assert len(result) == 1
+    assert result[0].type == "render_omitted"
+    assert result[0].memory is not None and result[0].memory.memory_id == "mem-a"
+
+
+def test_4_memory_removed_capacity_round_trips(log: EvidenceLog) -> None:
+    ref = MemoryRef(memory_id="removed-memory", type="reference", source="compaction", status="active")
+    details = {
+        "type": "reference",
+        "globalCap": 28,
+        "retentionClock": 1_777_593_600_000,
+        "createdAt": "2026-05-01T00:00:00.000Z",
+        "source": "compaction",
+    }
+    log.append(
+        [
+            event_input(
+                type=EventType.MEMORY_REMOVED_CAPACITY,
+                phase=Phase.STORAGE,
+                outcome=Outcome.REMOVED,
+                reason_codes=("global_cap",),
+                memory=ref,
+                relations=(Relation(role=RelationRole.REMOVED, memory=ref),),
+                details=details,
+            )
+        ],
+        NOW,
+    )
+    events, _ = log.read()
+    result = query_events(
+        events,
+        EventQuery(
+            types=("memory_removed_capacity",),
+            phases=("storage",),
+            outcomes=("removed",),
+            memory_id="removed-memory",
+        ),
+    )
+    assert len(result) == 1
+    assert (result[0].type, result[0].phase, result[0].outcome) == (
+        "memory_removed_capacity",
+        "storage",
+        "removed",
+    )
+    assert result[0].details == details
+
+
+def test_5_newest_first_and_limit(log: EvidenceLog) -> None:
+    records = log.append(
+        [event_input(memory=MemoryRef(memory_id=m)) for m in ("oldest", "middle", "newest")], NOW
+    )
+    events, _ = log.read()
+    result = query_events(events, EventQuery(newest_first=True, limit=2))
+    assert [e.event_id for e in result] == [records[2].event_id, records[1].event_id]
+    assert len({r.event_id for r in records}) == 3
+
+
+def test_6_append_returns_a_record_when_the_write_fails(
+    log: EvidenceLog, root: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log.path.mkdir(parents=True)
+    (record,) = log.append([event_input()], NOW)
+    assert record.version == 1
+    assert EVENT_ID.match(record.event_id)
+    assert record.workspace_key == workspace_key(root)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "failed to write evidence event" in err
+
+
+def test_6b_append_survives_a_missing_parent_that_is_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "evidence"
+    blocker.write_text("not a directory")
+    records = append_events(
+        blocker / "events.jsonl", [event_input()], now_ms=NOW, workspace_key="k", workspace_root_hash="r"
+    )
+    assert len(records) == 1
+    assert "failed to write evidence event" in capsys.readouterr().err
+    assert blocker.read_text() == "not a directory"
+
+
+def test_7_prune_drops_old_events_caps_count_and_quarantines_invalid_lines(
+    log: EvidenceLog, root: str
+) -> None:
+    log.path.parent.mkdir(parents=True)
+    key, root_hash = workspace_key(root), workspace_root_hash(root)
+    old = manual_line(key, root_hash, "old-event", iso_from_ms(NOW - 91 * DAY))
+    recent = [
+        manual_line(
+            key,
+            root_hash,
+            f"recent-{i}",
+            iso_from_ms(NOW - (EvidenceLogLimits.MAX_EVENTS_PER_WORKSPACE - i) * 1000),
+        )
+        for i in range(EvidenceLogLimits.MAX_EVENTS_PER_WORKSPACE + 1)
+    ]
+    log.path.write_text("\n".join([old, "{not valid json", *recent]) + "\n")
+    appended = log.append([event_input(memory=MemoryRef(memory_id=f"appended-{i}")) for i in range(100)], NOW)
+
+    events, invalid = log.read()
+    ids = {e.memory.memory_id for e in events if e.memory is not None}
+    assert len(events) <= EvidenceLogLimits.MAX_EVENTS_PER_WORKSPACE
+    assert invalid == 0
+    assert "old-event" not in ids
+    assert "recent-0" not in ids
+    assert appended[-1].memory is not None and appended[-1].memory.memory_id in ids
+    quarantined = [p for p in log.path.parent.iterdir() if p.name.startswith("events.jsonl.corrupt-lines-")]
+    assert len(quarantined) == 1
+    assert quarantined[0].read_text() == "{not valid json\n"
+    assert stat.S_IMODE(quarantined[0].stat().st_mode) == 0o600
+    assert stat.S_IMODE(log.path.stat().st_mode) == 0o600
+
+
+def test_8_summary_and_trace_derive_latest_status(log: EvidenceLog) -> None:
+    ref = MemoryRef(memory_id="mem-life", memory_key_hash="raw-key")
+    log.append(
+        [
+            event_input(
+                type=EventType.EXTRACTION_CANDIDATE_ACCEPTED,
+                phase=Phase.EXTRACTION,
+                outcome=Outcome.ACCEPTED,
+                reason_codes=("quality_gate_passed",),
+                memory=ref,
+            ),
+            event_input(memory=ref),
+            event_input(
+                type=EventType.MEMORY_REINFORCED,
+                phase=Phase.REINFORCEMENT,
+                outcome=Outcome.REINFORCED,
+                reason_codes=("duplicate_exact",),
+                memory=None,
+                relations=(Relation(role=RelationRole.REINFORCED, memory=ref),),
+            ),
+            event_input(
+                type=EventType.RENDER_SELECTED,
+                phase=Phase.RENDER,
+                outcome=Outcome.RENDERED,
+                reason_codes=("within_caps", "within_char_budget"),
+                memory=ref,
+            ),
+        ],
+        NOW,
+    )
+    events, _ = log.read()
+    summary = summarize_memory_evidence(events, memory_id="mem-life")
+    trace = trace_memory_lifecycle(events, memory_id="mem-life")
+    assert summary.latest_outcome == "rendered"
+    assert summary.latest_render_status == "rendered"
+    assert "duplicate_exact" in summary.reason_codes
+    assert trace.current_status == "rendered"
+    assert trace.accepted_by is not None
+    assert trace.promoted_by is not None
+    assert len(trace.reinforced_by) == 1
+    assert trace.latest_render is not None and trace.latest_render.type == "render_selected"
+    assert "raw-key" not in log.path.read_text()
+
+
+def test_9_relation_roles() -> None:
+    roles = {
+        "candidate",
+        "pending",
+        "promoted",
+        "retained",
+        "absorbed",
+        "superseded",
+        "superseded_by",
+        "reinforced",
+        "reinforced_by",
+        "rendered",
+        "omitted",
+        "removed",
+    }
+    assert {r.value for r in RelationRole} == roles
+    for role in roles:
+        assert msgspec.convert({"role": role}, Relation).role == role
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"role": "sublimated"}, Relation)
+
+
+# ---- append details ------------------------------------------------------------------------------
+
+
+def test_log_files_are_private(log: EvidenceLog) -> None:
+    log.append([event_input()], NOW)
+    assert stat.S_IMODE(log.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(log.path.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(lock_path(log.path).stat().st_mode) == 0o600
+
+
+def test_existing_wide_log_is_tightened_b7(log: EvidenceLog) -> None:
+    """B7: the reference created the log with the default mode (0644 under a usual umask)."""
+    log.path.parent.mkdir(parents=True)
+    log.path.write_text("")
+    os.chmod(log.path, 0o644)
+    log.append([event_input()], NOW)
+    assert stat.S_IMODE(log.path.stat().st_mode) == 0o600
+
+
+def test_event_ids_are_deterministic_for_the_same_log_state(tmp_path: Path) -> None:
+    a = append_events(
+        tmp_path / "a" / "events.jsonl",
+        [event_input()] * 3,
+        now_ms=NOW,
+        workspace_key="k",
+        workspace_root_hash="r",
+    )
+    b = append_events(
+        tmp_path / "b" / "events.jsonl",
+        [event_input()] * 3,
+        now_ms=NOW,
+        workspace_key="k",
+        workspace_root_hash="r",
+    )
+    assert [r.event_id for r in a] == [r.event_id for r in b]
+    assert len({r.event_id for r in a}) == 3
+    again = append_events(
+        tmp_path / "a" / "events.jsonl",
+        [event_input()],
+        now_ms=NOW,
+        workspace_key="k",
+        workspace_root_hash="r",
+    )
+    assert again[0].event_id not in {r.event_id for r in a}
+
+
+def test_empty_append_writes_nothing(log: EvidenceLog) -> None:
+    assert log.append([], NOW) == ()
+    assert not log.path.exists()
+
+
+def test_read_missing_log_is_empty(log: EvidenceLog) -> None:
+    assert read_events(log.path) == ((), 0)
+
+
+def test_read_counts_invalid_lines(log: EvidenceLog) -> None:
+    log.append([event_input()], NOW)
+    with open(log.path, "a") as handle:
+        handle.write("garbage\n\n   \n{}\n")
+    events, invalid = log.read()
+    assert len(events) == 1 and invalid == 2
+
+
+def test_concurrent_appends_from_threads_lose_nothing(log: EvidenceLog) -> None:
+    def worker(n: int) -> None:
+        for i in range(10):
+            log.append([event_input(memory=MemoryRef(memory_id=f"t{n}-{i}"))], NOW)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    events, invalid = log.read()
+    assert invalid == 0 and len(events) == 80
+
+
+# ---- prune triggers (checked on append from the file itself, B10) --------------------------------
+
+
+def _write_lines(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(line + "\n" for line in lines))
+
+
+def test_prune_runs_in_a_fresh_process_without_a_counter_b10(log: EvidenceLog, root: str) -> None:
+    """B10: the reference pruned every 100th append of one process, so short-lived processes never did."""
+    key, rh = workspace_key(root), workspace_root_hash(root)
+    lines = [manual_line(key, rh, f"e{i}", iso_from_ms(NOW - (6000 - i) * 1000)) for i in range(5200)]
+    _write_lines(log.path, lines)
+    assert needs_prune(log.path, NOW)
+    log.append([event_input()], NOW)  # a single append is enough
+    events, _ = log.read()
+    assert len(events) == EvidenceLogLimits.MAX_EVENTS_PER_WORKSPACE
+
+
+def test_first_line_older_than_ninety_days_triggers_prune(log: EvidenceLog, root: str) -> None:
+    key, rh = workspace_key(root), workspace_root_hash(root)
+    _write_lines(
+        log.path,
+        [
+            manual_line(key, rh, "ancient", iso_from_ms(NOW - 120 * DAY)),
+            manual_line(key, rh, "new", iso_from_ms(NOW)),
+        ],
+    )
+    assert needs_prune(log.path, NOW)
+    log.append([event_input()], NOW)
+    events, _ = log.read()
+    assert events[0].event_id == "new" and len(events) == 2
+
+
+def test_byte_limit_triggers_prune(log: EvidenceLog, root: str) -> None:
+    key, rh = workspace_key(root), workspace_root_hash(root)
+    pad = "p" * 2000
+    lines = []
+    for i in range(1200):  # about 2.5 MB
+        record = json.loads(manual_line(key, rh, f"b{i}", iso_from_ms(NOW - (1200 - i) * 1000)))
+        record["details"] = {"pad": pad}
+        lines.append(json.dumps(record))
+    _write_lines(log.path, lines)
+    assert needs_prune(log.path, NOW)
+    log.append([event_input()], NOW)
+    assert log.path.stat().st_size <= EvidenceLogLimits.MAX_BYTES_PER_WORKSPACE
+    events, _ = log.read()
+    assert events[-1].type == "promotion_promoted"
+    assert events[0].event_id != "b0"
+
+
+def test_small_fresh_log_is_not_pruned(log: EvidenceLog) -> None:
+    log.append([event_input()] * 10, NOW)
+    assert not needs_prune(log.path, NOW)
+    assert not needs_prune(log.path.parent / "missing.jsonl", NOW)
+
+
+def test_invalid_first_line_triggers_prune_and_is_moved_aside(log: EvidenceLog) -> None:
+    _write_lines(log.path, ["{broken"])
+    assert needs_prune(log.path, NOW)
+    log.append([event_input()], NOW)
+    events, invalid = log.read()
+    assert invalid == 0 and len(events) == 1
+    moved = list(log.path.parent.glob("events.jsonl.corrupt-lines-*.jsonl"))
+    assert [p.read_text() for p in moved] == ["{broken\n"]
+
+
+def test_prune_log_reports_and_keeps_raw_lines(log: EvidenceLog, root: str) -> None:
+    key, rh = workspace_key(root), workspace_root_hash(root)
+    line = manual_line(key, rh, "keep", iso_from_ms(NOW))
+    extra = json.loads(line)
+    extra["futureField"] = {"kept": True}
+    _write_lines(
+        log.path, [json.dumps(extra), manual_line(key, rh, "gone", iso_from_ms(NOW - 100 * DAY)), "junk"]
+    )
+    report = prune_log(log.path, NOW)
+    assert report is not None
+    assert (report.kept, report.dropped, report.quarantined) == (1, 1, 1)
+    assert json.loads(log.path.read_text())["futureField"] == {"kept": True}
+
+
+def test_prune_of_a_directory_or_missing_file_does_nothing(tmp_path: Path) -> None:
+    assert prune_log(tmp_path / "missing.jsonl", NOW) is None
+    (tmp_path / "dir.jsonl").mkdir()
+    assert prune_log(tmp_path / "dir.jsonl", NOW) is None

@@ -1,0 +1,116 @@
+"""Paths and on-disk layout (evidence-pending-storage-hooks.md §1)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from adapters.paths import (
+    data_home,
+    migration_log,
+    rejection_log,
+    resolved_root,
+    session_file,
+    workspace_key,
+    workspace_paths,
+    workspace_root_hash,
+)
+
+
+def sha(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def test_workmem_home_wins_when_set(tmp_path: Path) -> None:
+    assert data_home({"WORKMEM_HOME": str(tmp_path), "XDG_DATA_HOME": "/elsewhere"}) == tmp_path
+
+
+def test_override_wins_over_environment(tmp_path: Path) -> None:
+    assert data_home({"WORKMEM_HOME": "/nope"}, override=str(tmp_path)) == tmp_path
+
+
+def test_xdg_data_home_is_honoured() -> None:
+    assert data_home({"XDG_DATA_HOME": "/data"}) == Path("/data/workmem")
+
+
+def test_empty_values_count_as_unset_b1() -> None:
+    """B1: the reference used ``??`` so XDG_DATA_HOME="" gave relative paths."""
+    home = data_home({"WORKMEM_HOME": "", "XDG_DATA_HOME": ""})
+    assert home.is_absolute()
+    assert home.name == "workmem"
+
+
+def test_relative_xdg_data_home_is_ignored() -> None:
+    home = data_home({"XDG_DATA_HOME": "relative/dir"})
+    assert home.is_absolute()
+
+
+def test_process_environment_is_the_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("WORKMEM_HOME", str(tmp_path))
+    assert data_home() == tmp_path
+
+
+def test_platformdirs_default_honours_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("WORKMEM_HOME", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert data_home() == tmp_path / "workmem"
+
+
+def test_workspace_key_hashes_the_realpath(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    assert workspace_key(str(link)) == sha(os.path.realpath(real))[:16]
+    assert workspace_key(str(link)) == workspace_key(str(real))
+
+
+def test_workspace_key_of_a_missing_root_hashes_the_raw_string() -> None:
+    assert workspace_key("/no/such/root/xyz") == sha("/no/such/root/xyz")[:16]
+    assert resolved_root("/no/such/root/xyz") == "/no/such/root/xyz"
+
+
+def test_root_hash_differs_from_workspace_key_b8(tmp_path: Path) -> None:
+    """B8: the reference wrote the workspace key into workspaceRootHash too."""
+    assert workspace_root_hash(str(tmp_path)) != workspace_key(str(tmp_path))
+    assert workspace_root_hash(str(tmp_path)) == sha("root:" + os.path.realpath(tmp_path))[:16]
+
+
+def test_workspace_layout(tmp_path: Path) -> None:
+    root = str(tmp_path)
+    home = Path("/h")
+    paths = workspace_paths(home, root)
+    key = workspace_key(root)
+    assert paths.directory == home / "workspaces" / key
+    assert paths.store == paths.directory / "workspace-memory.json"
+    assert paths.journal == paths.directory / "workspace-pending-journal.json"
+    assert paths.sessions == paths.directory / "sessions"
+    assert paths.evidence == paths.directory / "evidence" / "events.jsonl"
+    assert paths.archive == paths.directory / "archive.jsonl"
+    assert paths.lock == paths.directory / "workspace.lock"
+
+
+def test_session_file_uses_32_hex_of_sha256_b31() -> None:
+    """B31: the docs said sessions/{sessionID}.json; the name is sha256(id)[:32]."""
+    paths = workspace_paths(Path("/h"), "/r")
+    path = session_file(paths, "ses_../../etc")
+    assert path.parent == paths.sessions
+    assert path.name == sha("ses_../../etc")[:32] + ".json"
+
+
+def test_global_logs() -> None:
+    home = Path("/h")
+    assert rejection_log(home) == home / "extraction-rejections.jsonl"
+    assert migration_log(home, "2026-04-28-quality-cleanup") == home / "migration-logs" / (
+        "2026-04-28-quality-cleanup.jsonl"
+    )
+
+
+@pytest.mark.parametrize("bad", ["../escape", "a/b", "..", ""])
+def test_migration_log_names_stay_inside_the_log_directory(bad: str) -> None:
+    path = migration_log(Path("/h"), bad)
+    assert path.parent == Path("/h/migration-logs")
+    assert path.name not in ("..jsonl", "...jsonl", ".jsonl")
