@@ -86,10 +86,7 @@ def gather_facts(directory: Path) -> WorkspaceFacts:
         os.listdir(directory)
     except OSError:
         return WorkspaceFacts(dir_name=directory.name, workspace_dir=str(directory), readable=False)
-    lock_present = (
-        Path(str(layout.store) + LEGACY_LOCK_SUFFIX).exists()
-        or _lock_held(layout.lock)
-    )
+    lock_present = Path(str(layout.store) + LEGACY_LOCK_SUFFIX).exists() or _lock_held(layout.lock)
     state = StoreState.MISSING
     store: Any = None
     try:

@@ -1,11 +1,18 @@
-"""The ``workmem`` command line. Imports only what the chosen command needs, so start-up stays fast."""
+"""The ``workmem`` command line. Imports only what the chosen command needs, so start-up stays fast.
+
+Every command lives in a module of :mod:`adapters.commands`, named in the parser as
+``"module:function"`` and imported only when that command runs. A handler takes the parsed arguments
+and returns an exit code; failures are reported here as exactly one ``workmem: …`` line on stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from adapters import __version__
 
@@ -18,17 +25,49 @@ EXIT_STORAGE = 4
 EPILOG = """exit codes:
   0  success
   1  unexpected failure
-  2  usage error
-  3  input rejected (for example by the safety gate)
-  4  storage unavailable (lock timeout, permission)
+  2  usage error (bad option, unreadable FILE, invalid JSON in --args, invalid WORKMEM_NOW)
+  3  input rejected (for example by the safety gate, or an unknown memory id)
+  4  storage unavailable (lock timeout, permission, read-only or full disk)
 
-Set WORKMEM_DEBUG=1 to see a traceback for unexpected failures."""
+environment:
+  WORKMEM_HOME          data directory (default: the platform's user data directory)
+  WORKMEM_NOW           fixed clock: ISO-8601 time or epoch milliseconds
+  WORKMEM_LOCK_TIMEOUT  seconds to wait for a workspace lock (default 5)
+  WORKMEM_DEBUG=1       show a traceback for unexpected failures
+
+Global options go before the command, --json after it: workmem --workspace . list --json"""
+
+TYPES = ("feedback", "project", "decision", "reference")
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"workmem: {message}\n")
         raise SystemExit(EXIT_USAGE)
+
+
+def _command(
+    sub: Any, name: str, handler: str, help_text: str, *, json_flag: bool = False
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=help_text)
+    parser.set_defaults(handler=handler)
+    if json_flag:
+        parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    return parser
+
+
+def _session_args(parser: argparse.ArgumentParser, *, parent: bool = True) -> None:
+    parser.add_argument("--session", required=True, metavar="S", help="the host's session id")
+    if parent:
+        parser.add_argument(
+            "--parent", metavar="P", help="parent session id (a sub-agent session: no injection, no writes)"
+        )
+
+
+def _raw_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--raw", action="store_true", help="show paths and unredacted root (default: redacted)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,8 +78,154 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"workmem {__version__}")
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--home", metavar="DIR", help="data directory (overrides WORKMEM_HOME)")
+    parser.add_argument("--workspace", metavar="DIR", help="workspace root (default: the current directory)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    # --- intake ---------------------------------------------------------------------------------
+    p = _command(sub, "check", "intake:check", "show what workmem would keep from TEXT (no storage)")
+    p.add_argument("text", metavar="TEXT", help="a user message or a compaction summary ('-' reads stdin)")
+    p = _command(sub, "remember", "intake:remember", "store a manual memory", json_flag=True)
+    p.add_argument("text", metavar="TEXT", help="the memory ('-' reads stdin)")
+    p.add_argument("--type", choices=TYPES, help="memory type (default: classified from the text)")
+    p.add_argument("--importance", choices=("low", "normal", "high"), help="user importance")
+
+    # --- the core operations ----------------------------------------------------------------------
+    p = _command(sub, "message", "session:message", "observe a user message (explicit memory requests)")
+    _session_args(p)
+    p.add_argument("--message-id", metavar="ID", help="host message id (default: derived from the text)")
+    p.add_argument("text", nargs="?", default="-", metavar="TEXT", help="message text ('-' or absent: stdin)")
+    p = _command(sub, "tool", "session:tool", "observe a tool result (hot session state)")
+    _session_args(p)
+    p.add_argument(
+        "--tool", required=True, metavar="NAME", help="tool name: read, edit, write, grep, bash, ..."
+    )
+    p.add_argument(
+        "--args", metavar="JSON", help='tool arguments as a JSON object, e.g. {"filePath": "src/a.ts"}'
+    )
+    p.add_argument("--output", metavar="TEXT", help="tool output ('-' reads stdin)")
+    p.add_argument("--exit-code", type=int, metavar="N", help="exit code of a command")
+    p = _command(sub, "compacted", "session:compacted", "observe a compaction summary")
+    _session_args(p)
+    p.add_argument("file", nargs="?", default="-", metavar="FILE", help="summary file ('-' or absent: stdin)")
+    p = _command(sub, "end-session", "session:end_session", "end a session (promotes what it still owns)")
+    _session_args(p, parent=False)
+    p = _command(sub, "context", "session:context_cmd", "print the context a host injects for a session")
+    _session_args(p)
+    p = _command(sub, "compaction-prompt", "session:compaction_prompt", "print the compaction prompt")
+    _session_args(p, parent=False)
+
+    # --- memories ---------------------------------------------------------------------------------
+    p = _command(sub, "list", "memories:list_memories", "list stored memories (read-only)", json_flag=True)
+    p.add_argument("--all", action="store_true", help="include superseded and forgotten memories")
+    p = _command(sub, "forget", "memories:forget", "stop using a memory (kept, can be restored)")
+    p.add_argument("id", metavar="ID")
+    p = _command(sub, "supersede", "memories:supersede", "replace a memory by a new text")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("text", metavar="TEXT")
+    p = _command(
+        sub, "restore", "memories:restore", "undo forget/supersede, or bring back an archived memory"
+    )
+    p.add_argument("id", metavar="ID")
+
+    # --- diagnostics (read-only) ------------------------------------------------------------------
+    p = _command(sub, "health", "diagnostics:health_cmd", "workspace memory health", json_flag=True)
+    _raw_flag(p)
+    p.add_argument("--all", action="store_true", help="every workspace under the data directory")
+    p = _command(sub, "explain", "diagnostics:explain", "why each memory is (not) in the block")
+    _raw_flag(p)
+    p.add_argument("id", nargs="?", metavar="ID", help="only this memory")
+    p = _command(sub, "trace", "diagnostics:trace", "the evidence lifecycle of one memory")
+    _raw_flag(p)
+    p.add_argument("id", metavar="ID")
+    p = _command(sub, "quality", "diagnostics:quality", "memory quality inspection", json_flag=True)
+    _raw_flag(p)
+    p = _command(sub, "coverage", "diagnostics:coverage", "evidence coverage per memory", json_flag=True)
+    _raw_flag(p)
+    p.add_argument("--include-historical", action="store_true", help="also ids only known from evidence")
+    p = _command(
+        sub,
+        "disappearances",
+        "diagnostics:disappearances",
+        "memories known only from evidence",
+        json_flag=True,
+    )
+    _raw_flag(p)
+    p.add_argument("--explain", action="store_true", help="show the terminal evidence")
+    p = _command(sub, "rejections", "diagnostics:rejections", "the extraction rejection log", json_flag=True)
+    _raw_flag(p)
+    p.add_argument("--reason", metavar="R", help="only records with this reason code")
+    p.add_argument("--unique", action="store_true", help="first record per type and text")
+    p.add_argument("--quality", action="store_true", help="false-positive inspection")
+    p.add_argument("--soft-only", action="store_true", help="only records with a soft reason")
+    p.add_argument("--trigger-only", action="store_true", help="only explicit-trigger records")
+    p.add_argument("--since", metavar="WHEN", help="14d, 12h, 30m or an ISO time")
+
+    # --- maintenance ------------------------------------------------------------------------------
+    p = _command(sub, "import-owm", "maintenance:import_owm", "copy opencode-working-memory stores in")
+    p.add_argument("dir", nargs="?", metavar="DIR", help="default: $XDG_DATA_HOME/opencode-working-memory")
+    p = _command(
+        sub,
+        "cleanup",
+        "maintenance:cleanup",
+        "find (and quarantine) leftover test workspaces",
+        json_flag=True,
+    )
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true", help="only list candidates (the default)")
+    mode.add_argument("--quarantine", action="store_true", help="move candidates aside (nothing is deleted)")
+    p.add_argument(
+        "--older-than-days", type=_non_negative, metavar="N", help="ignore directories newer than N days"
+    )
+    p.add_argument("--include-orphans", action="store_true", help="also missing non-temp roots")
+    _command(sub, "tour", "tour:tour", "a 60-second scripted tour on a temporary workspace")
     return parser
+
+
+def _non_negative(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value!r}") from None
+    if not number >= 0 or number == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value!r}")
+    return number
+
+
+def _handler(spec: str) -> Callable[[argparse.Namespace], int]:
+    module_name, function = spec.split(":")
+    module = importlib.import_module(f"adapters.commands.{module_name}")
+    found: Callable[[argparse.Namespace], int] = getattr(module, function)
+    return found
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split()) or "(no message)"
+
+
+def _storage_error(exc: BaseException) -> bool:
+    filestore = sys.modules.get("adapters.filestore")
+    if filestore is not None and isinstance(exc, filestore.StorageError):
+        return True
+    lock = sys.modules.get("filelock")
+    return lock is not None and isinstance(exc, lock.Timeout)
+
+
+def _known_error(exc: BaseException) -> tuple[int, str] | None:
+    """Exit code and message for an error that is not a bug."""
+    commands = sys.modules.get("adapters.commands")
+    if commands is not None and isinstance(exc, commands.CommandError):
+        return exc.code, _one_line(str(exc))
+    clock = sys.modules.get("adapters.clock")
+    if clock is not None and isinstance(exc, clock.ClockError):
+        return EXIT_USAGE, _one_line(str(exc))
+    if _storage_error(exc):
+        return EXIT_STORAGE, "storage unavailable: " + _one_line(str(exc))
+    if isinstance(exc, OSError):
+        reason = exc.strerror or type(exc).__name__
+        where = f" ({exc.filename})" if exc.filename else ""
+        return EXIT_STORAGE, "storage unavailable: " + _one_line(f"{reason}{where}")
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,13 +235,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return EXIT_OK
-        return EXIT_OK
+        return _handler(args.handler)(args)
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    except KeyboardInterrupt:
+        sys.stderr.write("workmem: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        # the reader went away (``workmem list | head``): silence the final flush
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
+        except (OSError, ValueError):
+            pass
+        return EXIT_OK
     except Exception as exc:  # one line, never a traceback unless asked
+        known = _known_error(exc)
+        if known is not None:
+            code, message = known
+            sys.stderr.write(f"workmem: {message}\n")
+            return code
         if os.environ.get("WORKMEM_DEBUG") == "1":
             raise
-        sys.stderr.write(f"workmem: unexpected failure: {type(exc).__name__}: {exc}\n")
+        sys.stderr.write(f"workmem: unexpected failure: {type(exc).__name__}: {_one_line(str(exc))}\n")
         return EXIT_UNEXPECTED
 
 

@@ -51,8 +51,7 @@ def result_for(results: tuple[Residue, ...], key: str) -> Residue:
 
 def snapshot(root: Path) -> dict[str, bytes]:
     return {
-        str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"<dir>"
-        for p in sorted(root.rglob("*"))
+        str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"<dir>" for p in sorted(root.rglob("*"))
     }
 
 
@@ -325,9 +324,7 @@ def test_report_format() -> None:
         classification=Classification.TEST_TEMP_DEFINITE,
         reasons=("root_missing", "root_under_temp"),
     )
-    orphan = Residue(
-        workspace_key="o", workspace_dir="/h/o", classification=Classification.ORPHAN_UNKNOWN
-    )
+    orphan = Residue(workspace_key="o", workspace_dir="/h/o", classification=Classification.ORPHAN_UNKNOWN)
     text = format_report("dry-run", (definite, orphan), (definite,), (), None, include_orphans=False)
     assert text.splitlines() == [
         "Mode: dry-run",

@@ -1,0 +1,103 @@
+"""The ``workmem`` commands, one module per group, imported lazily by :mod:`adapters.cli`.
+
+Shared here: :class:`CommandError` (a failure that is not a bug, with its exit code), the command
+context (data home, workspace root, the clock) and small input/output helpers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+if TYPE_CHECKING:
+    import argparse
+
+    from adapters.filestore import Workspace
+
+EXIT_OK: Final = 0
+EXIT_USAGE: Final = 2
+EXIT_REJECTED: Final = 3
+EXIT_STORAGE: Final = 4
+
+LOCK_TIMEOUT_ENV: Final = "WORKMEM_LOCK_TIMEOUT"
+DEFAULT_LOCK_TIMEOUT_S: Final = 5.0
+
+
+class CommandError(Exception):
+    """An expected failure: reported as one ``workmem: <message>`` line, exit ``code``."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Context(NamedTuple):
+    home: Path
+    root: str
+    now_ms: int
+
+
+def context(args: argparse.Namespace) -> Context:
+    """Data home (``--home``, ``WORKMEM_HOME``, platform default), the workspace root (``--workspace``
+    or the current directory, made absolute) and the time (``WORKMEM_NOW`` or the real clock)."""
+    from adapters.clock import now_ms
+    from adapters.paths import data_home
+
+    home = data_home(override=getattr(args, "home", None))
+    root = os.path.abspath(getattr(args, "workspace", None) or os.getcwd())
+    return Context(home, root, now_ms())
+
+
+def lock_timeout_s() -> float:
+    value = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    if not value:
+        return DEFAULT_LOCK_TIMEOUT_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise CommandError(f"{LOCK_TIMEOUT_ENV} must be a non-negative number of seconds, got {value[:40]!r}")
+    return seconds
+
+
+def open_workspace(ctx: Context) -> Workspace:
+    from adapters.filestore import Workspace
+
+    return Workspace(ctx.home, ctx.root, lock_timeout_s=lock_timeout_s())
+
+
+def read_stdin() -> str:
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    return data.decode("utf-8", errors="replace")
+
+
+def text_arg(value: str | None) -> str:
+    """A TEXT argument: ``-`` reads standard input."""
+    if value is None:
+        return ""
+    return read_stdin() if value == "-" else value
+
+
+def file_arg(path: str) -> str:
+    """A FILE argument: ``-`` reads standard input; an unreadable file is a usage error."""
+    if path == "-":
+        return read_stdin()
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
+
+
+def write(text: str) -> None:
+    """Print ``text`` followed by a newline (nothing at all for an empty text)."""
+    if text:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def write_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")

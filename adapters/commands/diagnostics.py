@@ -1,0 +1,285 @@
+"""The read-only diagnostics: ``health``, ``explain``, ``trace``, ``quality``, ``coverage``,
+``disappearances`` and ``rejections`` (evidence-pending-storage-hooks.md §8).
+
+This module only loads files and prints; every number and every line of output comes from the pure
+functions of :mod:`domain.health`. Nothing here writes: the store, journal, evidence log and rejection
+log are read as they are on disk (the store is decoded with defaults filled in, not rewritten).
+Output is redacted by default; ``--raw`` shows paths and unredacted text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+from pathlib import Path
+
+import msgspec
+
+from adapters import jsonl, paths
+from adapters.commands import EXIT_OK, EXIT_REJECTED, CommandError, context, write, write_json
+from adapters.evidence_log import read_events
+from domain import health
+from domain.codec import decode_journal, decode_store
+from domain.health import DiagInput, NormalizedRejection
+
+
+class RejectionLine(msgspec.Struct, frozen=True, kw_only=True):
+    """One record of ``extraction-rejections.jsonl`` as the diagnostics read it (lenient)."""
+
+    timestamp: str
+    type: str
+    text: str
+    reasons: tuple[str, ...]
+    source: str
+    workspace_key: str | None = None
+    workspace_root_hash: str | None = None
+    origin: str | None = None
+    from_trigger: bool | None = None
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def read_rejections(home: Path) -> tuple[tuple[RejectionLine, ...], int, Path]:
+    """(records with a text and a reasons list, invalid line count, log path). A missing log is empty."""
+    log = paths.rejection_log(home)
+    try:
+        data = jsonl.read_bytes(log)
+    except OSError:
+        data = None
+    records: list[RejectionLine] = []
+    invalid = 0
+    for line in jsonl.split_lines(data or b""):
+        try:
+            raw = json.loads(line)
+        except ValueError:
+            invalid += 1
+            continue
+        if not isinstance(raw, dict):
+            invalid += 1
+            continue
+        text, reasons = raw.get("text"), raw.get("reasons")
+        if not isinstance(text, str) or not text or not isinstance(reasons, list):
+            continue
+        trigger = raw.get("fromTrigger")
+        records.append(
+            RejectionLine(
+                timestamp=_str(raw.get("timestamp")) or "",
+                type=_str(raw.get("type")) or "project",
+                text=text,
+                reasons=tuple(str(r) for r in reasons),
+                source=_str(raw.get("source")) or "",
+                workspace_key=_str(raw.get("workspaceKey")),
+                workspace_root_hash=_str(raw.get("workspaceRootHash")),
+                origin=_str(raw.get("origin")),
+                from_trigger=trigger if isinstance(trigger, bool) else None,
+            )
+        )
+    return tuple(records), invalid, log
+
+
+def _quarantined(layout: paths.WorkspacePaths) -> tuple[str, ...]:
+    found: list[Path] = []
+    for directory in (layout.directory, layout.sessions, layout.evidence_dir):
+        with contextlib.suppress(OSError):
+            found.extend(p for p in directory.iterdir() if ".corrupt-" in p.name)
+    return tuple(str(p) for p in sorted(found))
+
+
+def load_input(
+    layout: paths.WorkspacePaths,
+    root: str,
+    key: str,
+    rejections: tuple[RejectionLine, ...] = (),
+) -> DiagInput:
+    """Everything one workspace diagnosis reads, straight from its files (read-only)."""
+    data = jsonl.read_bytes(layout.store)
+    store = decode_store(data).value_or(None) if data is not None else None
+    data = jsonl.read_bytes(layout.journal)
+    journal = decode_journal(data).value_or(None) if data is not None else None
+    events, _ = read_events(layout.evidence)
+    return DiagInput(
+        root=root,
+        key=key,
+        store=store,
+        journal=journal,
+        events=events,
+        rejections=rejections,
+        memory_path=str(layout.store),
+        pending_path=str(layout.journal),
+        quarantined_files=_quarantined(layout),
+    )
+
+
+class _Loaded(msgspec.Struct, frozen=True, kw_only=True):
+    src: DiagInput
+    now_ms: int
+    home: Path
+    rejection_log: Path
+    invalid_rejection_lines: int
+    all_rejections: tuple[NormalizedRejection, ...]
+
+
+def _load(args: argparse.Namespace) -> _Loaded:
+    ctx = context(args)
+    key = paths.workspace_key(ctx.root)
+    layout = paths.workspace_paths_for_key(ctx.home, key)
+    records, invalid, log = read_rejections(ctx.home)
+    normalized = health.normalize_rejections(records)
+    scoped = tuple(r for r in records if not r.workspace_key or r.workspace_key == key)
+    return _Loaded(
+        src=load_input(layout, ctx.root, key, scoped),
+        now_ms=ctx.now_ms,
+        home=ctx.home,
+        rejection_log=log,
+        invalid_rejection_lines=invalid,
+        all_rejections=normalized,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# health
+# ---------------------------------------------------------------------------------------------
+
+
+def _health_all(args: argparse.Namespace) -> int:
+    ctx = context(args)
+    base = ctx.home / "workspaces"
+    try:
+        names = sorted(p.name for p in base.iterdir() if p.is_dir() and not p.is_symlink())
+    except OSError:
+        names = []
+    blocks: list[str] = []
+    for name in names:
+        layout = paths.workspace_paths_for_key(ctx.home, name)
+        data = jsonl.read_bytes(layout.store)
+        store = decode_store(data).value_or(None) if data is not None else None
+        root = store.workspace.root if store is not None else ""
+        src = load_input(layout, root, name)
+        blocks.append(
+            health.format_health(health.health_report(src, ctx.now_ms), raw=args.raw, include_title=False)
+        )
+    body = "\n\n".join(blocks) if blocks else "No workspace stores found."
+    write(f"Workspace memory health\n\n{body}")
+    return EXIT_OK
+
+
+def health_cmd(args: argparse.Namespace) -> int:
+    if args.all:
+        if args.workspace:
+            raise CommandError("Use either --all or --workspace, not both")
+        if args.json:
+            raise CommandError("health --json does not support --all")
+        return _health_all(args)
+    loaded = _load(args)
+    if args.json:
+        write_json(health.health_json(loaded.src, loaded.now_ms))
+    else:
+        write(health.format_health(health.health_report(loaded.src, loaded.now_ms), raw=args.raw))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# explain, trace
+# ---------------------------------------------------------------------------------------------
+
+
+def explain(args: argparse.Namespace) -> int:
+    loaded = _load(args)
+    text = health.format_explain(loaded.src, loaded.now_ms)
+    if args.id is None:
+        write(text)
+        return EXIT_OK
+    blocks = text.split("\n\n")
+    wanted = [b for b in blocks[1:] if b.startswith(f"Memory {args.id}:")]
+    if not wanted:
+        raise CommandError(f"no memory with id {args.id} (try `workmem trace {args.id}`)", EXIT_REJECTED)
+    write("\n\n".join([blocks[0], *wanted]))
+    return EXIT_OK
+
+
+def trace(args: argparse.Namespace) -> int:
+    loaded = _load(args)
+    write(health.format_trace(health.trace_report(loaded.src, args.id, loaded.now_ms)))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# quality, coverage, disappearances
+# ---------------------------------------------------------------------------------------------
+
+
+def quality(args: argparse.Namespace) -> int:
+    loaded = _load(args)
+    report = health.quality_report(health.inspect(loaded.src, loaded.now_ms))
+    if args.json:
+        write_json(health.quality_json(report, loaded.now_ms))
+    else:
+        write(health.format_quality(report))
+    return EXIT_OK
+
+
+def coverage(args: argparse.Namespace) -> int:
+    loaded = _load(args)
+    rows = health.coverage_rows(health.inspect(loaded.src, loaded.now_ms), args.include_historical)
+    if args.json:
+        write_json(health.coverage_json(rows, loaded.now_ms))
+    else:
+        write(health.format_coverage(rows))
+    return EXIT_OK
+
+
+def disappearances(args: argparse.Namespace) -> int:
+    loaded = _load(args)
+    rows = health.disappearance_rows(health.inspect(loaded.src, loaded.now_ms))
+    if args.json:
+        write_json(health.disappearances_json(rows, loaded.now_ms, explain=args.explain))
+    else:
+        write(health.format_disappearances(rows, explain=args.explain, raw=args.raw))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# rejections
+# ---------------------------------------------------------------------------------------------
+
+
+def rejections(args: argparse.Namespace) -> int:
+    if args.json and not args.quality:
+        raise CommandError("rejections --json requires --quality")
+    loaded = _load(args)
+    since_ms: int | None = None
+    if args.since is not None:
+        parsed = health.parse_since(args.since, loaded.now_ms)
+        since_ms = parsed.value_or(None)
+        if since_ms is None:
+            raise CommandError(parsed.failure())
+    records = health.filter_rejections(
+        loaded.all_rejections,
+        workspace_key=loaded.src.key,
+        since_ms=since_ms,
+        soft_only=args.soft_only,
+        trigger_only=args.trigger_only,
+        reason=args.reason,
+    )
+    log_path = str(loaded.rejection_log)
+    if args.quality:
+        summary = health.rejection_quality(records)
+        if args.json:
+            write_json(health.rejection_quality_json(summary, loaded.now_ms))
+        else:
+            write(
+                health.format_rejection_quality(
+                    summary, log_path=log_path, invalid_lines=loaded.invalid_rejection_lines, raw=args.raw
+                )
+            )
+        return EXIT_OK
+    shown = health.unique_rejections(records) if args.unique else records
+    write(
+        health.format_rejections(
+            shown, log_path=log_path, invalid_lines=loaded.invalid_rejection_lines, raw=args.raw
+        )
+    )
+    return EXIT_OK

@@ -1,0 +1,95 @@
+"""``check`` (the intake demo, no storage) and ``remember`` (a manual memory)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Final
+
+from adapters.commands import EXIT_OK, EXIT_REJECTED, context, open_workspace, text_arg, write, write_json
+from adapters.commands._run import run_operation
+from domain.extraction import (
+    ExtractionResult,
+    classify_explicit_memory,
+    extract_explicit,
+    parse_compaction_candidates,
+)
+from domain.model import EventType, Importance, MemoryType
+
+_BLOCK_HEADER: Final = re.compile(r"memory[ \t]+candidates", re.IGNORECASE)
+_CANDIDATE_LINE: Final = re.compile(
+    r"^[ \t]*[-*][ \t]*\[?(?:feedback|project|decision|reference)\]?[ \t]", re.IGNORECASE | re.MULTILINE
+)
+_ACCEPTED: Final = frozenset({EventType.EXPLICIT_MEMORY_DETECTED, EventType.EXTRACTION_CANDIDATE_ACCEPTED})
+_REJECTED: Final = frozenset({EventType.EXPLICIT_MEMORY_IGNORED, EventType.EXTRACTION_CANDIDATE_REJECTED})
+
+
+def analyse(text: str, now_ms: int) -> ExtractionResult:
+    """A compaction summary (a ``Memory candidates:`` block, or bare ``- [type] …`` lines) goes
+    through candidate parsing; anything else is a user message for the explicit extractor."""
+    if _BLOCK_HEADER.search(text):
+        return parse_compaction_candidates(text, now_ms)
+    if _CANDIDATE_LINE.search(text):
+        return parse_compaction_candidates("Memory candidates:\n" + text, now_ms)
+    return extract_explicit(text, now_ms)
+
+
+def decision_lines(result: ExtractionResult) -> list[str]:
+    """One line per decision, in the order the extractor made them."""
+    by_id = {e.id: e for e in result.entries}
+    lines: list[str] = []
+    shown: set[str] = set()
+    for ev in result.events:
+        if ev.type in _ACCEPTED:
+            entry = by_id.get(ev.memory.memory_id or "") if ev.memory is not None else None
+            if entry is not None and entry.id not in shown:
+                shown.add(entry.id)
+                lines.append(f"accept [{entry.type.value}] {entry.text}")
+        elif ev.type in _REJECTED:
+            reasons = ",".join(ev.reason_codes) or "rejected"
+            lines.append(f"reject {reasons}: {ev.text_preview or ''}".rstrip())
+    for entry in result.entries:  # an accepted entry without its event is still shown
+        if entry.id not in shown:
+            lines.append(f"accept [{entry.type.value}] {entry.text}")
+    return lines
+
+
+def check(args: argparse.Namespace) -> int:
+    from adapters.clock import now_ms
+
+    result = analyse(text_arg(args.text), now_ms())
+    lines = decision_lines(result)
+    write("\n".join(lines) if lines else "nothing to remember")
+    return EXIT_OK if result.entries else EXIT_REJECTED
+
+
+def remember(args: argparse.Namespace) -> int:
+    from domain.operations import remember as remember_op
+
+    ctx = context(args)
+    text = text_arg(args.text)
+    type_ = MemoryType(args.type) if args.type else classify_explicit_memory(text)
+    importance = Importance(args.importance) if args.importance else None
+
+    result = run_operation(
+        open_workspace(ctx),
+        ctx.now_ms,
+        None,
+        lambda snap: remember_op(snap, text, type_, ctx.now_ms, importance=importance),
+        with_others=False,
+    )
+    rejected = result.outcome == "rejected"
+    if args.json:
+        write_json(
+            {
+                "id": None if rejected else result.memory_id,
+                "type": type_.value,
+                "outcome": result.outcome,
+                "reasons": list(result.reasons),
+            }
+        )
+    elif rejected:
+        write(f"rejected: {','.join(result.reasons) or 'rejected'}")
+    else:
+        write(f"{result.memory_id} {result.outcome} [{type_.value}]")
+    return EXIT_REJECTED if rejected else EXIT_OK
