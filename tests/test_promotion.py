@@ -1,0 +1,727 @@
+"""Promotion accounting and the promotion step (evidence-pending-storage-hooks.md §5, §10.5;
+store-retention.md §2.12, P1-P12; bugs B13-B16, B20, B21, B25, B26; DECISIONS D2, D7, D10)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+from msgspec.structs import replace
+
+from domain import consolidation
+from domain.consolidation import Absorption, NormalizeResult
+from domain.keys import exact_key, identity_key, key_hash
+from domain.model import (
+    DAY_MS,
+    ArchiveMarker,
+    EventType,
+    EvidenceInput,
+    MemoryEntry,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    Outcome,
+    PendingJournal,
+    Phase,
+    RelationRole,
+    Tombstone,
+    WorkspaceRef,
+    WorkspaceStore,
+)
+from domain.pending import append_pending, empty_journal
+from domain.promotion import (
+    PromotionAccounting,
+    PromotionResult,
+    account_pending_promotions,
+    promote,
+    promotion_events,
+)
+from domain.timeutil import iso_from_ms, parse_iso_ms
+
+NOW = parse_iso_ms("2026-06-01T12:00:00.000Z") or 0
+
+OUTCOME_TYPES = {
+    EventType.PROMOTION_PROMOTED,
+    EventType.PROMOTION_ABSORBED_EXACT,
+    EventType.PROMOTION_ABSORBED_IDENTITY,
+    EventType.PROMOTION_SUPERSEDED,
+    EventType.PROMOTION_REJECTED_CAPACITY,
+    EventType.PROMOTION_REJECTED,
+}
+RETRY_TYPES = {EventType.PROMOTION_RETRY_SCHEDULED, EventType.PROMOTION_RETRY_EXHAUSTED}
+
+
+def mem(
+    id_: str,
+    text: str,
+    *,
+    type_: str = "decision",
+    source: str = "compaction",
+    status: str = "active",
+    at: int | None = None,
+    owner: str | None = None,
+    confidence: float = 0.75,
+    **extra: Any,
+) -> MemoryEntry:
+    stamp = iso_from_ms(NOW if at is None else at)
+    return MemoryEntry(
+        id=id_,
+        type=MemoryType(type_),
+        text=text,
+        source=MemorySource(source),
+        confidence=confidence,
+        status=MemoryStatus(status),
+        created_at=stamp,
+        updated_at=stamp,
+        pending_owner_session_id=owner,
+        **extra,
+    )
+
+
+def key(entry: MemoryEntry) -> str:
+    return exact_key(entry)
+
+
+def terminal(entry: MemoryEntry, reason: str, survivor: str = "") -> Absorption:
+    return Absorption(absorbed=entry, survivor_id=survivor, reason=reason)
+
+
+def store_of(*entries: MemoryEntry, **extra: Any) -> WorkspaceStore:
+    return WorkspaceStore(
+        workspace=WorkspaceRef(root="/w", key="0123456789abcdef"),
+        entries=entries,
+        updated_at=iso_from_ms(NOW),
+        **extra,
+    )
+
+
+def journal_of(*entries: MemoryEntry) -> PendingJournal:
+    journal, _ = append_pending(empty_journal("/w", "0123456789abcdef", NOW), entries, NOW)
+    return journal
+
+
+def of_type(events: Sequence[EvidenceInput], *types: EventType) -> list[EvidenceInput]:
+    return [e for e in events if e.type in types]
+
+
+def ids_of(entries: Sequence[MemoryEntry]) -> list[str]:
+    return [e.id for e in entries]
+
+
+def roles(ev: EvidenceInput) -> list[tuple[RelationRole, str | None]]:
+    return [(r.role, r.memory.memory_id if r.memory else None) for r in ev.relations]
+
+
+# ---------------------------------------------------------------------------------------------
+# §10.5 / P1-P12: accounting
+# ---------------------------------------------------------------------------------------------
+
+
+def test_p1_exact_retained_pending_memory_is_promoted() -> None:
+    pending = mem("pending", "Use frozen rendered snapshots for cache stability.")
+    result = account_pending_promotions([pending], [], [pending])
+    assert result.promoted == (key(pending),)
+    assert result.absorbed == () and result.rejected == ()
+    assert result.clearable == (key(pending),)
+
+
+def test_p2_exact_duplicate_present_before_is_absorbed() -> None:
+    existing = mem("existing", "Prefer stable cache boundaries.", source="explicit")
+    pending = mem("pending", "prefer stable cache boundaries.", source="explicit")
+    result = account_pending_promotions([pending], [existing], [existing])
+    assert result.promoted == () and result.rejected == ()
+    assert result.absorbed == (key(pending),)
+    assert result.clearable == (key(pending),)
+
+
+def test_p3_same_exact_text_before_is_absorbed_not_promoted() -> None:
+    existing = mem("existing", "Use stable cache boundaries.", source="explicit")
+    pending = mem("pending", "Use stable cache boundaries.", source="explicit")
+    result = account_pending_promotions([pending], [existing], [existing])
+    assert result.promoted == ()
+    assert result.absorbed == (key(pending),)
+    assert result.rejected == ()
+
+
+def test_p4_superseded_entries_do_not_count_as_existing() -> None:
+    old = mem(
+        "superseded",
+        "Revive this memory when it is remembered again.",
+        source="explicit",
+        status="superseded",
+    )
+    pending = mem("pending", "Revive this memory when it is remembered again.", source="explicit")
+    result = account_pending_promotions([pending], [old], [old, pending])
+    assert result.promoted == (key(pending),)
+    assert result.absorbed == ()
+    assert result.clearable == (key(pending),)
+
+
+def test_p5_same_topic_decision_without_exact_match_is_rejected_as_not_in_store() -> None:
+    existing = mem("existing", "Parser supports 2 candidate formats.", confidence=0.9)
+    pending = mem("pending", "Parser supports 3 candidate formats.")
+    result = account_pending_promotions([pending], [existing], [existing])
+    assert result.promoted == () and result.absorbed == ()
+    assert result.rejected == (key(pending),)
+    assert result.reason_of(key(pending)) == "not_in_store"
+
+
+def test_p6_compaction_memory_with_no_survivor_is_rejected_and_not_clearable() -> None:
+    pending = mem("pending", "Low priority memory that did not fit the workspace cap.", type_="reference")
+    result = account_pending_promotions([pending], [], [])
+    assert result.promoted == () and result.absorbed == ()
+    assert result.rejected == (key(pending),)
+    assert result.clearable == () and result.retryable == ()
+
+
+def test_p7_identity_absorption_event_is_absorbed_and_clearable() -> None:
+    pending = mem("pending_identity", "This repo uses opencode-agenthub plugin system", type_="project")
+    result = account_pending_promotions([pending], [], [], [terminal(pending, "absorbed_identity")])
+    assert result.absorbed == (key(pending),)
+    assert result.clearable == (key(pending),)
+    assert result.rejected == ()
+    assert result.reason_of(key(pending)) == "same_identity_key"
+
+
+def test_p8_superseded_event_is_superseded_and_clearable() -> None:
+    pending = mem("pending_topic", "Parser supports 3 candidate formats.")
+    result = account_pending_promotions([pending], [], [], [terminal(pending, "superseded_existing")])
+    assert result.superseded == (key(pending),)
+    assert result.clearable == (key(pending),)
+    assert result.absorbed == () and result.rejected == ()
+
+
+def test_p9_compaction_capacity_rejection_is_rejected_and_clearable() -> None:
+    pending = mem(
+        "pending_capacity", "Weak compaction reference that should lose capacity review.", type_="reference"
+    )
+    result = account_pending_promotions([pending], [], [], [terminal(pending, "rejected_capacity")])
+    assert result.rejected == (key(pending),)
+    assert result.clearable == (key(pending),)
+    assert result.retryable == ()
+    assert result.reason_of(key(pending)) == "capacity_rejected"
+
+
+@pytest.mark.parametrize("source", ["explicit", "manual"])
+def test_p10_p11_explicit_and_manual_capacity_rejections_are_retryable(source: str) -> None:
+    pending = mem(
+        "p", f"{source} reference should retry if capacity rejected.", type_="reference", source=source
+    )
+    result = account_pending_promotions([pending], [], [], [terminal(pending, "rejected_capacity")])
+    assert result.rejected == (key(pending),)
+    assert result.clearable == ()
+    assert result.retryable == (key(pending),)
+
+
+def test_p12_evidence_maps_every_outcome_with_relations() -> None:
+    promoted = mem("promoted", "Promoted memory should produce evidence.", source="explicit")
+    absorbed = mem("absorbed", "Absorbed memory should produce evidence.", source="explicit")
+    retained = mem("retained", "absorbed memory should produce evidence.", source="explicit")
+    identity_absorbed = mem("identity-absorbed", "Project config lives in `src/config.ts`", type_="reference")
+    identity_retained = mem(
+        "identity-retained", "Project config lives in `./src/config.ts`", type_="reference"
+    )
+    superseded = mem("superseded", "Parser supports 3 formats.")
+    replacement = mem("replacement", "Parser supports 4 formats.")
+    capacity = mem(
+        "capacity", "Capacity rejected explicit memory should retry.", source="explicit", type_="reference"
+    )
+    exhausted = mem(
+        "exhausted", "Exhausted explicit memory should stop retrying.", source="explicit", type_="reference"
+    )
+    pending = [promoted, absorbed, identity_absorbed, superseded, capacity, exhausted]
+    accounting = PromotionAccounting(
+        promoted=(key(promoted),),
+        absorbed=(key(absorbed), key(identity_absorbed)),
+        superseded=(key(superseded),),
+        rejected=(key(capacity), key(exhausted)),
+        clearable=(key(promoted), key(absorbed), key(identity_absorbed), key(superseded), key(exhausted)),
+        retryable=(key(capacity), key(exhausted)),
+    )
+    terminals = [
+        terminal(absorbed, "absorbed_exact", retained.id),
+        terminal(identity_absorbed, "absorbed_identity", identity_retained.id),
+        terminal(superseded, "superseded_existing", replacement.id),
+        terminal(capacity, "rejected_capacity"),
+        terminal(exhausted, "rejected_capacity"),
+    ]
+    events = promotion_events(
+        pending,
+        [promoted, retained, identity_retained, replacement],
+        terminals,
+        accounting,
+        {key(exhausted)},
+    )
+    assert {e.type for e in events} == {
+        EventType.PROMOTION_PROMOTED,
+        EventType.PROMOTION_ABSORBED_EXACT,
+        EventType.PROMOTION_ABSORBED_IDENTITY,
+        EventType.PROMOTION_SUPERSEDED,
+        EventType.PROMOTION_REJECTED_CAPACITY,
+        EventType.PROMOTION_RETRY_SCHEDULED,
+        EventType.PROMOTION_RETRY_EXHAUSTED,
+    }
+    [absorbed_event] = of_type(events, EventType.PROMOTION_ABSORBED_EXACT)
+    assert roles(absorbed_event) == [(RelationRole.ABSORBED, "absorbed"), (RelationRole.RETAINED, "retained")]
+    [superseded_event] = of_type(events, EventType.PROMOTION_SUPERSEDED)
+    assert roles(superseded_event) == [
+        (RelationRole.SUPERSEDED, "superseded"),
+        (RelationRole.SUPERSEDED_BY, "replacement"),
+    ]
+    [identity_event] = of_type(events, EventType.PROMOTION_ABSORBED_IDENTITY)
+    assert identity_event.reason_codes == ("same_identity_key",)
+    assert roles(identity_event)[1] == (RelationRole.RETAINED, "identity-retained")
+    [promoted_event] = of_type(events, EventType.PROMOTION_PROMOTED)
+    assert promoted_event.reason_codes == ("new_workspace_entry",)
+    assert roles(promoted_event) == [(RelationRole.PROMOTED, "promoted")]
+    assert all(e.phase is Phase.PROMOTION and e.text_preview for e in events)
+    [scheduled] = of_type(events, EventType.PROMOTION_RETRY_SCHEDULED)
+    assert scheduled.outcome is Outcome.RETRIED and scheduled.reason_codes == (
+        "retryable_capacity_rejection",
+    )
+    [spent] = of_type(events, EventType.PROMOTION_RETRY_EXHAUSTED)
+    assert spent.outcome is Outcome.EXHAUSTED and spent.reason_codes == ("max_attempts_reached",)
+    for ev in of_type(events, EventType.PROMOTION_REJECTED_CAPACITY):
+        assert ev.reason_codes == ("capacity_rejected",)
+
+
+def test_first_matching_rule_wins_and_last_terminal_per_key_counts() -> None:
+    pending = mem("p", "Keep one answer per key.", source="explicit")
+    later = account_pending_promotions(
+        [pending], [], [], [terminal(pending, "rejected_capacity"), terminal(pending, "absorbed_exact")]
+    )
+    assert later.absorbed == (key(pending),)
+    # an exact key already in the store beats any terminal event
+    before = account_pending_promotions([pending], [pending], [], [terminal(pending, "rejected_capacity")])
+    assert before.absorbed == (key(pending),)
+
+
+def test_accounting_counts_each_key_once_in_insertion_order() -> None:
+    a, b, c = mem("a", "Alpha"), mem("b", "Beta"), mem("c", "Gamma")
+    again = mem("a2", "alpha!")
+    result = account_pending_promotions([b, a, again, c], [], [b, c, a])
+    assert result.promoted == (key(b), key(a), key(c))
+    assert result.clearable == result.promoted
+
+
+def test_b16_identity_absorption_without_terminal_is_labelled_identity() -> None:
+    """B16: an identity match found in the store after promotion (rule 4) was reported as
+    promotion_absorbed_exact / same_exact_key."""
+    pending = mem("p", "Config lives in `src/config.ts`", type_="project")
+    survivor = mem("s", "Settings are read from ./src/config.ts at boot", type_="project", source="explicit")
+    assert identity_key(pending) == identity_key(survivor) and key(pending) != key(survivor)
+    accounting = account_pending_promotions([pending], [], [survivor])
+    assert accounting.absorbed == (key(pending),)
+    [ev] = promotion_events([pending], [survivor], [], accounting)
+    assert ev.type is EventType.PROMOTION_ABSORBED_IDENTITY
+    assert ev.reason_codes == ("same_identity_key",)
+    assert roles(ev) == [(RelationRole.ABSORBED, "p"), (RelationRole.RETAINED, "s")]
+
+
+def test_b16_rejection_without_capacity_event_is_not_called_a_capacity_rejection() -> None:
+    """B16: a pending memory missing from the store with no terminal event was reported as
+    promotion_rejected_capacity / capacity_rejected; workmem says promotion_rejected / not_in_store."""
+    pending = mem("p", "Vanished explicit memory.", source="explicit")
+    accounting = account_pending_promotions([pending], [], [])
+    assert accounting.rejected == accounting.retryable == (key(pending),)
+    events = promotion_events([pending], [], [], accounting)
+    assert [(e.type, e.outcome, e.reason_codes) for e in events] == [
+        (EventType.PROMOTION_REJECTED, Outcome.REJECTED, ("not_in_store",)),
+        (EventType.PROMOTION_RETRY_SCHEDULED, Outcome.RETRIED, ("retryable_rejection", "not_in_store")),
+    ]
+
+
+def test_stored_form_of_a_long_pending_text_still_matches() -> None:
+    """The store cuts texts to 260 code points; the pending memory is still found under its stored
+    form (the reference would have reported a rejection)."""
+    long_text = "Always run the full integration suite before tagging " + "x" * 300
+    pending = mem("p", long_text, source="explicit")
+    stored = replace(pending, text=long_text[:260])
+    assert account_pending_promotions([pending], [], [stored]).promoted == (key(pending),)
+    assert account_pending_promotions([pending], [stored], [stored]).absorbed == (key(pending),)
+
+
+# ---------------------------------------------------------------------------------------------
+# The promotion step
+# ---------------------------------------------------------------------------------------------
+
+
+def run(
+    store: WorkspaceStore,
+    journal: PendingJournal,
+    session_pending: Sequence[MemoryEntry] = (),
+    *,
+    now: int = NOW + 1000,
+    session_id: str | None = "s1",
+    include_owned: bool = True,
+    include_unowned: bool = True,
+    idle: Sequence[str] = (),
+    archive: Mapping[str, MemoryEntry] | None = None,
+) -> PromotionResult:
+    return promote(
+        store,
+        journal,
+        session_pending,
+        now,
+        session_id=session_id,
+        include_owned=include_owned,
+        include_unowned=include_unowned,
+        idle_owner_ids=idle,
+        archive=archive,
+    )
+
+
+def check_coverage(result: PromotionResult, pending_keys: set[str]) -> None:
+    """§9 inv. 28: one promotion outcome event per pending key, one retry event per retryable key."""
+    outcomes = Counter(
+        e.memory.memory_key_hash for e in result.events if e.type in OUTCOME_TYPES and e.memory
+    )
+    assert outcomes == Counter({k: 1 for k in pending_keys})
+    retries = Counter(e.memory.memory_key_hash for e in result.events if e.type in RETRY_TYPES and e.memory)
+    assert retries == Counter({k: 1 for k in result.accounting.retryable})
+
+
+def test_new_memory_is_stored_without_pending_fields_b15() -> None:
+    """B15: pending-only fields (owner, message id, attempts, last attempt) were copied into the store."""
+    pending = mem(
+        "p",
+        "Use pnpm for installs",
+        source="explicit",
+        owner="s1",
+        pending_message_id="msg-1",
+        promotion_attempts=1,
+        last_promotion_attempt_at=iso_from_ms(NOW),
+        last_promotion_failure_reason="capacity_rejected",
+    )
+    result = run(store_of(), journal_of(pending))
+    [stored] = result.store.entries
+    assert stored.id == "p" and stored.text == "Use pnpm for installs"
+    assert stored.pending_owner_session_id is None and stored.pending_message_id is None
+    assert stored.promotion_attempts is None and stored.last_promotion_attempt_at is None
+    assert stored.last_promotion_failure_reason is None
+    assert stored.retention_clock == NOW + 1000  # no clock of its own: starts at promotion
+    assert result.accounting.promoted == (key(pending),)
+    assert result.journal.entries == ()
+    check_coverage(result, {key(pending)})
+
+
+def test_an_existing_retention_clock_is_kept() -> None:
+    pending = mem("p", "Use pnpm for installs", source="explicit", retention_clock=NOW - 5)
+    result = run(store_of(), journal_of(), [pending])
+    assert result.store.entries[0].retention_clock == NOW - 5
+
+
+def test_b14_exact_duplicate_reinforces_with_evidence() -> None:
+    """B14: promotion-time reinforcement of an existing exact entry emitted no memory_reinforced."""
+    existing = mem(
+        "old", "Use pnpm", source="explicit", at=NOW - 3 * DAY_MS, retention_clock=NOW - 3 * DAY_MS
+    )
+    pending = mem("p", "use PNPM!", source="explicit", owner="s1")
+    result = run(store_of(existing), journal_of(pending))
+    [stored] = result.store.entries
+    assert stored.id == "old" and stored.reinforcement_count == 1
+    assert stored.last_reinforced_session_id == "s1" and stored.retention_clock == NOW + 1000
+    [reinforced] = of_type(result.events, EventType.MEMORY_REINFORCED)
+    assert reinforced.memory is not None and reinforced.memory.memory_id == "old"
+    assert roles(reinforced) == [(RelationRole.REINFORCED, "old"), (RelationRole.REINFORCED_BY, "p")]
+    assert result.accounting.absorbed == (key(pending),)
+    [absorbed] = of_type(result.events, EventType.PROMOTION_ABSORBED_EXACT)
+    assert roles(absorbed) == [(RelationRole.ABSORBED, "p"), (RelationRole.RETAINED, "old")]
+    check_coverage(result, {key(pending)})
+
+
+def test_reinforcement_uses_the_owner_when_no_session_is_given_else_none() -> None:
+    existing = mem("old", "Use pnpm", source="explicit", at=NOW - 3 * DAY_MS)
+    owned = mem("p", "Use pnpm", source="explicit", owner="dead")
+    result = run(store_of(existing), journal_of(owned), session_id=None, include_owned=False, idle=["dead"])
+    assert result.store.entries[0].last_reinforced_session_id == "dead"
+    unowned = mem("q", "Use pnpm")
+    result = run(store_of(existing), journal_of(unowned), session_id=None)
+    assert result.store.entries[0].reinforcement_count == 1
+    assert result.store.entries[0].last_reinforced_session_id is None
+
+
+def test_blocked_reinforcement_emits_no_reinforced_event() -> None:
+    existing = mem("old", "Use pnpm", source="explicit", last_reinforced_at=NOW, reinforcement_count=1)
+    result = run(store_of(existing), journal_of(mem("p", "Use pnpm", owner="s1")))
+    assert of_type(result.events, EventType.MEMORY_REINFORCED) == []
+    assert result.store.entries[0].reinforcement_count == 1
+    assert result.accounting.absorbed == ("decision:use pnpm",)
+
+
+def test_superseded_store_entry_does_not_block_promotion() -> None:
+    old = mem("old", "Use yarn", source="explicit", status="superseded", at=NOW - DAY_MS)
+    pending = mem("p", "Use yarn", source="explicit", owner="s1")
+    result = run(store_of(old), journal_of(pending))
+    assert result.accounting.promoted == (key(pending),)
+    assert sorted(ids_of(result.store.entries)) == ["old", "p"]
+
+
+def test_identity_absorption_in_the_store_is_accounted_as_identity() -> None:
+    existing = mem(
+        "old", "Settings are read from ./src/config.ts at boot", type_="project", source="explicit"
+    )
+    pending = mem("p", "Config lives in `src/config.ts`", type_="project", owner="s1")
+    result = run(store_of(existing), journal_of(pending))
+    assert result.accounting.absorbed == (key(pending),)
+    assert ids_of(result.store.entries) == ["old"]
+    [ev] = of_type(result.events, *OUTCOME_TYPES)
+    assert ev.type is EventType.PROMOTION_ABSORBED_IDENTITY
+    assert roles(ev) == [(RelationRole.ABSORBED, "p"), (RelationRole.RETAINED, "old")]
+    assert result.journal.entries == ()
+
+
+def test_session_copy_wins_over_the_journal_copy_and_both_are_cleared() -> None:
+    session_copy = mem("session", "Prefer tabs", type_="feedback", source="explicit", owner="s1")
+    journal_copy = replace(session_copy, id="journal")
+    result = run(store_of(), journal_of(journal_copy), [session_copy])
+    assert ids_of(result.store.entries) == ["session"]
+    assert result.journal.entries == ()
+    assert result.cleared_keys == {key(session_copy)}
+    check_coverage(result, {key(session_copy)})
+
+
+def test_b13_nothing_pending_changes_nothing() -> None:
+    """B13 (context): with nothing pending the step is a clean no-op — the store is untouched and no
+    promotion evidence is emitted — so the caller can always start a new cache epoch."""
+    store = store_of(mem("m", "Existing"))
+    other = mem("o", "Owned by another session", source="explicit", owner="s2")
+    result = run(store, journal_of(other))
+    assert result.store is store
+    assert ids_of(result.journal.entries) == ["o"]
+    assert result.events == () and result.cleared_keys == frozenset()
+    assert result.accounting == PromotionAccounting((), (), (), (), (), ())
+
+
+def test_ownership_other_sessions_entries_are_never_promoted_or_cleared() -> None:
+    """§9 inv. 29: only the owner (or D7 adoption) promotes an owned pending memory."""
+    mine = mem("mine", "Mine to promote", source="explicit", owner="s1")
+    theirs = mem("theirs", "Theirs to keep", source="explicit", owner="s2")
+    same_key_theirs = mem("theirs-same", "Mine to promote", source="explicit", owner="s2")
+    result = run(store_of(), journal_of(mine, theirs, same_key_theirs))
+    assert ids_of(result.store.entries) == ["mine"]
+    assert sorted(ids_of(result.journal.entries)) == ["theirs", "theirs-same"]
+
+
+def test_epoch_start_promotes_only_unowned_backlog() -> None:
+    unowned = mem("u", "Unowned backlog item")
+    owned = mem("o", "Owned by the live session", source="explicit", owner="s1")
+    result = run(store_of(), journal_of(unowned, owned), session_id=None, include_owned=False)
+    assert ids_of(result.store.entries) == ["u"]
+    assert ids_of(result.journal.entries) == ["o"]
+    assert all(e.session_hash is None for e in result.events)
+
+
+def test_session_end_promotes_owned_and_leaves_unowned() -> None:
+    unowned = mem("u", "Unowned backlog item")
+    owned = mem("o", "Owned by the ending session", source="explicit", owner="s1")
+    result = run(store_of(), journal_of(unowned, owned), include_unowned=False)
+    assert ids_of(result.store.entries) == ["o"]
+    assert ids_of(result.journal.entries) == ["u"]
+
+
+def test_b21_entries_of_idle_sessions_are_adopted() -> None:
+    """B21 / D7: owned entries of a session that never compacted stayed in the journal forever."""
+    orphan = mem("orphan", "Orphaned explicit memory", source="explicit", owner="dead")
+    live = mem("live", "Live session memory", source="explicit", owner="alive")
+    journal = journal_of(orphan, live)
+    without = run(store_of(), journal, session_id="s1")
+    assert without.store.entries == () and len(without.journal.entries) == 2
+    adopted = run(store_of(), journal, session_id="s1", idle=["dead"])
+    assert ids_of(adopted.store.entries) == ["orphan"]
+    assert ids_of(adopted.journal.entries) == ["live"]
+    [cleared] = of_type(adopted.events, EventType.PENDING_MEMORY_CLEARED)
+    assert cleared.memory is not None and cleared.memory.memory_id == "orphan"
+    assert cleared.reason_codes == ("promoted",)
+
+
+def test_d10_tombstoned_pending_memory_is_cleared_not_stored() -> None:
+    forgotten = mem("p", "Use the staging database", source="explicit", owner="s1")
+    tomb = Tombstone(key_hash=key_hash(key(forgotten)), memory_id="old", reason="forgotten", created_at="x")
+    result = run(store_of(tombstones=(tomb,)), journal_of(forgotten))
+    assert result.store.entries == ()
+    assert result.accounting.rejected == (key(forgotten),)
+    assert result.accounting.clearable == (key(forgotten),)
+    assert result.accounting.retryable == ()
+    assert result.accounting.reason_of(key(forgotten)) == "tombstoned"
+    assert result.cleared_keys == {key(forgotten)}
+    assert result.journal.entries == ()
+    outcome = of_type(result.events, *OUTCOME_TYPES)
+    assert [(e.type, e.reason_codes) for e in outcome] == [(EventType.PROMOTION_REJECTED, ("tombstoned",))]
+    [cleared] = of_type(result.events, EventType.PENDING_MEMORY_CLEARED)
+    assert cleared.reason_codes == ("tombstoned",)
+
+
+def test_b26_promotion_clears_are_evidenced() -> None:
+    """B26: journal clears after promotion left no evidence."""
+    a = mem("a", "First new memory", owner="s1", source="explicit")
+    b = mem("b", "Second unowned memory")
+    result = run(store_of(), journal_of(a, b))
+    cleared = of_type(result.events, EventType.PENDING_MEMORY_CLEARED)
+    assert sorted((e.memory.memory_id, e.reason_codes) for e in cleared if e.memory) == [
+        ("a", ("promoted",)),
+        ("b", ("promoted",)),
+    ]
+    assert all(e.outcome is Outcome.CLEARED and e.phase is Phase.PENDING_JOURNAL for e in cleared)
+
+
+def test_events_order_and_session_stamp() -> None:
+    stale = mem("stale", "Stale compaction item", at=NOW - 40 * DAY_MS)
+    existing = mem("old", "Use pnpm", source="explicit", at=NOW - 3 * DAY_MS)
+    dup = mem("dup", "use pnpm", owner="s1", source="explicit")
+    fresh = mem("new", "Fresh memory", owner="s1", source="explicit")
+    raw = replace(empty_journal("/w", "k", NOW), entries=(stale, dup, fresh))
+    result = run(store_of(existing), raw)
+    kinds = [e.type for e in result.events]
+    assert kinds == [
+        EventType.PENDING_MEMORY_CLEARED,  # journal retention (TTL)
+        EventType.MEMORY_REINFORCED,  # promotion-time reinforcement
+        EventType.PROMOTION_ABSORBED_EXACT,
+        EventType.PROMOTION_PROMOTED,
+        EventType.PENDING_MEMORY_CLEARED,
+        EventType.PENDING_MEMORY_CLEARED,
+    ]
+    assert result.events[0].reason_codes == ("journal_ttl",)
+    assert all(e.session_hash == "s1" for e in result.events)
+
+
+# ---------------------------------------------------------------------------------------------
+# Capacity rejection and retries (the machinery kept although D2 removes the cause)
+# ---------------------------------------------------------------------------------------------
+
+
+def capacity_normalizer(weak: str) -> Any:
+    """A stand-in for the reference's capped normalisation: entries whose text contains ``weak`` are
+    removed with a ``rejected_capacity`` terminal event."""
+    real = consolidation.normalize_store
+
+    def fake(
+        store: WorkspaceStore, now_ms: int, *, archive: Mapping[str, MemoryEntry] | None = None
+    ) -> NormalizeResult:
+        result = real(store, now_ms, archive=archive)
+        losers = [e for e in result.store.entries if weak in e.text]
+        kept = tuple(e for e in result.store.entries if weak not in e.text)
+        return replace(
+            result,
+            store=replace(result.store, entries=kept),
+            absorptions=(*result.absorptions, *(Absorption(e, "", "rejected_capacity") for e in losers)),
+        )
+
+    return fake
+
+
+def test_b20_b25_unowned_retries_are_counted_on_the_compaction_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """B20: with a session id, unowned retryable entries were counted under that owner and never
+    advanced. B25: the journal's failure reason is spelled capacity_rejected, as in the evidence."""
+    monkeypatch.setattr(consolidation, "normalize_store", capacity_normalizer("WEAK"))
+    weak = mem("w", "WEAK explicit reference", type_="reference", source="explicit")
+    journal = journal_of(weak)
+    store = store_of()
+    for attempt in (1, 2):
+        result = run(store, journal, now=NOW + attempt)
+        journal = result.journal
+        [entry] = journal.entries
+        assert entry.promotion_attempts == attempt
+        assert entry.last_promotion_failure_reason == "capacity_rejected"
+        assert result.accounting.retryable == (key(weak),)
+        assert result.cleared_keys == frozenset()
+        [rejected] = of_type(result.events, EventType.PROMOTION_REJECTED_CAPACITY)
+        assert rejected.reason_codes == ("capacity_rejected",)
+        assert [e.type for e in of_type(result.events, *RETRY_TYPES)] == [EventType.PROMOTION_RETRY_SCHEDULED]
+        check_coverage(result, {key(weak)})
+    result = run(store, journal, now=NOW + 3)
+    assert result.journal.entries == ()
+    assert result.cleared_keys == {key(weak)}
+    assert [e.type for e in of_type(result.events, *RETRY_TYPES)] == [EventType.PROMOTION_RETRY_EXHAUSTED]
+    [cleared] = of_type(result.events, EventType.PENDING_MEMORY_CLEARED)
+    assert cleared.reason_codes == ("retry_exhausted", "capacity_rejected")
+
+
+def test_inv27_owned_capacity_rejection_survives_two_compactions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """§9 inv. 27, and other owners' same-key entries are not counted."""
+    monkeypatch.setattr(consolidation, "normalize_store", capacity_normalizer("WEAK"))
+    mine = mem("mine", "WEAK manual note", source="manual", owner="s1")
+    theirs = replace(mine, id="theirs", pending_owner_session_id="s2")
+    journal = journal_of(mine, theirs)
+    for attempt in (1, 2, 3):
+        result = run(store_of(), journal, now=NOW + attempt)
+        journal = result.journal
+        by_id = {e.id: e for e in journal.entries}
+        assert by_id["theirs"].promotion_attempts is None
+        if attempt < 3:
+            assert by_id["mine"].promotion_attempts == attempt
+        else:
+            assert "mine" not in by_id
+            assert of_type(result.events, EventType.PROMOTION_RETRY_EXHAUSTED)
+
+
+def test_compaction_capacity_rejection_is_cleared_without_retry(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(consolidation, "normalize_store", capacity_normalizer("WEAK"))
+    weak = mem("w", "WEAK compaction reference", type_="reference")
+    result = run(store_of(), journal_of(weak))
+    assert result.accounting.rejected == result.accounting.clearable == (key(weak),)
+    assert result.accounting.retryable == ()
+    assert result.journal.entries == ()
+    [cleared] = of_type(result.events, EventType.PENDING_MEMORY_CLEARED)
+    assert cleared.reason_codes == ("capacity_rejected",)
+
+
+def test_not_in_store_compaction_rejection_stays_pending(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compaction memory that vanished without a terminal event is neither cleared nor retried,
+    as in the reference; it leaves through the 30-day TTL."""
+    real = consolidation.normalize_store
+
+    def vanish(
+        store: WorkspaceStore, now_ms: int, *, archive: Mapping[str, MemoryEntry] | None = None
+    ) -> NormalizeResult:
+        result = real(store, now_ms, archive=archive)
+        return replace(result, store=replace(result.store, entries=()))
+
+    monkeypatch.setattr(consolidation, "normalize_store", vanish)
+    gone = mem("g", "Vanishing compaction memory")
+    result = run(store_of(), journal_of(gone))
+    assert result.accounting.rejected == (key(gone),)
+    assert result.accounting.clearable == () and result.accounting.retryable == ()
+    assert ids_of(result.journal.entries) == ["g"]
+    [ev] = of_type(result.events, *OUTCOME_TYPES)
+    assert (ev.type, ev.reason_codes) == (EventType.PROMOTION_REJECTED, ("not_in_store",))
+
+
+# ---------------------------------------------------------------------------------------------
+# The D2 archive
+# ---------------------------------------------------------------------------------------------
+
+
+def test_pending_memory_archived_in_the_same_step_counts_as_promoted() -> None:
+    crowd = tuple(
+        mem(f"s{i:03d}", f"Stored decision number {i}", source="explicit", retention_clock=NOW)
+        for i in range(500)
+    )
+    old = mem("p", "An old weak compaction reference", type_="reference", retention_clock=NOW - 60 * DAY_MS)
+    result = run(store_of(*crowd), journal_of(), [old])
+    assert ids_of(result.archived) == ["p"]
+    assert result.accounting.promoted == (key(old),)
+    assert result.accounting.reason_of(key(old)) == "archived"
+    [ev] = of_type(result.events, EventType.PROMOTION_PROMOTED)
+    assert ev.reason_codes == ("new_workspace_entry", "archived")
+    assert roles(ev) == [(RelationRole.PROMOTED, "p")]
+    assert of_type(result.events, EventType.MEMORY_ARCHIVED)
+
+
+def test_duplicate_of_an_archived_memory_revives_it() -> None:
+    archived = mem("arch", "Use the blue-green deploy", source="explicit", at=NOW - 90 * DAY_MS)
+    marker = ArchiveMarker(
+        memory_id="arch",
+        key_hash=key_hash(key(archived)),
+        identity_key_hash=key_hash(identity_key(archived)),
+        archived_at=iso_from_ms(NOW - DAY_MS),
+    )
+    pending = mem("p", "use the blue-green deploy", owner="s1", source="explicit")
+    result = run(store_of(archived=(marker,)), journal_of(pending), archive={marker.key_hash: archived})
+    assert len(result.store.entries) == 1
+    assert result.store.archived == ()
+    assert key(pending) in result.accounting.clearable
+    assert of_type(result.events, EventType.MEMORY_REVIVED)
+    check_coverage(result, {key(pending)})
