@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--older-than-days", type=_non_negative, metavar="N", help="ignore directories newer than N days"
     )
     p.add_argument("--include-orphans", action="store_true", help="also missing non-temp roots")
-    _command(sub, "tour", "tour:tour", "a 60-second scripted tour on a temporary workspace")
+    _command(sub, "tour", "adapters.tour:tour", "a 60-second scripted tour on a temporary workspace")
     return parser
 
 
@@ -194,7 +194,8 @@ def _non_negative(value: str) -> float:
 
 def _handler(spec: str) -> Callable[[argparse.Namespace], int]:
     module_name, function = spec.split(":")
-    module = importlib.import_module(f"adapters.commands.{module_name}")
+    qualified = module_name if "." in module_name else f"adapters.commands.{module_name}"
+    module = importlib.import_module(qualified)
     found: Callable[[argparse.Namespace], int] = getattr(module, function)
     return found
 
