@@ -72,11 +72,16 @@ class Cli:
         return data
 
 
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
+def make_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
+    """A driver for a fresh workspace ``<tmp>/project`` and data home ``<tmp>/home``."""
     workspace = tmp_path / "project"
     workspace.mkdir()
     return Cli(tmp_path / "home", workspace, monkeypatch, capsys)
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
+    return make_cli(tmp_path, monkeypatch, capsys)
 
 
 def one_line_error(run: Run, code: int) -> None:
