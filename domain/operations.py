@@ -1,0 +1,694 @@
+"""The five core operations every host shares, plus the user's own commands on memories.
+
+Each operation is a pure function ``(snapshot, input, now_ms) -> OpResult``: it receives the workspace
+store, the pending journal and the session state as values, and returns the new values, the evidence
+events it caused and, where there is one, the text to hand back to the host. The shell writes what
+changed and appends the events (ARCHITECTURE.md, "Data flow").
+
+1. ``open_session``     — closes a dormant stretch (D3), promotes the unowned backlog and the owned
+                           entries of idle sessions (D7), and freezes the workspace block for this
+                           session's cache epoch;
+2. ``observe_user_message`` — explicit triggers → session pending + owned journal entries;
+3. ``observe_tool_result``  — hot session state;
+4. ``observe_compaction``   — candidates, promotion, ``(supersedes Mn)`` lines (D10) and a new epoch;
+5. ``end_session``          — promotes the session's own pending memories and drops its state.
+
+Sub-agent sessions (a session with a parent) get no injection and cause no writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+from msgspec.structs import replace
+from returns.pipeline import is_successful
+
+from domain import evidence
+from domain.consolidation import MigrationAudit, normalize_store
+from domain.extraction import (
+    RejectionRecord,
+    build_compaction_prompt,
+    extract_explicit,
+    parse_compaction_candidates,
+    stale_after_days_for,
+)
+from domain.ids import memory_id
+from domain.keys import exact_key, key_hash
+from domain.model import (
+    CacheLimits,
+    DecisionSource,
+    EventType,
+    EvidenceInput,
+    Importance,
+    LongTermLimits,
+    MemoryEntry,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    Outcome,
+    PendingJournal,
+    PendingJournalLimits,
+    Phase,
+    RelationRole,
+    SessionState,
+    Tombstone,
+    WorkspaceStore,
+)
+from domain.pending import append_pending
+from domain.promotion import PromotionResult, promote
+from domain.render import RenderResult, number_block, render_workspace_block
+from domain.retention import mark_activity
+from domain.safety import Rejected, gate_memory
+from domain.session import (
+    ToolEvent,
+    add_pending_memories,
+    add_recent_decision,
+    empty_session,
+    observe_tool,
+    remove_pending_memories,
+    render_hot_state,
+)
+from domain.text import truncate
+from domain.timeutil import iso_from_ms, parse_iso_ms
+
+# ---------------------------------------------------------------------------------------------
+# Values in and out
+# ---------------------------------------------------------------------------------------------
+
+
+class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """What one operation may read. ``others`` are the other sessions of the workspace (used to find
+    idle owners, D7); ``archive`` maps archive-marker key hashes to archived entries (D2)."""
+
+    store: WorkspaceStore
+    journal: PendingJournal
+    session: SessionState | None = None
+    others: tuple[SessionState, ...] = ()
+    archive: dict[str, MemoryEntry] = msgspec.field(default_factory=dict)
+
+
+class OpResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What one operation produced. ``session is None`` with ``delete_session`` means the session
+    ends; the shell writes a value only when it differs from what it read."""
+
+    store: WorkspaceStore
+    journal: PendingJournal
+    session: SessionState | None
+    delete_session: bool = False
+    events: tuple[EvidenceInput, ...] = ()
+    audit: tuple[MigrationAudit, ...] = ()
+    archived: tuple[MemoryEntry, ...] = ()
+    rejections: tuple[RejectionRecord, ...] = ()
+    output: str = ""
+    #: for user commands: "promoted", "absorbed", "rejected", "superseded", "forgotten", "restored", ...
+    outcome: str = ""
+    memory_id: str | None = None
+    reasons: tuple[str, ...] = ()
+
+
+def _unchanged(snap: Snapshot, output: str = "") -> OpResult:
+    return OpResult(store=snap.store, journal=snap.journal, session=snap.session, output=output)
+
+
+def is_sub_agent(session: SessionState | None, parent_session_id: str | None) -> bool:
+    return parent_session_id is not None or (session is not None and session.parent_session_id is not None)
+
+
+def _touch(session: SessionState, now_ms: int) -> SessionState:
+    return replace(session, last_activity_ms=now_ms, updated_at=iso_from_ms(now_ms))
+
+
+def _session_or_new(snap: Snapshot, session_id: str, now_ms: int) -> SessionState:
+    return snap.session if snap.session is not None else empty_session(session_id, now_ms)
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers shared by the operations
+# ---------------------------------------------------------------------------------------------
+
+
+def idle_owner_ids(
+    journal: PendingJournal, others: Sequence[SessionState], session_id: str | None, now_ms: int
+) -> tuple[str, ...]:
+    """Owners of journal entries whose sessions have been idle for more than 24 hours (D7).
+
+    A session's last activity is its ``lastActivityMs`` (else its ``updatedAt``); an owner without a
+    session file counts from the newest of its entries' timestamps."""
+    limit = PendingJournalLimits.ORPHAN_ADOPT_AFTER_MS
+    known: dict[str, float] = {}
+    for other in others:
+        seen = other.last_activity_ms
+        if seen is None:
+            parsed = parse_iso_ms(other.updated_at)
+            seen = parsed if parsed is not None else 0
+        known[other.session_id] = float(seen)
+    latest_entry: dict[str, float] = {}
+    for entry in journal.entries:
+        owner = entry.pending_owner_session_id
+        if owner is None or owner == session_id:
+            continue
+        stamp = parse_iso_ms(entry.updated_at) or parse_iso_ms(entry.created_at) or 0
+        latest_entry[owner] = max(latest_entry.get(owner, 0.0), float(stamp))
+    idle = [owner for owner, newest in latest_entry.items() if now_ms - known.get(owner, newest) > limit]
+    return tuple(sorted(idle))
+
+
+def _lift_tombstones(store: WorkspaceStore, entries: Sequence[MemoryEntry]) -> WorkspaceStore:
+    """An explicit or manual request for a memory overrides an earlier forget (D10): its tombstone
+    goes. Compaction candidates stay blocked."""
+    wanted = {
+        key_hash(exact_key(e)) for e in entries if e.source in (MemorySource.EXPLICIT, MemorySource.MANUAL)
+    }
+    if not wanted or not store.tombstones:
+        return store
+    kept = tuple(t for t in store.tombstones if t.key_hash not in wanted)
+    return store if len(kept) == len(store.tombstones) else replace(store, tombstones=kept)
+
+
+def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_ms: int) -> WorkspaceStore:
+    """Remember when each entry was last shown (the D2 archive rule looks at it)."""
+    ids = {e.id for e in rendered}
+    if not ids:
+        return store
+    entries = tuple(
+        replace(e, last_rendered_at=now_ms) if e.id in ids and e.last_rendered_at != now_ms else e
+        for e in store.entries
+    )
+    return replace(store, entries=entries)
+
+
+def _freeze(
+    store: WorkspaceStore, session: SessionState, now_ms: int
+) -> tuple[WorkspaceStore, SessionState, RenderResult]:
+    """Start a new cache epoch: render the block once and keep it, byte for byte, with the session."""
+    result = render_workspace_block(store, now_ms)
+    frozen = replace(
+        session,
+        epoch=session.epoch + 1,
+        frozen_block=result.text,
+        numbered_block=number_block(result, now_ms),
+        block_ids=tuple(e.id for e in result.rendered),
+        frozen_at_ms=now_ms,
+    )
+    return _stamp_rendered(store, result.rendered, now_ms), frozen, result
+
+
+def _epoch_is_fresh(session: SessionState | None, now_ms: int) -> bool:
+    if session is None or session.frozen_at_ms is None or session.frozen_block is None:
+        return False
+    return now_ms - session.frozen_at_ms <= CacheLimits.FROZEN_TTL_MS
+
+
+def _append_processed(session: SessionState, message_id: str) -> SessionState:
+    ids = (*session.processed_message_ids, message_id)
+    return replace(session, processed_message_ids=ids[-CacheLimits.MAX_PROCESSED_MESSAGES_PER_SESSION :])
+
+
+def context_text(session: SessionState | None, workspace_root: str) -> str:
+    """What a host injects: the frozen workspace block first, then the current hot state."""
+    if session is None or session.parent_session_id is not None:
+        return ""
+    parts = [session.frozen_block or "", render_hot_state(session, workspace_root)]
+    return "\n\n".join(p for p in parts if p)
+
+
+def compaction_prompt(session: SessionState | None, workspace_root: str, other_context: str = "") -> str:
+    """The prompt a host sends for compaction: the fixed instructions, then the background context —
+    other plugins' context, the block with ``[M1]``-style labels (D10), and the hot state."""
+    block = ""
+    hot = ""
+    if session is not None and session.parent_session_id is None:
+        block = session.numbered_block or session.frozen_block or ""
+        hot = render_hot_state(session, workspace_root)
+    return build_compaction_prompt("\n\n".join(p for p in (other_context, block, hot) if p))
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. open_session
+# ---------------------------------------------------------------------------------------------
+
+
+def open_session(
+    snap: Snapshot, session_id: str, now_ms: int, *, parent_session_id: str | None = None
+) -> OpResult:
+    """Open (or refresh) a session's cache epoch and return the context to inject.
+
+    Within a fresh epoch this is a no-op that returns the frozen text again, byte for byte."""
+    if is_sub_agent(snap.session, parent_session_id):
+        return _unchanged(snap)
+    root = snap.store.workspace.root
+    if _epoch_is_fresh(snap.session, now_ms):
+        return _unchanged(snap, context_text(snap.session, root))
+    events: list[EvidenceInput] = []
+    store, span = mark_activity(snap.store, now_ms)
+    if span is not None:
+        events.append(
+            evidence.event(
+                EventType.WORKSPACE_DORMANCY_RECORDED,
+                Phase.STORAGE,
+                Outcome.RECORDED,
+                ("dormant_span_recorded",),
+                details={"dormantDays": round((span.end - span.start) / 86_400_000, 3)},
+            )
+        )
+    idle = idle_owner_ids(snap.journal, snap.others, session_id, now_ms)
+    promoted = promote(
+        store,
+        snap.journal,
+        (),
+        now_ms,
+        session_id=None,
+        include_owned=False,
+        include_unowned=True,
+        idle_owner_ids=idle,
+        archive=snap.archive,
+    )
+    events.extend(promoted.events)
+    session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
+    store, session, rendered = _freeze(promoted.store, session, now_ms)
+    events.extend(rendered.events)
+    return OpResult(
+        store=store,
+        journal=promoted.journal,
+        session=session,
+        events=evidence.with_session(events, session_id),
+        audit=promoted.audit,
+        archived=promoted.archived,
+        output=context_text(session, root),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. observe_user_message
+# ---------------------------------------------------------------------------------------------
+
+
+def observe_user_message(
+    snap: Snapshot,
+    session_id: str,
+    message_id: str,
+    text: str,
+    now_ms: int,
+    *,
+    parent_session_id: str | None = None,
+) -> OpResult:
+    """Explicit memory requests become pending memories owned by this session; the same message id
+    twice is a no-op."""
+    if is_sub_agent(snap.session, parent_session_id):
+        return _unchanged(snap)
+    if snap.session is not None and message_id in snap.session.processed_message_ids:
+        return _unchanged(snap)
+    session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
+    extracted = extract_explicit(text, now_ms)
+    owned = tuple(
+        replace(e, pending_owner_session_id=session_id, pending_message_id=message_id)
+        for e in extracted.entries
+    )
+    events: list[EvidenceInput] = [replace(e, message_hash=message_id) for e in extracted.events]
+    journal = snap.journal
+    if owned:
+        journal, appended = append_pending(journal, owned, now_ms, session_id=session_id)
+        events.extend(replace(e, message_hash=e.message_hash or message_id) for e in appended)
+        session = add_pending_memories(session, owned)
+        for entry in owned:
+            if entry.type is MemoryType.DECISION:
+                session = add_recent_decision(session, entry.text, DecisionSource.USER, now_ms)
+    session = _append_processed(session, message_id)
+    return OpResult(
+        store=snap.store,
+        journal=journal,
+        session=session,
+        events=evidence.with_session(events, session_id),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. observe_tool_result
+# ---------------------------------------------------------------------------------------------
+
+
+def observe_tool_result(
+    snap: Snapshot,
+    session_id: str,
+    tool_event: ToolEvent,
+    now_ms: int,
+    *,
+    parent_session_id: str | None = None,
+) -> OpResult:
+    """Active files and open errors follow the agent's tool calls."""
+    if is_sub_agent(snap.session, parent_session_id):
+        return _unchanged(snap)
+    session = _session_or_new(snap, session_id, now_ms)
+    session = _touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
+    return OpResult(store=snap.store, journal=snap.journal, session=session)
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. observe_compaction
+# ---------------------------------------------------------------------------------------------
+
+
+def _resolve_survivor(store: WorkspaceStore, entry: MemoryEntry) -> MemoryEntry | None:
+    """The active store entry that now carries ``entry`` (itself, or the survivor that absorbed it)."""
+    key = exact_key(entry)
+    for candidate in store.entries:
+        if candidate.status is MemoryStatus.SUPERSEDED:
+            continue
+        if candidate.id == entry.id or exact_key(candidate) == key:
+            return candidate
+        if candidate.absorbed_ids and entry.id in candidate.absorbed_ids:
+            return candidate
+    return None
+
+
+def supersede_entry(
+    store: WorkspaceStore, old_id: str, new_id: str | None, now_ms: int, reason: str
+) -> tuple[WorkspaceStore, tuple[EvidenceInput, ...]]:
+    """Mark ``old_id`` superseded (by ``new_id``, or forgotten when ``None``), tombstone its key
+    so extraction cannot bring it back, and record the event (D10)."""
+    old = next((e for e in store.entries if e.id == old_id), None)
+    if old is None or old.status is MemoryStatus.SUPERSEDED:
+        return store, ()
+    new = next((e for e in store.entries if e.id == new_id), None) if new_id else None
+    updated = replace(
+        old,
+        status=MemoryStatus.SUPERSEDED,
+        superseded_by=new_id,
+        updated_at=iso_from_ms(now_ms),
+    )
+    tombstone = Tombstone(
+        key_hash=key_hash(exact_key(old)),
+        memory_id=old.id,
+        reason=reason,
+        created_at=iso_from_ms(now_ms),
+    )
+    tombstones = (*tuple(t for t in store.tombstones if t.key_hash != tombstone.key_hash), tombstone)
+    entries = tuple(updated if e.id == old_id else e for e in store.entries)
+    if new_id is None:
+        event = evidence.event(
+            EventType.MEMORY_FORGOTTEN,
+            Phase.LIFECYCLE,
+            Outcome.FORGOTTEN,
+            (reason,),
+            memory=updated,
+            relations=(evidence.relation(RelationRole.REMOVED, updated),),
+            text=old.text,
+        )
+    else:
+        event = evidence.event(
+            EventType.MEMORY_SUPERSEDED,
+            Phase.LIFECYCLE,
+            Outcome.SUPERSEDED,
+            (reason,),
+            memory=updated,
+            relations=(
+                evidence.relation(RelationRole.SUPERSEDED, updated),
+                evidence.relation(RelationRole.SUPERSEDED_BY, new),
+            ),
+            text=old.text,
+        )
+    return replace(store, entries=entries, tombstones=tombstones, updated_at=iso_from_ms(now_ms)), (event,)
+
+
+def _apply_supersede_requests(
+    store: WorkspaceStore,
+    session: SessionState,
+    requests: Sequence[tuple[MemoryEntry, str]],
+    now_ms: int,
+) -> tuple[WorkspaceStore, tuple[EvidenceInput, ...]]:
+    events: list[EvidenceInput] = []
+    for new_entry, label in requests:
+        index = int(label[1:]) - 1 if label[1:].isdigit() else -1
+        old_id = session.block_ids[index] if 0 <= index < len(session.block_ids) else None
+        survivor = _resolve_survivor(store, new_entry)
+        if old_id is None or survivor is None or survivor.id == old_id:
+            events.append(
+                evidence.event(
+                    EventType.MEMORY_SUPERSEDED,
+                    Phase.LIFECYCLE,
+                    Outcome.REJECTED,
+                    ("unknown_block_label" if old_id is None else "replacement_not_stored",),
+                    memory=new_entry,
+                    details={"label": label},
+                    text=new_entry.text,
+                )
+            )
+            continue
+        store, done = supersede_entry(store, old_id, survivor.id, now_ms, "superseded_by_compaction")
+        events.extend(done)
+    return store, tuple(events)
+
+
+def observe_compaction(
+    snap: Snapshot,
+    session_id: str,
+    summary: str,
+    now_ms: int,
+    *,
+    parent_session_id: str | None = None,
+) -> OpResult:
+    """Candidates from the host's compaction summary join the journal (unowned), everything pending
+    for this session is promoted, and a new cache epoch starts even when nothing was pending (B13)."""
+    if is_sub_agent(snap.session, parent_session_id):
+        return _unchanged(snap)
+    session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
+    parsed = parse_compaction_candidates(summary, now_ms)
+    events: list[EvidenceInput] = list(parsed.events)
+    journal = snap.journal
+    if parsed.entries:
+        journal, appended = append_pending(journal, parsed.entries, now_ms)
+        events.extend(appended)
+    store = _lift_tombstones(snap.store, session.pending_memories)
+    promoted: PromotionResult = promote(
+        store,
+        journal,
+        session.pending_memories,
+        now_ms,
+        session_id=session_id,
+        include_owned=True,
+        include_unowned=True,
+        idle_owner_ids=idle_owner_ids(journal, snap.others, session_id, now_ms),
+        archive=snap.archive,
+    )
+    events.extend(promoted.events)
+    session = remove_pending_memories(session, promoted.cleared_keys)
+    by_id = {e.id: e for e in parsed.entries}
+    requests = [(by_id[r.memory_id], r.label) for r in parsed.supersede_requests if r.memory_id in by_id]
+    store, superseded = _apply_supersede_requests(promoted.store, session, requests, now_ms)
+    events.extend(superseded)
+    store, session, rendered = _freeze(store, session, now_ms)
+    events.extend(rendered.events)
+    return OpResult(
+        store=store,
+        journal=promoted.journal,
+        session=session,
+        events=evidence.with_session(events, session_id),
+        audit=promoted.audit,
+        archived=promoted.archived,
+        rejections=parsed.rejections,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. end_session
+# ---------------------------------------------------------------------------------------------
+
+
+def end_session(
+    snap: Snapshot, session_id: str, now_ms: int, *, parent_session_id: str | None = None
+) -> OpResult:
+    """Promote what this session still owns (D7: nothing is orphaned), then drop its state."""
+    if is_sub_agent(snap.session, parent_session_id):
+        return _unchanged(snap)
+    pending = snap.session.pending_memories if snap.session is not None else ()
+    store = _lift_tombstones(snap.store, pending)
+    promoted = promote(
+        store,
+        snap.journal,
+        pending,
+        now_ms,
+        session_id=session_id,
+        include_owned=True,
+        include_unowned=False,
+        archive=snap.archive,
+    )
+    return OpResult(
+        store=promoted.store,
+        journal=promoted.journal,
+        session=None,
+        delete_session=True,
+        events=evidence.with_session(promoted.events, session_id),
+        audit=promoted.audit,
+        archived=promoted.archived,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The user's own commands: remember, forget, supersede, restore
+# ---------------------------------------------------------------------------------------------
+
+
+def _classify_outcome(result: PromotionResult, key: str) -> str:
+    accounting = result.accounting
+    for name, keys in (
+        ("promoted", accounting.promoted),
+        ("absorbed", accounting.absorbed),
+        ("superseded", accounting.superseded),
+        ("rejected", accounting.rejected),
+    ):
+        if key in keys:
+            return name
+    return "rejected"
+
+
+def remember(
+    snap: Snapshot,
+    text: str,
+    type_: MemoryType,
+    now_ms: int,
+    *,
+    importance: Importance | None = None,
+    rationale: str | None = None,
+) -> OpResult:
+    """A manual memory (source ``manual``): through the safety gate, then straight into promotion."""
+    gated = gate_memory(type_.value, text, source=MemorySource.MANUAL.value)
+    if not is_successful(gated):
+        failure: Rejected = gated.failure()
+        return OpResult(
+            store=snap.store,
+            journal=snap.journal,
+            session=snap.session,
+            events=(
+                evidence.event(
+                    EventType.EXPLICIT_MEMORY_IGNORED,
+                    Phase.EXPLICIT,
+                    Outcome.REJECTED,
+                    failure.reasons,
+                    text=failure.text,
+                    preview_limit=80,
+                ),
+            ),
+            outcome="rejected",
+            reasons=failure.reasons,
+        )
+    body = truncate(gated.unwrap().text, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
+    stamp = iso_from_ms(now_ms)
+    entry = MemoryEntry(
+        id=memory_id(now_ms, "manual", body),
+        type=type_,
+        text=body,
+        source=MemorySource.MANUAL,
+        confidence=1.0,
+        status=MemoryStatus.ACTIVE,
+        created_at=stamp,
+        updated_at=stamp,
+        rationale=rationale,
+        retention_clock=now_ms,
+        user_importance=importance if importance is not Importance.NORMAL else None,
+        stale_after_days=stale_after_days_for(type_),
+    )
+    store = _lift_tombstones(snap.store, (entry,))
+    result = promote(
+        store,
+        snap.journal,
+        (entry,),
+        now_ms,
+        session_id=None,
+        include_owned=False,
+        include_unowned=False,
+        archive=snap.archive,
+    )
+    outcome = _classify_outcome(result, exact_key(entry))
+    survivor = _resolve_survivor(result.store, entry)
+    return OpResult(
+        store=result.store,
+        journal=result.journal,
+        session=snap.session,
+        events=result.events,
+        audit=result.audit,
+        archived=result.archived,
+        outcome=outcome,
+        memory_id=survivor.id if survivor is not None else entry.id,
+    )
+
+
+def forget(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
+    """Stop using a memory without deleting it; a hash-only tombstone keeps extraction from
+    bringing it back. Undo with :func:`restore`."""
+    store, events = supersede_entry(snap.store, target_id, None, now_ms, "forgotten_by_user")
+    return OpResult(
+        store=store,
+        journal=snap.journal,
+        session=snap.session,
+        events=events,
+        outcome="forgotten" if events else "unknown",
+        memory_id=target_id,
+    )
+
+
+def supersede(
+    snap: Snapshot, target_id: str, new_text: str, now_ms: int, *, type_: MemoryType | None = None
+) -> OpResult:
+    """Replace a memory with a new manual one; the old one is kept, marked superseded."""
+    old = next(
+        (e for e in snap.store.entries if e.id == target_id and e.status is MemoryStatus.ACTIVE),
+        None,
+    )
+    if old is None:
+        return replace(_unchanged(snap), outcome="unknown", memory_id=target_id)
+    added = remember(snap, new_text, type_ or old.type, now_ms)
+    if added.outcome == "rejected" or added.memory_id is None or added.memory_id == target_id:
+        return added if added.outcome == "rejected" else replace(added, outcome="unchanged")
+    store, events = supersede_entry(added.store, target_id, added.memory_id, now_ms, "superseded_by_user")
+    return replace(added, store=store, events=added.events + events, outcome="superseded")
+
+
+def restore(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
+    """Undo ``forget`` / ``supersede``: the memory is active again and its tombstone is lifted.
+    An archived memory is brought back from the archive."""
+    store = snap.store
+    entry = next((e for e in store.entries if e.id == target_id), None)
+    marker = next((m for m in store.archived if m.memory_id == target_id), None)
+    if entry is None and marker is not None and marker.key_hash in snap.archive:
+        entry = snap.archive[marker.key_hash]
+        store = replace(
+            store,
+            entries=(*store.entries, entry),
+            archived=tuple(m for m in store.archived if m.memory_id != target_id),
+        )
+    if entry is None:
+        return replace(_unchanged(snap), outcome="unknown", memory_id=target_id)
+    revived = replace(
+        entry,
+        status=MemoryStatus.ACTIVE,
+        superseded_by=None,
+        updated_at=iso_from_ms(now_ms),
+        retention_clock=now_ms,
+    )
+    key = key_hash(exact_key(entry))
+    store = replace(
+        store,
+        entries=tuple(revived if e.id == target_id else e for e in store.entries),
+        tombstones=tuple(t for t in store.tombstones if t.key_hash != key),
+        updated_at=iso_from_ms(now_ms),
+    )
+    normalized = normalize_store(store, now_ms, archive=snap.archive)
+    event = evidence.event(
+        EventType.MEMORY_RESTORED,
+        Phase.LIFECYCLE,
+        Outcome.RESTORED,
+        ("restored_by_user",),
+        memory=revived,
+        text=revived.text,
+    )
+    return OpResult(
+        store=normalized.store,
+        journal=snap.journal,
+        session=snap.session,
+        events=(event, *normalized.events),
+        audit=normalized.audit,
+        archived=normalized.archived,
+        outcome="restored",
+        memory_id=target_id,
+    )
