@@ -30,7 +30,7 @@ from typing import Final
 
 import msgspec
 
-from domain.evidence import event, relation
+from domain.evidence import event, memory_ref
 from domain.model import (
     DAY_MS,
     RETENTION_TYPE_MAX,
@@ -43,6 +43,7 @@ from domain.model import (
     MemoryType,
     Outcome,
     Phase,
+    Relation,
     RelationRole,
     WorkspaceStore,
 )
@@ -131,26 +132,23 @@ def render_entry_line(entry: MemoryEntry, now_ms: int) -> str:
     return line
 
 
-def _selected_event(entry: MemoryEntry) -> EvidenceInput:
+def _render_event(entry: MemoryEntry, reason: str | None) -> EvidenceInput:
+    """``render_selected`` (``reason`` is ``None``) or ``render_omitted`` for one entry. Its
+    reference, with the key hashes, is computed once and shared by the event and its relation."""
+    ref = memory_ref(entry)
+    if reason is None:
+        kind, outcome, role = EventType.RENDER_SELECTED, Outcome.RENDERED, RelationRole.RENDERED
+        reasons: tuple[str, ...] = SELECTED_REASONS
+    else:
+        kind, outcome, role = EventType.RENDER_OMITTED, Outcome.OMITTED, RelationRole.OMITTED
+        reasons = (reason,)
     return event(
-        EventType.RENDER_SELECTED,
+        kind,
         Phase.RENDER,
-        Outcome.RENDERED,
-        SELECTED_REASONS,
-        memory=entry,
-        relations=(relation(RelationRole.RENDERED, entry),),
-        text=entry.text,
-    )
-
-
-def _omitted_event(entry: MemoryEntry, reason: str) -> EvidenceInput:
-    return event(
-        EventType.RENDER_OMITTED,
-        Phase.RENDER,
-        Outcome.OMITTED,
-        (reason,),
-        memory=entry,
-        relations=(relation(RelationRole.OMITTED, entry),),
+        outcome,
+        reasons,
+        memory=ref,
+        relations=(Relation(role=role, memory=ref),),
         text=entry.text,
     )
 
@@ -168,8 +166,8 @@ def _finish(
     omissions = [Omission(e.id, e.type.value, REASON_SUPERSEDED) for e in superseded]
     omissions.extend(markers)
     omissions.extend(Omission(e.id, e.type.value, reason) for e, reason in omitted)
-    events = [_selected_event(e) for e in rendered]
-    events.extend(_omitted_event(e, reason) for e, reason in losers)
+    events = [_render_event(e, None) for e in rendered]
+    events.extend(_render_event(e, reason) for e, reason in losers)
     return RenderResult(text=text, rendered=tuple(rendered), omitted=tuple(omissions), events=tuple(events))
 
 
