@@ -874,14 +874,41 @@ def format_health(report: HealthReport, *, raw: bool = False, include_title: boo
 # ---------------------------------------------------------------------------------------------
 
 
-def format_explain(src: DiagInput, now_ms: int) -> str:
-    """Per memory: status, strength/type/source, reasons and the evidence that explains it."""
+def explain_rows(src: DiagInput, now_ms: int, memory_id: str | None = None) -> tuple[MemoryRow, ...]:
+    """The snapshot rows, or only the row of ``memory_id``. An id with no row is judged from its
+    evidence alone (status from its last event, ``unknown`` without any)."""
     snap = build_snapshot(src, now_ms)
+    if memory_id is None:
+        return snap.memories
+    rows = tuple(r for r in snap.memories if r.id == memory_id)
+    if rows:
+        return rows
+    events = snap.by_memory.get(memory_id, ())
+    type_, source = _type_source_from_events(events, memory_id)
+    codes, ids = _summary_of(events)
+    status = status_from_trace_event(events[-1] if events else None)
+    reasons = unique((*status_reasons(status), *codes))
+    return (
+        MemoryRow(
+            id=memory_id,
+            type=type_,
+            source=source,
+            status=status,
+            reason_codes=reasons,
+            evidence_event_ids=ids,
+        ),
+    )
+
+
+def format_explain(src: DiagInput, now_ms: int, memory_id: str | None = None) -> str:
+    """Per memory (or only ``memory_id``): status, strength/type/source, reasons and evidence."""
+    snap = build_snapshot(src, now_ms)
+    rows = explain_rows(src, now_ms, memory_id)
     by_id = {ev.event_id: ev for ev in snap.events}
     out = ["Workspace memory explainability", ""]
-    if not snap.memories:
+    if not rows:
         out.append("No memories found.")
-    for row in snap.memories:
+    for row in rows:
         shown_strength = format_strength(row.strength) if row.strength is not None else "n/a"
         refs = [f"{by_id[i].event_id} {by_id[i].type}" if i in by_id else i for i in row.evidence_event_ids]
         out.append(f"Memory {row.id}: {row.status}")
@@ -890,13 +917,13 @@ def format_explain(src: DiagInput, now_ms: int) -> str:
         out.append(f"- evidence: {', '.join(refs) if refs else '(none)'}")
         out.append("")
     quarantines = [ev for ev in snap.recent_events if ev.type == "storage_corrupt_json_quarantined"]
-    if quarantines:
+    if quarantines and memory_id is None:
         out.append("Quarantined stores:")
         out.extend(
             f"- {STATUS_QUARANTINED}: {ev.event_id} {ev.type}; reasons={','.join(ev.reason_codes)}"
             for ev in quarantines
         )
-    if src.quarantined_files:
+    if src.quarantined_files and memory_id is None:
         out.append("Quarantined files:")
         out.extend(f"- {_file_name(p)}" for p in src.quarantined_files)
     while out and out[-1] == "":

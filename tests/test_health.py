@@ -556,6 +556,25 @@ def test_6_explain_render_arithmetic() -> None:
     assert to_fixed(row.strength or 0, 3) == "4.500"
 
 
+def test_explain_one_memory_by_id() -> None:
+    out = format_explain(explain_fixture(), NOW, "mem-pending-retry")
+    assert out == (
+        "Workspace memory explainability\n\n"
+        "Memory mem-pending-retry: pending_retry\n"
+        "- strength=1.250, type=project, source=compaction\n"
+        "- reasons: retryable_capacity_rejection, capacity_rejected\n"
+        "- evidence: (none)"
+    )
+    gone = format_explain(trace_fixture(), NOW, "mem-duplicate")
+    assert "Memory mem-duplicate: reinforced\n- strength=n/a, type=unknown, source=unknown" in gone
+    assert "- reasons: duplicate_exact\n- evidence: evt_" in gone
+    nothing = format_explain(diag([]), NOW, "nope")
+    assert nothing.endswith(
+        "Memory nope: unknown\n- strength=n/a, type=unknown, source=unknown\n"
+        "- reasons: (none)\n- evidence: (none)"
+    )
+
+
 def test_explain_with_no_memories() -> None:
     assert format_explain(diag([]), NOW) == "Workspace memory explainability\n\nNo memories found."
 
