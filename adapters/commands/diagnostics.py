@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from adapters import jsonl, paths
-from adapters.commands import EXIT_OK, EXIT_REJECTED, CommandError, context, write, write_json
+from adapters.commands import EXIT_OK, CommandError, context, write, write_json
 from adapters.evidence_log import read_events
 from domain import health
 from domain.codec import decode_journal, decode_store
@@ -188,15 +188,7 @@ def health_cmd(args: argparse.Namespace) -> int:
 
 def explain(args: argparse.Namespace) -> int:
     loaded = _load(args)
-    text = health.format_explain(loaded.src, loaded.now_ms)
-    if args.id is None:
-        write(text)
-        return EXIT_OK
-    blocks = text.split("\n\n")
-    wanted = [b for b in blocks[1:] if b.startswith(f"Memory {args.id}:")]
-    if not wanted:
-        raise CommandError(f"no memory with id {args.id} (try `workmem trace {args.id}`)", EXIT_REJECTED)
-    write("\n\n".join([blocks[0], *wanted]))
+    write(health.format_explain(loaded.src, loaded.now_ms, args.id))
     return EXIT_OK
 
 

@@ -1,0 +1,705 @@
+"""§10.7 tests 1-16 (the reference's memory-diag tests) through the ``workmem`` command line.
+
+The reference ran its diagnostics script as a subprocess against files in an isolated data home;
+here the store, journal, evidence log and rejection log are written in the workmem layout and the
+commands run in-process (and once as a subprocess). Where workmem's wording differs from the
+reference (usage errors come from the argument parser), the test says so."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import pytest
+from msgspec.structs import replace
+
+from adapters import paths
+from domain.codec import encode_line, encode_pretty
+from domain.model import (
+    DAY_MS,
+    EvidenceEvent,
+    Importance,
+    MemoryEntry,
+    MemoryRef,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    PendingJournal,
+    Relation,
+    RelationRole,
+    StoreLimits,
+    WorkspaceRef,
+    WorkspaceStore,
+)
+from domain.timeutil import iso_from_ms, parse_iso_ms
+from tests.test_cli_basics import REPO, Cli, make_cli
+
+NOW_ISO = "2026-06-01T12:00:00.000Z"
+NOW = parse_iso_ms(NOW_ISO) or 0
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
+    driver = make_cli(tmp_path, monkeypatch, capsys)
+    driver.at_ms(NOW)
+    return driver
+
+
+def entry(id_: str, text: str, type_: str, **fields: Any) -> MemoryEntry:
+    """The reference tests' ``entry()``: compaction, confidence 0.75, active, created now."""
+    base = MemoryEntry(
+        id=id_,
+        type=MemoryType(type_),
+        text=text,
+        source=MemorySource.COMPACTION,
+        confidence=0.75,
+        status=MemoryStatus.ACTIVE,
+        created_at=NOW_ISO,
+        updated_at=NOW_ISO,
+    )
+    return replace(base, **fields) if fields else base
+
+
+_ids = count(1)
+
+
+def ref(
+    memory_id: str, type_: str | None = None, source: str | None = None, status: str | None = None
+) -> MemoryRef:
+    return MemoryRef(memory_id=memory_id, type=type_, source=source, status=status)
+
+
+def ev(
+    type_: str,
+    phase: str,
+    outcome: str,
+    reasons: Sequence[str],
+    *,
+    memory: MemoryRef | None = None,
+    relations: Sequence[tuple[str, str]] = (),
+    details: dict[str, Any] | None = None,
+    preview: str | None = None,
+) -> EvidenceEvent:
+    return EvidenceEvent(
+        version=1,
+        event_id=f"evt_{NOW}_{next(_ids):08d}",
+        created_at=NOW_ISO,
+        workspace_key="k",
+        workspace_root_hash="k",
+        type=type_,
+        phase=phase,
+        outcome=outcome,
+        reason_codes=tuple(reasons),
+        memory=memory,
+        relations=tuple(Relation(role=RelationRole(role), memory=ref(mid)) for role, mid in relations),
+        details=details or {},
+        text_preview=preview,
+    )
+
+
+class Fixture:
+    def __init__(self, cli: Cli) -> None:
+        self.cli = cli
+        self.root = str(cli.workspace)
+        self.layout = paths.workspace_paths(cli.home, self.root)
+        self.key = self.layout.directory.name
+        self.layout.evidence_dir.mkdir(parents=True, exist_ok=True)
+
+    def store(
+        self,
+        entries: Sequence[MemoryEntry],
+        *,
+        last_activity: str | None = NOW_ISO,
+        max_chars: int = 3600,
+    ) -> None:
+        value = WorkspaceStore(
+            workspace=WorkspaceRef(root=self.root, key=self.key),
+            limits=StoreLimits(max_rendered_chars=max_chars, max_entries=28),
+            entries=tuple(entries),
+            updated_at=NOW_ISO,
+            last_activity_at=last_activity,
+        )
+        self.layout.store.write_bytes(encode_pretty(value))
+
+    def journal(self, entries: Sequence[MemoryEntry]) -> None:
+        value = PendingJournal(
+            workspace=WorkspaceRef(root=self.root, key=self.key), entries=tuple(entries), updated_at=NOW_ISO
+        )
+        self.layout.journal.write_bytes(encode_pretty(value))
+
+    def events(self, events: Sequence[EvidenceEvent]) -> None:
+        self.layout.evidence.write_bytes(b"".join(encode_line(e) + b"\n" for e in events))
+
+    def rejections(self, records: Sequence[dict[str, Any]]) -> None:
+        lines = "".join(
+            json.dumps({"timestamp": NOW_ISO, "source": "compaction", **r}) + "\n" for r in records
+        )
+        paths.rejection_log(self.cli.home).write_text(lines)
+
+
+@pytest.fixture
+def fx(cli: Cli) -> Fixture:
+    return Fixture(cli)
+
+
+def out(cli: Cli, *args: str) -> str:
+    return cli.ok(*args).out
+
+
+# ---------------------------------------------------------------------------------------------
+# health (tests 1-5)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_1_health_stored_vs_rendered(cli: Cli, fx: Fixture) -> None:
+    fx.store(
+        [
+            entry(f"feedback-{i}", f"Unique feedback preference for memory health {i}", "feedback")
+            for i in range(17)
+        ]
+        + [
+            entry(f"decision-{i}", f"Unique durable decision for memory health {i}", "decision")
+            for i in range(11)
+        ]
+    )
+    text = out(cli, "health")
+    assert "Stored active memories:" in text
+    assert "Rendered candidates:" in text
+    assert re.search(r"feedback\s+stored=17\s+rendered=10", text)
+    assert re.search(r"Top rendered candidates:\n\s+- strength=", text)
+
+
+def test_2_health_dormancy_and_monitoring(cli: Cli, fx: Fixture) -> None:
+    fx.store(
+        [
+            entry(
+                f"monitoring-{i}",
+                f"Unique monitoring memory {i} for retention health",
+                "feedback" if i % 2 == 0 else "decision",
+                user_importance=Importance.HIGH if i < 4 else None,
+                safety_critical=True if i < 6 else None,
+                reinforcement_count=6 if i < 2 else None,
+            )
+            for i in range(10)
+        ],
+        last_activity=iso_from_ms(NOW - 19 * DAY_MS),
+    )
+    text = out(cli, "health")
+    assert "Dormancy:" in text
+    assert "wall days since activity: 19.0" in text
+    assert "dormant discount active: yes" in text
+    assert "dormant days past grace: 5.0" in text
+    assert re.search(r"high_importance_ratio: 40\.0% .* ALERT", text)
+    assert re.search(r"safety_critical_count: 6 .*deprecated.* WARNING", text)
+    assert "max_reinforced_count: 2 (20.0%, alert > 10%) ALERT" in text
+
+
+def test_3_health_global_cap_overflow(cli: Cli, fx: Fixture) -> None:
+    fx.store(
+        [entry(f"f-{i}", f"Unique global feedback preference {i}", "feedback") for i in range(10)]
+        + [entry(f"d-{i}", f"Unique global durable decision {i}", "decision") for i in range(10)]
+        + [entry(f"p-{i}", f"Unique global project fact {i}", "project") for i in range(8)]
+        + [entry(f"r-{i}", f"Unique global reference fact {i}", "reference") for i in range(6)]
+    )
+    text = out(cli, "health")
+    assert "Rendered candidates: 28" in text
+    assert "type-capped entries: 0" in text
+    assert "global-cap overflow: 6" in text
+
+
+def test_4_health_empty_store_without_activity(cli: Cli, fx: Fixture) -> None:
+    fx.store([], last_activity=None)
+    text = out(cli, "health")
+    assert "lastActivityAt: (missing)" in text
+    assert "wall days since activity: unknown" in text
+    assert "dormant discount active: no" in text
+    assert "high_importance_ratio: 0.0% (alert > 30%)\n" in text
+    assert "safety_critical_count: 0 (deprecated field)\n" in text
+    assert "max_reinforced_count: 0 (alert > 10% active)" in text
+
+
+def test_5_health_json_matches_human_output(cli: Cli, fx: Fixture) -> None:
+    fx.store(
+        [
+            entry("mem-rendered", "Prefer small focused changes", "feedback", source=MemorySource.EXPLICIT),
+            entry(
+                "mem-secret", "Use password: sushi only in fixtures", "decision", source=MemorySource.MANUAL
+            ),
+            entry("mem-old", "Old decision that was superseded", "decision", status=MemoryStatus.SUPERSEDED),
+        ]
+    )
+    fx.journal([entry("mem-pending", "Retry this pending memory later", "project", promotion_attempts=1)])
+    fx.events(
+        [
+            ev(
+                "extraction_candidate_rejected",
+                "extraction",
+                "rejected",
+                ["raw_secret"],
+                memory=ref("mem-rejected", "feedback", "explicit"),
+                preview="password: [REDACTED] should not leak",
+            ),
+            ev("storage_corrupt_json_quarantined", "storage", "quarantined", ["invalid_json"]),
+            ev(
+                "promotion_promoted",
+                "promotion",
+                "promoted",
+                ["new_workspace_entry"],
+                memory=ref("mem-rendered"),
+            ),
+            ev(
+                "render_selected",
+                "render",
+                "rendered",
+                ["within_caps", "within_char_budget"],
+                memory=ref("mem-rendered", "feedback", "explicit", "active"),
+            ),
+        ]
+    )
+    human = out(cli, "health")
+    raw_json = out(cli, "health", "--json")
+    data = json.loads(raw_json)
+    summary = data["summary"]
+    assert data["version"] == 1
+    assert summary["storedActive"] == int(re.findall(r"Stored active memories: (\d+)", human)[0])
+    assert summary["rendered"] == int(re.findall(r"Rendered candidates: (\d+)", human)[0])
+    assert summary["pending"] == int(re.findall(r"Pending journal:\n\s+total: (\d+)", human)[0])
+    assert summary["rejectedLast7Days"] == 1
+    assert summary["corruptStoresQuarantinedLast30Days"] == 1
+    assert any(
+        e["type"] == "render_selected" and e["outcome"] == "rendered" and "within_caps" in e["reasonCodes"]
+        for e in data["recentEvents"]
+    )
+    rows = {m["id"]: m for m in data["memories"]}
+    assert rows["mem-rendered"]["evidenceEventIds"]
+    assert "sushi" not in raw_json
+    assert raw_json.strip().startswith("{") and raw_json.strip().endswith("}")
+
+
+# ---------------------------------------------------------------------------------------------
+# explain and trace (tests 6-8)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_6_explain(cli: Cli, fx: Fixture) -> None:
+    fx.store(
+        [
+            entry(
+                "mem-rendered",
+                "Rendered feedback wins the render set",
+                "feedback",
+                source=MemorySource.EXPLICIT,
+            ),
+            entry(
+                "mem-superseded",
+                "Superseded memory is not rendered",
+                "decision",
+                status=MemoryStatus.SUPERSEDED,
+            ),
+            *[entry(f"mem-type-{i}", f"Type cap feedback memory {i}", "feedback") for i in range(11)],
+            *[entry(f"mem-g-feedback-{i}", f"Global cap feedback memory {i}", "feedback") for i in range(10)],
+            *[entry(f"mem-g-decision-{i}", f"Global cap decision memory {i}", "decision") for i in range(10)],
+            *[entry(f"mem-g-project-{i}", f"Global cap project memory {i}", "project") for i in range(8)],
+            *[
+                entry(f"mem-g-reference-{i}", f"Global cap reference memory {i}", "reference")
+                for i in range(7)
+            ],
+            entry("mem-char-budget", "This active memory cannot fit the tiny character budget", "project"),
+        ],
+        max_chars=100,
+    )
+    fx.journal(
+        [
+            entry("mem-pending-retry", "Pending retry memory", "project", promotion_attempts=1),
+            entry(
+                "mem-pending-capacity", "Pending capacity rejected memory", "project", promotion_attempts=3
+            ),
+        ]
+    )
+    fx.events(
+        [
+            ev(
+                "promotion_absorbed_exact",
+                "promotion",
+                "absorbed",
+                ["same_exact_key"],
+                memory=ref("mem-absorbed", "feedback", "explicit"),
+            ),
+            ev("storage_corrupt_json_quarantined", "storage", "quarantined", ["invalid_json"]),
+        ]
+    )
+    text = out(cli, "explain")
+    for line in (
+        "Memory mem-rendered: rendered",
+        "Memory mem-superseded: omitted_superseded",
+        "omitted_type_cap",
+        "omitted_global_cap",
+        "omitted_char_budget",
+        "Memory mem-pending-retry: pending_retry",
+        "Memory mem-pending-capacity: pending_rejected_capacity",
+        "Memory mem-absorbed: omitted_absorbed_duplicate",
+        "quarantined_corrupt_store",
+    ):
+        assert line in text
+    assert re.search(r"- strength=\d+\.\d{3}, type=feedback, source=explicit", text)
+    assert re.search(r"- evidence: .*promotion_absorbed_exact", text)
+    one = out(cli, "explain", "mem-absorbed")
+    assert "Memory mem-absorbed: omitted_absorbed_duplicate" in one
+    assert "mem-rendered" not in one
+
+
+def _trace_fixture(fx: Fixture) -> None:
+    life = ref("mem-life", "decision", "compaction")
+    fx.store(
+        [
+            entry(
+                "mem-life",
+                "Old token password: sushi should be redacted",
+                "decision",
+                status=MemoryStatus.SUPERSEDED,
+            ),
+            entry("mem-new", "Replacement memory", "decision"),
+        ]
+    )
+    fx.events(
+        [
+            ev(
+                "extraction_candidate_accepted",
+                "extraction",
+                "accepted",
+                ["quality_gate_passed"],
+                memory=life,
+            ),
+            ev(
+                "pending_memory_appended",
+                "pending_journal",
+                "accepted",
+                ["pending_journal_append"],
+                memory=life,
+            ),
+            ev("promotion_promoted", "promotion", "promoted", ["new_workspace_entry"], memory=life),
+            ev(
+                "memory_reinforced",
+                "reinforcement",
+                "reinforced",
+                ["duplicate_exact"],
+                memory=life,
+                relations=[("reinforced_by", "mem-duplicate")],
+            ),
+            ev(
+                "promotion_superseded",
+                "promotion",
+                "superseded",
+                ["superseded_existing"],
+                memory=life,
+                relations=[("superseded_by", "mem-new")],
+            ),
+            ev("render_omitted", "render", "omitted", ["superseded"], memory=life),
+        ]
+    )
+
+
+def test_7_trace(cli: Cli, fx: Fixture) -> None:
+    _trace_fixture(fx)
+    text = out(cli, "trace", "mem-life")
+    assert "Memory mem-life: omitted_superseded" in text
+    assert "Lifecycle:" in text
+    assert "extraction_candidate_accepted: accepted; reasons=quality_gate_passed" in text
+    assert "pending_memory_appended: accepted; reasons=pending_journal_append" in text
+    assert re.search(
+        r"promotion_superseded: superseded; reasons=superseded_existing; .*superseded_by=mem-new", text
+    )
+    assert re.search(
+        r"memory_reinforced: reinforced; reasons=duplicate_exact; .*reinforced_by=mem-duplicate", text
+    )
+    assert "Superseded by:\n- mem-new" in text
+    assert "Reinforced by:\n- mem-duplicate" in text
+    assert "sushi" not in text
+
+
+def test_8_trace_usage_and_unknown_id(cli: Cli, fx: Fixture) -> None:
+    """workmem takes the id as a positional argument (``trace ID``); a missing id is a usage error
+    (exit 2) reported by the argument parser, not the reference's ``--memory requires an id``."""
+    _trace_fixture(fx)
+    run = cli("trace")
+    assert run.code == 2
+    assert run.err.startswith("workmem: ") and "ID" in run.err
+    assert out(cli, "trace", "missing-memory") == "Memory missing-memory: unknown\n\nLifecycle:\n(none)\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# quality (tests 9-10)
+# ---------------------------------------------------------------------------------------------
+
+
+def _quality_fixture(fx: Fixture) -> None:
+    fx.store(
+        [
+            entry(
+                f"quality-{i}",
+                f"Quality fixture memory {i}",
+                "feedback" if i % 2 == 0 else "decision",
+                retention_clock=-1 if i == 0 else NOW,
+            )
+            for i in range(28)
+        ]
+    )
+    fx.events(
+        [
+            ev(
+                "promotion_promoted",
+                "promotion",
+                "promoted",
+                ["new_workspace_entry"],
+                memory=ref("quality-1"),
+            ),
+            ev(
+                "promotion_promoted",
+                "promotion",
+                "promoted",
+                ["new_workspace_entry"],
+                memory=ref("quality-historical", "reference", "compaction"),
+            ),
+        ]
+    )
+    fx.rejections(
+        [
+            {
+                "type": "decision",
+                "text": "Implemented phase 2 and updated tests",
+                "reasons": ["bad_decision"],
+                "workspaceKey": fx.key,
+                "workspaceRootHash": "hash",
+            },
+            {
+                "type": "feedback",
+                "text": "Wave 1 completed successfully",
+                "reasons": ["progress_snapshot", "bad_feedback"],
+            },
+        ]
+    )
+
+
+def test_9_quality_human(cli: Cli, fx: Fixture) -> None:
+    _quality_fixture(fx)
+    text = out(cli, "quality")
+    assert "Memory quality inspection" in text
+    assert "Summary: Workspace memory quality is degraded:" in text
+    assert "Caps:\n  active: 28 / 28" in text
+    assert "decision: 14 / 10 FULL" in text
+    assert "feedback: 14 / 10 FULL" in text
+    assert "Retention clocks:\n  present: 27\n  missing: 0\n  invalid: 1" in text
+    assert "Evidence:\n  current with evidence: 1\n  current without evidence: 27" in text
+    assert "Rejection scoping:\n  total records: 2\n  workspace scoped: 1\n  legacy unscoped: 1" in text
+
+
+def test_10_quality_json(cli: Cli, fx: Fixture) -> None:
+    _quality_fixture(fx)
+    data = cli.ok("quality", "--json").json()
+    assert "degraded" in data["summaryText"]
+    assert data["caps"]["active"] == 28
+    assert data["caps"]["capsFull"] is True
+    assert data["retention"]["invalid"] == 1
+    assert data["evidence"]["currentWithEvidence"] == 1
+    assert data["evidence"]["unknownDisappearances"] == 1
+    assert data["rejections"]["workspaceScopedCount"] == 1
+    assert data["rejections"]["legacyUnscopedCount"] == 1
+
+
+def test_quality_ignores_records_scoped_to_other_workspaces(cli: Cli, fx: Fixture) -> None:
+    _quality_fixture(fx)
+    records = [json.loads(x) for x in paths.rejection_log(cli.home).read_text().splitlines()]
+    records.append({**records[0], "workspaceKey": "someotherkey0000"})
+    paths.rejection_log(cli.home).write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert cli.ok("quality", "--json").json()["rejections"]["totalRecords"] == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# coverage and disappearances (tests 11-14)
+# ---------------------------------------------------------------------------------------------
+
+
+def _coverage_fixture(fx: Fixture) -> None:
+    fx.store(
+        [
+            entry("mem-full", "Full lifecycle memory", "feedback"),
+            entry("mem-render-only", "Render only memory", "decision"),
+            entry("mem-no-evidence", "No evidence memory", "project"),
+        ]
+    )
+    fx.events(
+        [
+            ev(
+                "extraction_candidate_accepted",
+                "extraction",
+                "accepted",
+                ["quality_gate_passed"],
+                memory=ref("mem-full"),
+            ),
+            ev(
+                "promotion_promoted", "promotion", "promoted", ["new_workspace_entry"], memory=ref("mem-full")
+            ),
+            ev("render_selected", "render", "rendered", ["within_caps"], memory=ref("mem-render-only")),
+        ]
+    )
+
+
+def test_11_coverage_human(cli: Cli, fx: Fixture) -> None:
+    _coverage_fixture(fx)
+    text = out(cli, "coverage")
+    assert "Class counts:" in text
+    assert "full_lifecycle: 1" in text
+    assert "render_only: 1" in text
+    assert "no_evidence: 1" in text
+    assert "Per-memory rows:" in text
+    assert re.search(r"mem-full full_lifecycle .*extraction=1 promotion=1", text)
+    assert re.search(r"mem-render-only render_only .*render=1", text)
+    assert re.search(r"mem-no-evidence no_evidence .*total=0", text)
+
+
+def test_12_coverage_json(cli: Cli, fx: Fixture) -> None:
+    _coverage_fixture(fx)
+    data = cli.ok("coverage", "--json").json()
+    row = next(m for m in data["memories"] if m["id"] == "mem-full")
+    assert row["eventCounts"]["total"] == 2
+    assert row["eventCounts"]["byType"]["promotion_promoted"] == 1
+    assert data["classCounts"]["full_lifecycle"] == 1
+
+
+def test_13_disappearance_unknown(cli: Cli, fx: Fixture) -> None:
+    fx.store([entry("current", "Current memory", "feedback")])
+    fx.events(
+        [
+            ev(
+                "promotion_promoted",
+                "promotion",
+                "promoted",
+                ["new_workspace_entry"],
+                memory=ref("historical-unknown"),
+            )
+        ]
+    )
+    assert "Memory historical-unknown: historical_absent_unknown_reason terminal=unknown" in out(
+        cli, "disappearances"
+    )
+    rows = cli.ok("coverage", "--include-historical", "--json").json()["memories"]
+    assert {r["id"]: r["class"] for r in rows}["historical-unknown"] == "historical_absent_unknown_reason"
+
+
+def test_14_disappearances_explain(cli: Cli, fx: Fixture) -> None:
+    fx.store([entry("current", "Current memory", "feedback")])
+    fx.events(
+        [
+            ev(
+                "memory_removed_capacity",
+                "storage",
+                "removed",
+                ["type_cap"],
+                memory=ref("capacity-loser", "decision", "compaction", "active"),
+                details={"type": "decision", "globalCap": 28, "typeCap": 10, "source": "compaction"},
+            ),
+            ev("render_omitted", "render", "omitted", ["type_cap"], memory=ref("render-loser", "feedback")),
+        ]
+    )
+    text = out(cli, "disappearances", "--explain")
+    assert (
+        "capacity-loser: historical_absent_with_reason terminal=memory_removed_capacity reasons=type_cap"
+        in text
+    )
+    assert re.search(r"memory_removed_capacity details: .*globalCap=28 .*typeCap=10", text)
+    assert "render-loser: historical_absent_with_reason terminal=render_omitted reasons=type_cap" in text
+    assert "render_omitted type-cap observation: reasons=type_cap" in text
+    data = cli.ok("disappearances", "--explain", "--json").json()
+    assert {d["id"] for d in data["disappearances"]} == {"capacity-loser", "render-loser"}
+
+
+# ---------------------------------------------------------------------------------------------
+# rejections (tests 15-16)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_15_rejection_quality_groups(cli: Cli, fx: Fixture) -> None:
+    fx.rejections(
+        [
+            {
+                "type": "decision",
+                "text": "Retention scoring model uses evidence caps to avoid normalization drift",
+                "reasons": ["bad_decision"],
+                "workspaceKey": fx.key,
+            },
+            {
+                "type": "decision",
+                "text": "Implemented phase 2 and updated tests",
+                "reasons": ["bad_decision"],
+                "workspaceKey": fx.key,
+            },
+            {"type": "decision", "text": "Maybe useful", "reasons": ["bad_decision"]},
+        ]
+    )
+    text = out(cli, "rejections", "--quality", "--reason", "bad_decision", "--unique")
+    assert "Possible false-positive grouping is heuristic, not deterministic truth" in text
+    assert "architecture_like_possible_false_positive: 1" in text
+    assert "clearly_garbage: 1" in text
+    assert "ambiguous: 1" in text
+    assert not re.search(r"deterministic truth\s*:", text)
+
+
+def test_16_rejection_quality_json(cli: Cli, fx: Fixture) -> None:
+    fx.rejections(
+        [
+            {
+                "type": "decision",
+                "text": "Memory system schema boundary should remain stable",
+                "reasons": ["bad_decision"],
+                "workspaceKey": fx.key,
+                "workspaceRootHash": "hash",
+            },
+            {
+                "type": "feedback",
+                "text": "Wave 1 completed successfully",
+                "reasons": ["progress_snapshot", "bad_feedback"],
+            },
+        ]
+    )
+    data = cli.ok("rejections", "--quality", "--json").json()
+    assert data["workspaceScopedCount"] == 1
+    assert data["legacyUnscopedCount"] == 1
+    assert data["uniqueReasonDistribution"]["bad_decision"] == 1
+    assert data["possibleFalsePositiveGroups"]["architecture_like_possible_false_positive"]["count"] == 1
+
+
+def test_invalid_rejection_lines_are_counted(cli: Cli, fx: Fixture) -> None:
+    fx.rejections(
+        [{"type": "feedback", "text": "Wave 1 completed successfully", "reasons": ["progress_snapshot"]}]
+    )
+    with paths.rejection_log(cli.home).open("a") as handle:
+        handle.write("{not json\n")
+    text = out(cli, "rejections")
+    assert "Invalid JSONL lines skipped: 1" in text
+    assert "Total rejected: 1" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# one run as a real process, as the reference tests did
+# ---------------------------------------------------------------------------------------------
+
+
+def test_health_as_a_subprocess(cli: Cli, fx: Fixture) -> None:
+    fx.store([entry("a", "Prefer small focused changes", "feedback")])
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WORKMEM_HOME": str(cli.home), "WORKMEM_NOW": NOW_ISO}
+    done = subprocess.run(
+        [sys.executable, "-m", "adapters.cli", "--workspace", fx.root, "health", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["summary"]["storedActive"] == 1
