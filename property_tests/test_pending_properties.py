@@ -1,4 +1,5 @@
-"""Properties of the pending journal (evidence-pending-storage-hooks.md §9 invariants 19-23, B26).
+"""Properties of the pending journal and of promotion (evidence-pending-storage-hooks.md §9 invariants
+19-29, store-retention.md §7 invariants 43-44, B26).
 
 A stateful machine appends, clears, records rejections and lets time pass, and after every step checks
 the retention invariants and that nothing left the journal without a ``pending_memory_cleared`` event.
@@ -11,8 +12,11 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from msgspec.structs import replace
 
 from domain import keys
+from domain.consolidation import Absorption
+from domain.keys import key_hash
 from domain.model import (
     DAY_MS,
     HOUR_MS,
@@ -23,6 +27,9 @@ from domain.model import (
     MemoryStatus,
     MemoryType,
     PendingJournal,
+    Tombstone,
+    WorkspaceRef,
+    WorkspaceStore,
 )
 from domain.pending import (
     append_pending,
@@ -35,6 +42,7 @@ from domain.pending import (
     owner_of,
     record_rejections,
 )
+from domain.promotion import account_pending_promotions, promote, promotion_events
 from domain.text import memory_key
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
@@ -241,3 +249,235 @@ def test_cap_keeps_the_newest(
         oldest_kept = min((entry_time(e) or 0, e.id) for e in journal.entries)
         for id_ in capped:
             assert (entry_time(by_id[id_]) or 0, id_) < oldest_kept
+
+
+# ---------------------------------------------------------------------------------------------
+# Promotion (§9 invariants 24-29, store-retention §7 invariants 43-44)
+# ---------------------------------------------------------------------------------------------
+
+PROMO_TEXTS = (
+    "Use pnpm",
+    "use PNPM!",
+    "Config lives in src/config.ts",
+    "Settings are read from ./src/config.ts",
+    "Docs at https://example.com/guide",
+    *(f"Memory {i}" for i in range(6)),
+)
+PROMO_TYPES = tuple(MemoryType)
+PROMO_OWNERS = (None, "s1", "s2", "dead")
+
+promo_spec = st.tuples(
+    st.sampled_from(PROMO_TEXTS),
+    st.sampled_from(PROMO_TYPES),
+    st.sampled_from(SOURCES),
+    st.sampled_from(PROMO_OWNERS),
+    st.integers(min_value=-20 * DAY_MS, max_value=0),
+    st.booleans(),  # superseded (store entries only)
+)
+
+
+def promo_entry(
+    prefix: str, index: int, spec: tuple[str, MemoryType, MemorySource, str | None, int, bool]
+) -> MemoryEntry:
+    text, type_, source, owner, offset, superseded = spec
+    stamp = iso_from_ms(START + offset)
+    return MemoryEntry(
+        id=f"{prefix}{index}",
+        type=type_,
+        text=text,
+        source=source,
+        confidence=0.75,
+        status=MemoryStatus.SUPERSEDED if superseded and prefix == "s" else MemoryStatus.ACTIVE,
+        created_at=stamp,
+        updated_at=stamp,
+        pending_owner_session_id=owner if prefix != "s" else None,
+    )
+
+
+@given(
+    stored=st.lists(promo_spec, max_size=6),
+    journaled=st.lists(promo_spec, max_size=8),
+    session=st.lists(promo_spec, max_size=3),
+    session_id=st.sampled_from((None, "s1")),
+    include_owned=st.booleans(),
+    include_unowned=st.booleans(),
+    idle=st.lists(st.sampled_from(("dead", "s2")), max_size=2),
+    tomb=st.lists(st.sampled_from(PROMO_TEXTS), max_size=2),
+)
+def test_promotion_accounts_for_every_pending_memory(
+    stored: list[tuple[str, MemoryType, MemorySource, str | None, int, bool]],
+    journaled: list[tuple[str, MemoryType, MemorySource, str | None, int, bool]],
+    session: list[tuple[str, MemoryType, MemorySource, str | None, int, bool]],
+    session_id: str | None,
+    include_owned: bool,
+    include_unowned: bool,
+    idle: list[str],
+    tomb: list[str],
+) -> None:
+    now = START + 1000
+    tombstones = tuple(
+        Tombstone(
+            key_hash=key_hash(memory_key(t.value, text)), memory_id="x", reason="forgotten", created_at="x"
+        )
+        for text in tomb
+        for t in (MemoryType.DECISION,)
+    )
+    store = WorkspaceStore(
+        workspace=WorkspaceRef(root="/w", key="k"),
+        entries=tuple(promo_entry("s", i, s) for i, s in enumerate(stored)),
+        updated_at=iso_from_ms(START),
+        tombstones=tombstones,
+    )
+    journal = PendingJournal(
+        workspace=WorkspaceRef(root="/w", key="k"),
+        entries=tuple(promo_entry("j", i, s) for i, s in enumerate(journaled)),
+        updated_at="x",
+    )
+    session_pending = [
+        replace(promo_entry("p", i, s), pending_owner_session_id=session_id) for i, s in enumerate(session)
+    ]
+
+    result = promote(
+        store,
+        journal,
+        session_pending,
+        now,
+        session_id=session_id,
+        include_owned=include_owned,
+        include_unowned=include_unowned,
+        idle_owner_ids=idle,
+    )
+    acc = result.accounting
+
+    # what was pending: session list, then the selected journal entries
+    normalized, _ = normalize_journal(journal, now)
+    adopted = {o for o in idle if o != session_id}
+    owners = ({session_id} if session_id else set()) | adopted
+
+    def selected(entry: MemoryEntry) -> bool:
+        owner = owner_of(entry)
+        if owner is None:
+            return include_unowned
+        return (include_owned and owner == session_id) or owner in adopted
+
+    pending = [*session_pending, *(e for e in normalized.entries if selected(e))]
+    pending_keys = {keys.exact_key(e) for e in pending}
+    sources: dict[str, MemorySource] = {}
+    for entry in pending:
+        sources.setdefault(keys.exact_key(entry), entry.source)
+
+    # partition (inv. 24 / 43)
+    classes = [set(acc.promoted), set(acc.absorbed), set(acc.superseded), set(acc.rejected)]
+    assert sum(len(c) for c in classes) == len(pending_keys)
+    assert set().union(*classes) == pending_keys
+    # set relations (inv. 25 / 44)
+    retryable, clearable = set(acc.retryable), set(acc.clearable)
+    assert retryable <= set(acc.rejected)
+    assert not retryable & clearable
+    assert all(sources[k] in (MemorySource.EXPLICIT, MemorySource.MANUAL) for k in retryable)
+    assert set(acc.promoted) | set(acc.absorbed) | set(acc.superseded) <= clearable
+    # evidence coverage (inv. 28)
+    outcome_types = {
+        EventType.PROMOTION_PROMOTED,
+        EventType.PROMOTION_ABSORBED_EXACT,
+        EventType.PROMOTION_ABSORBED_IDENTITY,
+        EventType.PROMOTION_SUPERSEDED,
+        EventType.PROMOTION_REJECTED_CAPACITY,
+        EventType.PROMOTION_REJECTED,
+    }
+    outcomes = [e.memory.memory_key_hash for e in result.events if e.type in outcome_types and e.memory]
+    assert sorted(o or "" for o in outcomes) == sorted(pending_keys)
+    retry_types = {EventType.PROMOTION_RETRY_SCHEDULED, EventType.PROMOTION_RETRY_EXHAUSTED}
+    retries = [e.memory.memory_key_hash for e in result.events if e.type in retry_types and e.memory]
+    assert sorted(r or "" for r in retries) == sorted(retryable)
+
+    # a cleared memory is no longer pending within the promotion's scope
+    def in_scope(entry: MemoryEntry) -> bool:
+        owner = owner_of(entry)
+        return owner in owners or (owner is None and include_unowned)
+
+    for entry in result.journal.entries:
+        if in_scope(entry):
+            assert keys.exact_key(entry) not in clearable
+    # other owners' entries are untouched (inv. 29)
+    untouched = [e for e in normalized.entries if not in_scope(e)]
+    assert [e for e in result.journal.entries if not in_scope(e)] == untouched
+    # nothing leaves the journal without an event naming it
+    gone = {e.id for e in normalized.entries} - {e.id for e in result.journal.entries}
+    assert gone <= set(cleared_ids(result.events))
+    # no pending-only fields reach the store; at most one active entry per exact key (inv. 26)
+    active = [e for e in result.store.entries if e.status is MemoryStatus.ACTIVE]
+    assert all(
+        e.pending_owner_session_id is None and e.promotion_attempts is None for e in result.store.entries
+    )
+    if pending:  # with nothing pending the store is returned untouched
+        assert len({keys.exact_key(e) for e in active}) == len(active)
+    else:
+        assert result.store is store
+    # tombstoned memories never enter the store
+    for entry in pending:
+        if key_hash(keys.exact_key(entry)) in {t.key_hash for t in tombstones}:
+            assert keys.exact_key(entry) not in {
+                keys.exact_key(e) for e in active if e.id.startswith(("j", "p"))
+            }
+    assert result.cleared_keys >= clearable
+
+
+@given(
+    pending=st.lists(promo_spec, max_size=8),
+    before=st.lists(promo_spec, max_size=5),
+    after=st.lists(promo_spec, max_size=5),
+    terminal=st.lists(
+        st.tuples(
+            st.sampled_from(PROMO_TEXTS),
+            st.sampled_from(PROMO_TYPES),
+            st.sampled_from(
+                ("absorbed_exact", "absorbed_identity", "superseded_existing", "rejected_capacity")
+            ),
+        ),
+        max_size=4,
+    ),
+)
+def test_accounting_partitions_arbitrary_inputs(
+    pending: list[tuple[str, MemoryType, MemorySource, str | None, int, bool]],
+    before: list[tuple[str, MemoryType, MemorySource, str | None, int, bool]],
+    after: list[tuple[str, MemoryType, MemorySource, str | None, int, bool]],
+    terminal: list[tuple[str, MemoryType, str]],
+) -> None:
+    """store-retention §7 invariants 43-44 for any before/after/terminal combination."""
+    p = [promo_entry("p", i, s) for i, s in enumerate(pending)]
+    b = [promo_entry("s", i, s) for i, s in enumerate(before)]
+    a = [promo_entry("s", i, s) for i, s in enumerate(after)]
+    terminals = [
+        Absorption(
+            absorbed=promo_entry("t", i, (text, t, MemorySource.COMPACTION, None, 0, False)),
+            survivor_id="",
+            reason=reason,
+        )
+        for i, (text, t, reason) in enumerate(terminal)
+    ]
+    acc = account_pending_promotions(p, b, a, terminals)
+    pending_keys = {keys.exact_key(e) for e in p}
+    classes = [set(acc.promoted), set(acc.absorbed), set(acc.superseded), set(acc.rejected)]
+    assert sum(len(c) for c in classes) == len(pending_keys)
+    assert set().union(*classes) == pending_keys
+    base = set(acc.promoted) | set(acc.absorbed) | set(acc.superseded)
+    clearable = set(acc.clearable)
+    assert base <= clearable
+    first_source: dict[str, MemorySource] = {}
+    for entry in p:
+        first_source.setdefault(keys.exact_key(entry), entry.source)
+    for extra in clearable - base:
+        assert acc.reason_of(extra) == "capacity_rejected"
+        assert any(keys.exact_key(e) == extra and e.source is MemorySource.COMPACTION for e in p)
+    retryable = set(acc.retryable)
+    assert retryable <= set(acc.rejected) and not retryable & clearable
+    assert all(
+        first_source[k] in (MemorySource.EXPLICIT, MemorySource.MANUAL)
+        or any(keys.exact_key(e) == k and e.source in (MemorySource.EXPLICIT, MemorySource.MANUAL) for e in p)
+        for k in retryable
+    )
+    events = promotion_events(p, a, terminals, acc)
+    assert len([e for e in events if e.type not in {EventType.PROMOTION_RETRY_SCHEDULED}]) == len(
+        pending_keys
+    )
