@@ -117,11 +117,12 @@ _SEP: Final = "[:：,，]"
 _QUESTION_WORDS: Final = "when|what|how|why|who|whom|whose|where|which|whether|if"
 
 
-def _zh_remember() -> str:
+def _zh_remember(questions: bool) -> str:
     # 記得嗎 / 记得吗 is a question ("do you remember?"), not a request (Q-E4).
+    ask = "(?![吗嗎])" if questions else ""
     return (
         "(?:请|請)?(?:帮我|幫我)?"
-        "(?:记住|記住|记得(?![吗嗎])|記得(?![吗嗎])|记下来|記下來)"
+        f"(?:记住|記住|记得{ask}|記得{ask}|记下来|記下來)"
         "(?:这一点|這一點|这点|這點|这个|這個)?"
     )
 
@@ -143,13 +144,10 @@ def _ko_remember(s: str) -> str:
     )
 
 
-def _en_remember(s: str) -> str:
+def _en_remember(s: str, questions: bool) -> str:
     # ``remember`` needs a word boundary (Q-E1), and ``remember when …?`` is a question.
-    return (
-        f"(?:please[{s}]+)?remember{_WORD_END}"
-        f"(?![{WS}]+(?:{_QUESTION_WORDS}){_WORD_END})"
-        f"(?:[{s}]+(?:this|that){_WORD_END})?"
-    )
+    ask = f"(?![{WS}]+(?:{_QUESTION_WORDS}){_WORD_END})" if questions else ""
+    return f"(?:please[{s}]+)?remember{_WORD_END}{ask}(?:[{s}]+(?:this|that){_WORD_END})?"
 
 
 def _en_save(s: str) -> str:
@@ -168,14 +166,23 @@ _PREFERENCE_ZH: Final = "(?:我的偏好是|我偏好|以后请|以後請|以后
 _PREFERENCE_EN: Final = f"(?:my preference is|i prefer){_WORD_END}"
 
 
-def _request_phrases(s: str) -> tuple[str, ...]:
-    """The trigger phrases P1-P6 (the ones a candidate body may start with)."""
-    return (_zh_remember(), _ja_remember(), _ko_remember(s), _en_remember(s), _en_save(s), _en_commit(s))
+def _request_phrases(s: str, questions: bool = True) -> tuple[str, ...]:
+    """The trigger phrases P1-P6 (the ones a candidate body may start with). ``s`` is the space
+    class allowed inside a phrase; ``questions=False`` drops the question exclusions, for negation
+    (``don't remember when …`` still negates whatever trigger follows on the line)."""
+    return (
+        _zh_remember(questions),
+        _ja_remember(),
+        _ko_remember(s),
+        _en_remember(s, questions),
+        _en_save(s),
+        _en_commit(s),
+    )
 
 
-def _all_phrases(s: str) -> tuple[str, ...]:
+def _all_phrases(s: str, questions: bool = True) -> tuple[str, ...]:
     """All nine trigger phrases P1-P9, in the reference's order."""
-    return (*_request_phrases(s), _FROM_NOW_ON, _PREFERENCE_ZH, _PREFERENCE_EN)
+    return (*_request_phrases(s, questions), _FROM_NOW_ON, _PREFERENCE_ZH, _PREFERENCE_EN)
 
 
 #: Which explicit patterns must start a line (P7 and P8 match anywhere).
@@ -199,9 +206,9 @@ _EXPLICIT_PATTERNS: Final = tuple(
 _NEG_EN: Final = f"{_WORD_START}(?:do[{_HS}]+not|don['’]t|dont|never|not|cannot|can['’]t)"
 _NEG_ZH: Final = "(?:不要|別|别|不用|不需要|勿)"
 _NEG_VERB: Final = f"(?:覚えないで|記憶しないで|メモしないで|기억하지[{_HS}]*마|메모하지[{_HS}]*마)"
-_ANY_TRIGGER_HS: Final = "(?:" + "|".join(_all_phrases(_HS)) + ")"
+_ANY_TRIGGER_HS: Final = "(?:" + "|".join(_all_phrases(_HS, questions=False)) + ")"
 _NEGATION: Final = re.compile(
-    f"(?P<neg>(?:{_NEG_EN}[{_HS}]+(?:please[{_HS}]+)?|{_NEG_ZH}[{_HS}]*){_ANY_TRIGGER_HS}|{_NEG_VERB})"
+    f"(?P<neg>(?:{_NEG_EN}[{_HS}]+(?:please[{_HS}]+)?|{_NEG_ZH}[{_HS}]*(?:幫我|帮我)?[{_HS}]*){_ANY_TRIGGER_HS}|{_NEG_VERB})"
     f"{_SEP}?[{WS}]*(?P<body>{_DOT}+)?",
     re.IGNORECASE,
 )
@@ -443,13 +450,13 @@ _CANDIDATE_TRIGGERS: Final = tuple(
     re.compile(f"(?:{phrase}){_SEP}?[{WS}]*(?P<body>{_DOT}+)\\Z", re.IGNORECASE)
     for phrase in _request_phrases(WS)
 )
-_ANY_REQUEST: Final = "(?:" + "|".join(_request_phrases(WS)) + ")"
+_ANY_REQUEST: Final = "(?:" + "|".join(_request_phrases(WS, questions=False)) + ")"
 #: A body that starts as a negated request: a negative request verb, or a negation word and a
 #: request phrase followed by a separator or by another request phrase (``覚えないで 覚えて: …``).
 #: ``Do not remember passwords in memory files`` is an ordinary instruction, not a request.
 _CANDIDATE_NEGATION: Final = re.compile(
     f"(?:please[{WS}]+)?(?:{_NEG_VERB}"
-    f"|(?:{_NEG_EN}[{WS}]+(?:please[{WS}]+)?|{_NEG_ZH}[{WS}]*){_ANY_REQUEST}"
+    f"|(?:{_NEG_EN}[{WS}]+(?:please[{WS}]+)?|{_NEG_ZH}[{WS}]*(?:幫我|帮我)?[{WS}]*){_ANY_REQUEST}"
     f"(?:[{WS}]*{_SEP}|[{WS}]*(?={_ANY_REQUEST})))",
     re.IGNORECASE,
 )
