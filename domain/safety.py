@@ -57,11 +57,28 @@ __all__ = [
 # The JavaScript regex dialect
 # ---------------------------------------------------------------------------------------------
 
+# Character classes are wrapped in ``(?-i:...)``: JavaScript does not case-fold ``\w`` or ``\s``
+# (Python would let ``\u212a`` KELVIN SIGN into ``[A-Za-z]``), and a case-folded class that holds
+# characters above U+00FF is very slow to compile.
 _WORD: Final = "A-Za-z0-9_"
+#: JavaScript ``\w``: an ASCII word character.
+_JS_WORD: Final = f"(?-i:[{_WORD}])"
 #: JavaScript ``\b``: a boundary between an ASCII word character and anything else.
-_JS_BOUNDARY: Final = f"(?:(?<=[{_WORD}])(?![{_WORD}])|(?<![{_WORD}])(?=[{_WORD}]))"
+_JS_BOUNDARY: Final = f"(?-i:(?<=[{_WORD}])(?![{_WORD}])|(?<![{_WORD}])(?=[{_WORD}]))"
+#: ``\b`` where the pattern itself supplies the word character on the inside (``\b(?:word|...)``
+#: at the start, ``(...)\b`` at the end): only the outside needs checking, which is much faster.
+_JS_BOUNDARY_BEFORE_WORD: Final = f"(?-i:(?<![{_WORD}]))"
+_JS_BOUNDARY_AFTER_WORD: Final = f"(?-i:(?![{_WORD}]))"
 #: JavaScript ``.``: any character except the four line terminators.
-_JS_DOT: Final = "[^\\n\\r\\u2028\\u2029]"
+_JS_DOT: Final = "(?-i:[^\\n\\r\\u2028\\u2029])"
+#: JavaScript ``\s`` and ``\S``.
+_S: Final = f"(?-i:[{WS}])"
+_NOT_S: Final = f"(?-i:[^{WS}])"
+
+
+#: Every pattern compiled by :func:`_js`, with its source and flags (the tests check the fast edge
+#: boundaries against the general translation).
+_JS_PATTERNS: Final[list[tuple[str, int, re.Pattern[str]]]] = []
 
 
 def _js(source: str, flags: int = 0) -> re.Pattern[str]:
@@ -69,8 +86,15 @@ def _js(source: str, flags: int = 0) -> re.Pattern[str]:
 
     ``\\b``, ``\\w`` and ``\\d`` become ASCII-only, ``\\s``/``\\S`` use the JavaScript whitespace
     set, ``.`` excludes the JavaScript line terminators and ``$`` means the end of the input. Case
-    folding (``re.I``) stays Unicode-aware, so ``CONTRASEÑA`` still matches ``contraseña``.
+    folding (``re.I``) stays Unicode-aware, so ``CONTRASEÑA`` still matches ``contraseña``. A ``\\b``
+    that opens or closes the whole source must sit next to a word character of the pattern.
     """
+    pattern = re.compile(_translate(source, edge_boundaries=True), flags)
+    _JS_PATTERNS.append((source, flags, pattern))
+    return pattern
+
+
+def _translate(source: str, *, edge_boundaries: bool) -> str:
     out: list[str] = []
     in_class = False
     i = 0
@@ -80,15 +104,20 @@ def _js(source: str, flags: int = 0) -> re.Pattern[str]:
             nxt = source[i + 1]
             i += 2
             if nxt == "b" and not in_class:
-                out.append(_JS_BOUNDARY)
+                if edge_boundaries and i == 2:
+                    out.append(_JS_BOUNDARY_BEFORE_WORD)
+                elif edge_boundaries and i == len(source):
+                    out.append(_JS_BOUNDARY_AFTER_WORD)
+                else:
+                    out.append(_JS_BOUNDARY)
             elif nxt == "d":
                 out.append("0-9" if in_class else "[0-9]")
             elif nxt == "w":
-                out.append(_WORD if in_class else f"[{_WORD}]")
+                out.append(_WORD if in_class else _JS_WORD)
             elif nxt == "s":
-                out.append(WS if in_class else f"[{WS}]")
+                out.append(WS if in_class else _S)
             elif nxt == "S" and not in_class:
-                out.append(f"[^{WS}]")
+                out.append(_NOT_S)
             else:
                 out.append("\\" + nxt)
             continue
@@ -114,7 +143,7 @@ def _js(source: str, flags: int = 0) -> re.Pattern[str]:
             continue
         out.append(ch)
         i += 1
-    return re.compile("".join(out), flags)
+    return "".join(out)
 
 
 _I: Final = re.IGNORECASE
@@ -131,20 +160,21 @@ _QUOTE: Final = "[`'\"]"
 #: Characters that end an unquoted value: backtick, quotes, commas (ASCII and full-width), JS
 #: whitespace and ``[``.
 _VALUE_END: Final = f"`'\",，{WS}\\["
-_SECRET_VALUE: Final = f"[^{_VALUE_END}]+"
+_SECRET_VALUE: Final = f"(?-i:[^{_VALUE_END}])+"
 #: Inside quotes a value may contain spaces; it runs to the matching closing quote on the same line.
-_QUOTED_BODY: Final = "[^\\n\\r\\u2028\\u2029\\[]"
+_QUOTED_BODY: Final = "(?-i:[^\\n\\r\\u2028\\u2029\\[])"
 #: A closing quote ends the text or is followed by whitespace or punctuation; otherwise the "phrase"
 #: would be a stretch between two unrelated quotes, and the value is taken unquoted instead.
-_AFTER_CLOSING_QUOTE: Final = f"(?:\\Z|(?=[{WS},，.;:!?)\\]}}>`'\"。、）]))"
+_AFTER_CLOSING_QUOTE: Final = f"(?:\\Z|(?=(?-i:[{WS},，.;:!?)\\]}}>`'\"。、）])))"
 
-_ASCII_BEFORE: Final = f"(?<![{_WORD}])"
-_ASCII_AFTER: Final = f"(?![{_WORD}])"
+_ASCII_BEFORE: Final = f"(?-i:(?<![{_WORD}]))"
+_ASCII_AFTER: Final = f"(?-i:(?![{_WORD}]))"
 
 #: Words that follow a credential label in ordinary prose. After a bare space (``Password sushi``)
 #: or ``is`` (``the password is hunter2``) such a word is not taken as the value, so that
 #: ``password reset`` or ``the password is required`` stay readable. A delimiter such as ``:`` or
-#: ``=`` always redacts, whatever follows.
+#: ``=`` always redacts, whatever follows. (Checked in Python after the match rather than as a
+#: lookahead: a 300-word alternation repeated in every label pattern is slow to compile.)
 _STOP_WORD_LINES: Final = (
     # function words
     "a an the and or but nor not no to for of in on at by with without from into onto via as if then ",
@@ -166,20 +196,21 @@ _STOP_WORD_LINES: Final = (
     "key keys token tokens secret secrets credential credentials auth bearer header headers scheme ",
     "type types format formats used using use",
 )
-_STOP_WORDS: Final = sorted(
-    {w for line in _STOP_WORD_LINES for w in line.split()}, key=lambda w: (-len(w), w)
-)
-_NOT_STOP: Final = f"(?!(?:{'|'.join(_STOP_WORDS)}){_ASCII_AFTER})"
+_STOP_WORDS: Final = frozenset(w for line in _STOP_WORD_LINES for w in line.split())
+_LEADING_WORD: Final = re.compile(f"[{_WORD}]+")
 
 #: Explicit delimiters (the reference's ``是 = : ：`` plus the topic particles ``は 는 은``).
 _DELIMS: Final = "是=:：は는은"
-_HARD_DELIM: Final = f"[{WS}]*[{_DELIMS}][{WS}]*"
+#: Any of these between a label and its value makes the delimiter explicit (no stop-word check).
+_EXPLICIT_DELIM_CHARS: Final = frozenset(_DELIMS + "推")
+_DELIM: Final = f"(?-i:[{_DELIMS}])"
+_HARD_DELIM: Final = f"{_S}*{_DELIM}{_S}*"
 #: The sensitive-label passes also accept the reference's odd ``推``.
-_HARD_DELIM_SENSITIVE: Final = f"[{WS}]*[推{_DELIMS}][{WS}]*"
+_HARD_DELIM_SENSITIVE: Final = f"{_S}*(?-i:[推{_DELIMS}]){_S}*"
 #: ``is`` as a delimiter (``password is X``, ``password is: X``); the value must not be a stop word.
-_IS_DELIM: Final = f"[{WS}]+is(?:[{WS}]*[:：=][{WS}]*|[{WS}]+){_NOT_STOP}"
+_IS_DELIM: Final = f"{_S}+is(?:{_S}*(?-i:[:：=]){_S}*|{_S}+)"
 #: A bare run of whitespace (``Password sushi``); the value must not be a stop word.
-_BARE_DELIM: Final = f"[{WS}]+(?![{_DELIMS}]){_NOT_STOP}"
+_BARE_DELIM: Final = f"{_S}+(?!{_DELIM})"
 _SOFT_DELIM: Final = f"(?:{_IS_DELIM}|{_BARE_DELIM})"
 
 
@@ -202,23 +233,23 @@ _PASSWORD_LABELS: Final = (
 )
 _USERNAME_LABELS: Final = "username|user name|用戶名|用户名|ユーザー名|사용자명|usuario|utilisateur|benutzer"
 _SENSITIVE_LABELS: Final = (
-    f"(?:api|auth|private|secret|access)[_\\-{WS}]?key|token|bearer|secret|credential|auth"
+    f"(?:api|auth|private|secret|access)(?:[_-]|{_S})?key|token|bearer|secret|credential|auth"
 )
-_PIN_INFIX: Final = f"(?:[{WS}]+(?:code|number))?"
+_PIN_INFIX: Final = f"(?:{_S}+(?:code|number))?"
 _PIN_ANY_CASE: Final = f"{_ASCII_BEFORE}PIN{_PIN_INFIX}{_ASCII_AFTER}"
 _PIN_UPPER: Final = f"{_ASCII_BEFORE}(?-i:PIN){_PIN_INFIX}{_ASCII_AFTER}"
 #: A lower- or mixed-case ``pin`` before a bare space is usually the verb (``Pin the version``); it
 #: only counts when the value is all digits (``pin 1234``).
-_DIGITS_VALUE: Final = f"(?={_QUOTE}?[0-9]+(?:[{_VALUE_END}]|\\Z))"
+_DIGITS_VALUE: Final = f"(?={_QUOTE}?[0-9]+(?:(?-i:[{_VALUE_END}])|\\Z))"
 
 _PIN_PREFIX: Final = (
     f"(?:{_PIN_ANY_CASE}(?:{_HARD_DELIM}|{_IS_DELIM})"
     f"|{_PIN_UPPER}{_BARE_DELIM}"
-    f"|{_PIN_ANY_CASE}[{WS}]+(?![{_DELIMS}]){_DIGITS_VALUE})"
+    f"|{_PIN_ANY_CASE}{_S}+(?!{_DELIM}){_DIGITS_VALUE})"
 )
 _PASSWORD_PREFIX: Final = f"(?:{_PASSWORD_LABELS})(?:{_HARD_DELIM}|{_SOFT_DELIM})"
 _USERNAME_PREFIX: Final = f"(?:{_USERNAME_LABELS})(?:{_HARD_DELIM}|{_SOFT_DELIM})"
-_BEARER_PREFIX: Final = f"Bearer(?:{_HARD_DELIM}|{_SOFT_DELIM})(?!token[{WS}]*[:=：])"
+_BEARER_PREFIX: Final = f"Bearer(?:{_HARD_DELIM}|{_SOFT_DELIM})(?!token{_S}*(?-i:[:=：]))"
 _SENSITIVE_PREFIX: Final = f"(?:{_SENSITIVE_LABELS})(?:{_HARD_DELIM_SENSITIVE}|{_IS_DELIM})"
 
 #: The label passes, in the reference's order.
@@ -226,7 +257,7 @@ _LABEL_PASSES: Final[tuple[re.Pattern[str], ...]] = tuple(
     re.compile(p, _I)
     for p in (
         _PIN_PREFIX + _value("1"),
-        _USERNAME_PREFIX + _value("1") + f"(?:，|,)[{WS}]*" + _PASSWORD_PREFIX + _value("2"),
+        _USERNAME_PREFIX + _value("1") + f"(?:，|,){_S}*" + _PASSWORD_PREFIX + _value("2"),
         _PASSWORD_PREFIX + _value("1"),
         _BEARER_PREFIX + _value("1"),
         _SENSITIVE_PREFIX + _value("1"),
@@ -240,7 +271,7 @@ _TOKEN_PASSES: Final[tuple[re.Pattern[str], ...]] = (
     # PEM private-key blocks, through the END line; an unterminated block runs over its base64 body.
     re.compile(
         "-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----"
-        f"(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=:,{WS}-]*)",
+        f"(?:(?:(?!-----BEGIN).)*?-----END[A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=:,{WS}-]*)",
         re.DOTALL,
     ),
     # JSON Web Tokens: header.payload.signature, both JSON parts base64url of "{".
@@ -258,30 +289,30 @@ _TOKEN_PASSES: Final[tuple[re.Pattern[str], ...]] = (
     re.compile(f"{_TOKEN_BEFORE}xox[abprs]-[A-Za-z0-9-]{{10,}}"),
 )
 
-#: A cheap pre-filter: a text that matches none of these cannot be changed by any pass.
-_MAY_NEED_REDACTION: Final = re.compile(
-    "|".join(
-        (
-            _PASSWORD_LABELS,
-            "pin",
-            "bearer",
-            "key",
-            "token",
-            "secret",
-            "credential",
-            "auth",
-            "-----BEGIN",
-            "eyJ",
-            "github_pat_",
-            "gh[pousr]_",
-            "[rs]k[-_]",
-            "AKIA",
-            "ASIA",
-            "xox",
-        )
-    ),
-    _I,
+#: A cheap pre-filter: a text that contains none of these (in any case) cannot be changed by any pass.
+_TRIGGERS: Final = "|".join(
+    (
+        _PASSWORD_LABELS,
+        "pin",
+        "bearer",
+        "key",
+        "token",
+        "secret",
+        "credential",
+        "auth",
+        "-----begin",
+        "eyj",
+        "github_pat_",
+        "gh[pousr]_",
+        "[rs]k[-_]",
+        "akia",
+        "asia",
+        "xox",
+    )
 )
+_MAY_NEED_REDACTION: Final = re.compile(_TRIGGERS, _I)
+#: The same for ASCII text once lower-cased, without the (slower) case-insensitive search.
+_MAY_NEED_REDACTION_ASCII: Final = re.compile(_TRIGGERS)
 
 
 def _redact_values(match: re.Match[str]) -> str:
@@ -298,11 +329,55 @@ def _redact_values(match: re.Match[str]) -> str:
     return "".join(out)
 
 
+def _is_prose(match: re.Match[str]) -> bool:
+    """True when a value slot follows a bare-space or ``is`` delimiter, unquoted, and its leading
+    word is a stop word (``password reset``): then the match is not a credential."""
+    text = match.string
+    lead_start = match.start()
+    for tag in ("1", "2"):
+        if f"v{tag}" not in match.re.groupindex:
+            break
+        quoted_start = match.start(f"qv{tag}")
+        if quoted_start >= 0:
+            lead_start = match.end(f"qv{tag}")
+            continue
+        start, end = match.span(f"v{tag}")
+        lead = text[lead_start:start]
+        lead_start = end
+        if lead.endswith(("`", "'", '"')) or _EXPLICIT_DELIM_CHARS.intersection(lead):
+            continue
+        word = _LEADING_WORD.match(text, start, end)
+        if word is not None and word.group(0).lower() in _STOP_WORDS:
+            return True
+    return False
+
+
+def _label_pass(pattern: re.Pattern[str], text: str) -> str:
+    """``pattern.sub(_redact_values, text)``, except that a match that is prose is skipped and the
+    search goes on from the next character, as a failed lookahead would."""
+    out: list[str] = []
+    last = 0
+    pos = 0
+    while pos <= len(text):
+        match = pattern.search(text, pos)
+        if match is None:
+            break
+        if _is_prose(match):
+            pos = match.start() + 1
+            continue
+        out.append(text[last : match.start()])
+        out.append(_redact_values(match))
+        last = match.end()
+        pos = max(last, match.start() + 1)
+    out.append(text[last:])
+    return "".join(out)
+
+
 def _redact_once(text: str) -> str:
     for token in _TOKEN_PASSES:
         text = token.sub(REDACTED, text)
     for label in _LABEL_PASSES:
-        text = label.sub(_redact_values, text)
+        text = _label_pass(label, text)
     return text
 
 
@@ -322,7 +397,10 @@ def redact(text: str) -> str:
     Total and idempotent: ``redact(redact(x)) == redact(x)`` (the passes are repeated until they
     change nothing, and ``[REDACTED]`` is never a value).
     """
-    if not _MAY_NEED_REDACTION.search(text):
+    if text.isascii():
+        if not _MAY_NEED_REDACTION_ASCII.search(text.lower()):
+            return text
+    elif not _MAY_NEED_REDACTION.search(text):
         return text
     return _redact_unfiltered(text)
 

@@ -898,3 +898,31 @@ def test_gate_reference_at_frame_is_raw_error() -> None:
     assert rejected(gate_memory("reference", "at foo (bar.ts:10:5)", source="compaction")).reasons == (
         "raw_error",
     )
+
+
+# =============================================================================================
+# The JavaScript regex dialect (extraction-quality §10)
+# =============================================================================================
+
+
+def test_js_whitespace_is_the_javascript_set() -> None:
+    """JS ``\\s`` has U+FEFF but not the ASCII separators U+001C-U+001F that Python's ``\\s`` has."""
+    assert is_progress_snapshot_violation("42\ufefftests passed")
+    assert is_progress_snapshot_violation("42\u3000tests passed")
+    assert not is_progress_snapshot_violation("42\x1ctests passed")
+    assert not is_progress_snapshot_violation("42\x85tests passed")
+
+
+def test_js_dot_stops_at_line_separators() -> None:
+    assert is_progress_snapshot_violation("已完成 wave")
+    assert not is_progress_snapshot_violation("已完成\u2028wave")
+    assert not is_progress_snapshot_violation("已完成\rwave")
+
+
+def test_js_word_characters_are_ascii() -> None:
+    """``\\b`` and ``\\w`` are ASCII, yet case folding stays Unicode-aware."""
+    assert is_prompt_injection("éignore all")
+    assert is_prompt_injection("\u212aignore all")  # KELVIN SIGN is no word character in JS
+    assert not is_prompt_injection("kignore all")
+    assert reasons("reference", "function ünicode() is a signature") == ()
+    assert redact("CONTRASEÑA: hola123") == "CONTRASEÑA: [REDACTED]"
