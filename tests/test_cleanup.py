@@ -338,3 +338,36 @@ def test_report_format() -> None:
         "Unknown missing-root workspaces skipped: 1",
         "Use --include-orphans only after manually confirming they are safe to quarantine.",
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Through the command line
+# ---------------------------------------------------------------------------------------------
+
+
+def test_cli_cleanup_dry_run_then_quarantine(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from adapters.cli import main
+
+    monkeypatch.setenv("WORKMEM_NOW", NOW_ISO)
+    definite = write_store(home, "definite", missing_temp_root("wm-cli-gone"))
+    write_store(home, "orphan", f"/not-temp-{NOW}")
+    capsys.readouterr()
+    assert main(["--home", str(home), "cleanup", "--older-than-days", "0"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Mode: dry-run\nScanned: 2\nCandidates: 1\n")
+    assert "- definite test_temp_definite root=" in out
+    assert "Unknown missing-root workspaces skipped: 1" in out
+    assert definite.exists()
+    # the default recency guard (10 minutes) protects freshly written directories
+    assert main(["--home", str(home), "cleanup", "--quarantine"]) == 0
+    assert "Candidates: 0" in capsys.readouterr().out
+    assert definite.exists()
+    assert main(["--home", str(home), "cleanup", "--quarantine", "--older-than-days", "0", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["mode"] == "quarantine"
+    assert data["candidates"] == ["definite"]
+    assert data["quarantineDir"].endswith("workspace-cleanup-20260428T120000Z")
+    assert not definite.exists()
+    assert (home / "workspaces" / "orphan").exists()

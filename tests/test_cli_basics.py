@@ -384,3 +384,83 @@ def test_tour_without_home_leaves_nothing(cli: Cli, tmp_path: Path) -> None:
     assert run.code == 0
     leftovers = {n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("workmem-tour")}
     assert leftovers == set()
+
+
+# ---------------------------------------------------------------------------------------------
+# compaction prompt, supersession by block label (D10), tool output from stdin
+# ---------------------------------------------------------------------------------------------
+
+
+def test_compaction_prompt_numbers_the_block_and_a_label_supersedes(cli: Cli) -> None:
+    old = cli.ok("remember", "Use yarn for package management in this repository", "--type", "decision")
+    old_id = old.out.split()[0]
+    cli.ok("context", "--session", "A")
+    prompt = cli.ok("compaction-prompt", "--session", "A").out
+    assert "Memory candidates:" in prompt
+    assert "- [M1] Use yarn for package management in this repository" in prompt
+    cli.at_ms(T0 + 60_000)
+    summary = (
+        "Memory candidates:\n"
+        "- [decision] Use pnpm for package management in this repository (supersedes M1)\n"
+    )
+    run = cli.ok("compacted", "--session", "A", "-", stdin=summary)
+    assert "superseded [decision] Use yarn for package management in this repository" in run.out
+    rows = {r["id"]: r for r in cli.memories("--all")}
+    assert rows[old_id]["status"] == "superseded"
+    [active] = [r for r in rows.values() if r["status"] == "active"]
+    assert active["text"] == "Use pnpm for package management in this repository"
+    assert rows[old_id]["supersededBy"] == active["id"]
+    assert "yarn" not in cli.ok("context", "--session", "A").out
+
+
+def test_compaction_prompt_of_an_unknown_session(cli: Cli) -> None:
+    prompt = cli.ok("compaction-prompt", "--session", "never-seen").out
+    assert "Memory candidates:" in prompt
+    assert "[M1]" not in prompt
+    assert not cli.home.exists()
+
+
+def test_tool_output_from_stdin_and_hot_state(cli: Cli) -> None:
+    cli.ok("tool", "--session", "S", "--tool", "read", "--args", '{"filePath": "src/app.ts"}')
+    cli.ok(
+        "tool",
+        "--session",
+        "S",
+        "--tool",
+        "bash",
+        "--args",
+        '{"command": "npx tsc --noEmit"}',
+        "--output",
+        "-",
+        "--exit-code",
+        "2",
+        stdin="src/app.ts(3,7): error TS2345: Argument of type 'string' is not assignable.\n",
+    )
+    hot = cli.ok("context", "--session", "S").out
+    assert "- src/app.ts (read, 1x)" in hot
+    assert "[typecheck]" in hot
+    cli.ok(
+        "tool",
+        "--session",
+        "S",
+        "--tool",
+        "bash",
+        "--args",
+        '{"command": "npx tsc --noEmit"}',
+        "--exit-code",
+        "0",
+    )
+    cli.at_ms(T0 + 2 * 3_600_000)  # a new epoch re-renders; the hot state is always current
+    assert "[typecheck]" not in cli.ok("context", "--session", "S").out
+
+
+def test_message_id_makes_a_message_idempotent(cli: Cli) -> None:
+    text = "Remember this: always use pnpm instead of npm in this repository"
+    assert cli.ok("message", "--session", "S", "--message-id", "m1", text).out.startswith("pending [")
+    cli.at_ms(T0 + 60_000)
+    assert cli.ok("message", "--session", "S", "--message-id", "m1", text).out == ""
+    assert cli.ok("message", "--session", "S", "-", stdin="just chatting").out == ""
+
+
+def test_end_session_without_state(cli: Cli) -> None:
+    assert cli.ok("end-session", "--session", "ghost").out == "session ended\n"
