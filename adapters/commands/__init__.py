@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -91,6 +92,15 @@ def file_arg(path: str) -> str:
             return handle.read().decode("utf-8", errors="replace")
     except OSError as exc:
         raise CommandError(f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
+
+
+_LINE_BREAKS: Final = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of line-breaking characters (as ``str.splitlines`` sees them) shown
+    as one space, so that one decision stays one line of output."""
+    return _LINE_BREAKS.sub(" ", text)
 
 
 def write(text: str) -> None:

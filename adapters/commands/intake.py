@@ -6,7 +6,16 @@ import argparse
 import re
 from typing import Final
 
-from adapters.commands import EXIT_OK, EXIT_REJECTED, context, open_workspace, text_arg, write, write_json
+from adapters.commands import (
+    EXIT_OK,
+    EXIT_REJECTED,
+    context,
+    one_line,
+    open_workspace,
+    text_arg,
+    write,
+    write_json,
+)
 from adapters.commands._run import run_operation
 from domain.extraction import (
     ExtractionResult,
@@ -44,13 +53,13 @@ def decision_lines(result: ExtractionResult) -> list[str]:
             entry = by_id.get(ev.memory.memory_id or "") if ev.memory is not None else None
             if entry is not None and entry.id not in shown:
                 shown.add(entry.id)
-                lines.append(f"accept [{entry.type.value}] {entry.text}")
+                lines.append(f"accept [{entry.type.value}] {one_line(entry.text)}")
         elif ev.type in _REJECTED:
             reasons = ",".join(ev.reason_codes) or "rejected"
-            lines.append(f"reject {reasons}: {ev.text_preview or ''}".rstrip())
+            lines.append(f"reject {reasons}: {one_line(ev.text_preview or '')}".rstrip())
     for entry in result.entries:  # an accepted entry without its event is still shown
         if entry.id not in shown:
-            lines.append(f"accept [{entry.type.value}] {entry.text}")
+            lines.append(f"accept [{entry.type.value}] {one_line(entry.text)}")
     return lines
 
 

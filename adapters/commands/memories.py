@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from adapters.commands import EXIT_OK, EXIT_REJECTED, CommandError, context, open_workspace, write, write_json
+from adapters.commands import (
+    EXIT_OK,
+    EXIT_REJECTED,
+    CommandError,
+    context,
+    one_line,
+    open_workspace,
+    write,
+    write_json,
+)
 from adapters.commands._run import run_operation
 from domain import operations
 from domain.model import MemoryEntry, MemoryStatus, WorkspaceStore
@@ -74,7 +83,7 @@ def list_memories(args: argparse.Namespace) -> int:
         status = "" if r["status"] == "active" else f" status={r['status']}"
         write(
             f"{r['id']} [{r['type']}] {r['source']} strength={r['strength']:.3f} "
-            f"rendered={shown}{status}  {r['text']}"
+            f"rendered={shown}{status}  {one_line(r['text'])}"
         )
     return EXIT_OK
 

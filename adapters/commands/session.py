@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final
 
-from adapters.commands import CommandError, context, file_arg, open_workspace, text_arg, write
+from adapters.commands import CommandError, context, file_arg, one_line, open_workspace, text_arg, write
 from adapters.commands._run import run_operation
 from domain import operations
 from domain.ids import hash16
@@ -41,7 +41,7 @@ def event_lines(events: Iterable[EvidenceInput]) -> list[str]:
     """A short, redacted account of what happened to each memory (one line per relevant event)."""
     lines: list[str] = []
     for ev in events:
-        preview = ev.text_preview or ""
+        preview = one_line(ev.text_preview or "")
         kind = ev.memory.type if ev.memory is not None and ev.memory.type else "?"
         if ev.type in _LABELS and ev.outcome != "rejected":
             lines.append(f"{_LABELS[ev.type]} [{kind}] {preview}".rstrip())
