@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -176,10 +175,3 @@ def cleanup(
     with contextlib.suppress(OSError):
         jsonl.fsync_dir(workspaces_root(home))
     return CleanupRun(mode, results, candidates, tuple(done), quarantine_dir)
-
-
-def summary_rows(run: CleanupRun) -> Sequence[dict[str, Any]]:
-    """The run as JSON-ready rows (for ``cleanup --json``)."""
-    from domain.codec import to_builtins
-
-    return [to_builtins(r) for r in run.results]
