@@ -195,6 +195,8 @@ _STOP_WORD_LINES: Final = (
     "file files config configuration env environment variable variables value values sign signing ",
     "key keys token tokens secret secrets credential credentials auth bearer header headers scheme ",
     "type types format formats used using use",
+    "out safe shared known public private hidden visible available ready done ok fine good bad correct ",
+    "right same different unknown new old",
 )
 _STOP_WORDS: Final = frozenset(w for line in _STOP_WORD_LINES for w in line.split())
 _LEADING_WORD: Final = re.compile(f"[{_WORD}]+")
@@ -249,7 +251,7 @@ _PIN_PREFIX: Final = (
 )
 _PASSWORD_PREFIX: Final = f"(?:{_PASSWORD_LABELS})(?:{_HARD_DELIM}|{_SOFT_DELIM})"
 _USERNAME_PREFIX: Final = f"(?:{_USERNAME_LABELS})(?:{_HARD_DELIM}|{_SOFT_DELIM})"
-_BEARER_PREFIX: Final = f"Bearer(?:{_HARD_DELIM}|{_SOFT_DELIM})(?!token{_S}*(?-i:[:=：]))"
+_BEARER_PREFIX: Final = f"Bearer(?:{_S}+token)?(?:{_HARD_DELIM}|{_SOFT_DELIM})(?!token{_S}*(?-i:[:=：]))"
 _SENSITIVE_PREFIX: Final = f"(?:{_SENSITIVE_LABELS})(?:{_HARD_DELIM_SENSITIVE}|{_IS_DELIM})"
 
 #: The label passes, in the reference's order.

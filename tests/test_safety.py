@@ -188,6 +188,13 @@ def test_pin_before_a_bare_space_needs_upper_case_or_digits() -> None:
     assert redact("PIN code 5678") == "PIN code [REDACTED]"
 
 
+def test_bearer_token_value() -> None:
+    """``Bearer token X``: the reference redacted the word ``token`` and left the value."""
+    assert redact("Authorization: Bearer token abc123") == "Authorization: Bearer token [REDACTED]"
+    assert redact("use Bearer token auth for the API") == "use Bearer token auth for the API"
+    assert redact("Bearer tokens expire after an hour") == "Bearer tokens expire after an hour"
+
+
 def test_pin_needs_an_ascii_word_boundary_only() -> None:
     """JS ``\\b`` is ASCII: CJK next to ``PIN`` is a boundary, letters are not."""
     assert redact("的PIN是1234") == "的PIN是[REDACTED]"
