@@ -517,7 +517,7 @@ def promote(
     store normalisation, one ``promotion_*`` per pending key (plus retry events), then the journal
     removals; all carry ``session_id`` when one is given."""
     journal, journal_events = normalize_journal(journal, now_ms)
-    adopted = tuple(dict.fromkeys(o for o in idle_owner_ids if o and o != session_id))
+    adopted = tuple(sorted({o for o in idle_owner_ids if o and o != session_id}))  # stable event order
     owners = ((session_id,) if session_id else ()) + adopted
 
     def selected(entry: MemoryEntry) -> bool:
