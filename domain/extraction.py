@@ -20,7 +20,7 @@ boundaries are written as explicit lookarounds (see ``domain.text``).
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import Final
 
 import msgspec
@@ -110,7 +110,10 @@ _LT: Final = r"\n\r\u2028\u2029"
 _HS: Final = r"\t\v\f \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\ufeff"
 _DOT: Final = f"[^{_LT}]"
 #: ``(?:^|\n)`` under the m flag.
-_LINE_START: Final = f"(?:(?<![^{_LT}])|\\n)"
+#: ``(?:^|\n)\s*`` under the m flag, written so that it never rescans whitespace: a trigger must
+#: follow the start of its line and horizontal whitespace only (the same triggers match).
+_LINE_START: Final = f"(?<![^{_LT}])[{_HS}]*"
+_TERMINATOR: Final = re.compile(f"[{_LT}]")
 _WORD_END: Final = "(?![A-Za-z0-9_])"
 _WORD_START: Final = "(?<![A-Za-z0-9_])"
 _SEP: Final = "[:：,，]"
@@ -192,7 +195,7 @@ _BODY: Final = f"{_SEP}?[{WS}]*(?P<body>{_DOT}+)(?=[{_LT}]|\\Z)"
 
 
 def _explicit_pattern(phrase: str, anchored: bool) -> re.Pattern[str]:
-    lead = f"{_LINE_START}[{WS}]*" if anchored else ""
+    lead = _LINE_START if anchored else ""
     return re.compile(f"{lead}(?P<trigger>{phrase}){_BODY}", re.IGNORECASE)
 
 
@@ -264,39 +267,46 @@ class _Scope(msgspec.Struct, frozen=True):
     reported: bool
 
 
-def _line_bounds(text: str) -> tuple[list[int], list[int]]:
-    """Start and end offsets of every line (JavaScript line terminators)."""
-    starts = [0]
-    ends: list[int] = []
-    for index, char in enumerate(text):
-        if char in "\n\r\u2028\u2029":
-            ends.append(index)
-            starts.append(index + 1)
-    ends.append(len(text))
-    return starts, ends
+class _Lines:
+    """Line geometry of a text (JavaScript line terminators), for offset look-ups in O(log n)."""
+
+    def __init__(self, text: str) -> None:
+        #: offsets of every line terminator, then the length of the text
+        self.ends = [found.start() for found in _TERMINATOR.finditer(text)]
+        self.ends.append(len(text))
+
+    def end(self, offset: int) -> int:
+        """Where the line holding ``offset`` ends."""
+        return self.ends[bisect_left(self.ends, offset)]
+
+    def start(self, offset: int) -> int:
+        """Where the line holding ``offset`` starts."""
+        index = bisect_left(self.ends, offset)
+        return self.ends[index - 1] + 1 if index else 0
 
 
-def _line_end(starts: list[int], ends: list[int], offset: int) -> int:
-    return ends[bisect_right(starts, offset) - 1]
-
-
-def _negation_scopes(
-    text: str, starts: list[int], ends: list[int]
-) -> tuple[list[_Scope], list[EvidenceInput]]:
-    """Every negated request of ``text`` and the events of those that make up their own line."""
+def _negation_scopes(text: str, lines: _Lines) -> tuple[list[_Scope], list[EvidenceInput]]:
+    """Every negated request of ``text`` (disjoint scopes, in text order) and the events of those
+    that make up their own line."""
     scopes: list[_Scope] = []
     events: list[EvidenceInput] = []
     for found in _NEGATION.finditer(text):
         neg_start = found.start("neg")
-        line_start = starts[bisect_right(starts, neg_start) - 1]
-        at_line_start = _NEGATION_LEAD.fullmatch(text, line_start, neg_start) is not None
+        at_line_start = _NEGATION_LEAD.fullmatch(text, lines.start(neg_start), neg_start) is not None
         body = found.group("body")
         anchor = found.start("body") if body is not None else neg_start
         reported = at_line_start and body is not None
-        scopes.append(_Scope(start=neg_start, end=_line_end(starts, ends, anchor), reported=reported))
+        scopes.append(_Scope(start=neg_start, end=lines.end(anchor), reported=reported))
         if reported:
             events.append(_ignored("negated_request", body or ""))
     return scopes, events
+
+
+def _scope_of(scopes: list[_Scope], starts: list[int], offset: int) -> _Scope | None:
+    index = bisect_right(starts, offset) - 1
+    if index >= 0 and offset < scopes[index].end:
+        return scopes[index]
+    return None
 
 
 def _ignored(reason: str, text: str) -> EvidenceInput:
@@ -326,16 +336,17 @@ def _explicit_matches(text: str) -> list[_Match]:
     return found
 
 
-def _outermost(matches: list[_Match]) -> list[_Match]:
+def _outermost(matches: list[_Match], lines: _Lines) -> list[_Match]:
     """Drop every match whose trigger sits inside another match's body: the outer request already
-    holds the whole statement (Q-E3 gave one entry per overlapping pattern)."""
+    holds the whole statement (Q-E3 gave one entry per overlapping pattern). A body runs to the end
+    of its line, so it is enough to know where the earliest body of each line starts."""
+    first_body: dict[int, int] = {}
+    for match in matches:
+        first_body[match.body_end] = min(first_body.get(match.body_end, match.body_start), match.body_start)
     return [
-        inner
-        for inner in matches
-        if not any(
-            outer is not inner and outer.body_start <= inner.trigger_start < outer.body_end
-            for outer in matches
-        )
+        match
+        for match in matches
+        if first_body.get(lines.end(match.trigger_start), match.trigger_start + 1) > match.trigger_start
     ]
 
 
@@ -364,14 +375,15 @@ def extract_explicit(text: str, now_ms: int) -> ExtractionResult:
     pattern and in text order, one event per remaining trigger match (``deferral``, ``too_short``,
     ``negated_request``, ``duplicate_in_message``, ``prompt_injection`` or ``explicit_memory_detected``).
     Entries come out in pattern order, as in the reference."""
-    starts, ends = _line_bounds(text)
-    scopes, events = _negation_scopes(text, starts, ends)
-    matches = _outermost(_explicit_matches(text))
+    lines = _Lines(text)
+    scopes, events = _negation_scopes(text, lines)
+    scope_starts = [scope.start for scope in scopes]
+    matches = _outermost(_explicit_matches(text), lines)
 
     entries: list[MemoryEntry] = []
     seen: set[str] = set()
     for match in matches:
-        scope = next((s for s in scopes if s.start <= match.trigger_start < s.end), None)
+        scope = _scope_of(scopes, scope_starts, match.trigger_start)
         if scope is not None and scope.reported:
             continue  # the line's own negation event already speaks for this request
         body = js_trim(match.body)
