@@ -119,6 +119,33 @@ def _touch(session: SessionState, now_ms: int) -> SessionState:
     return replace(session, last_activity_ms=now_ms, updated_at=iso_from_ms(now_ms))
 
 
+#: Message and tool observations refresh ``lastActivityAt`` at most this often, so a busy session
+#: does not rewrite the workspace store on every tool call.
+ACTIVITY_STAMP_INTERVAL_MS = 86_400_000
+
+
+def _note_activity(
+    store: WorkspaceStore, now_ms: int, events: list[EvidenceInput], *, always: bool = True
+) -> WorkspaceStore:
+    """Record activity at ``now_ms``; a dormant stretch that just ended is kept first (D3)."""
+    if not always:
+        last = parse_iso_ms(store.last_activity_at) if store.last_activity_at else None
+        if last is not None and now_ms - last < ACTIVITY_STAMP_INTERVAL_MS:
+            return store
+    stamped, span = mark_activity(store, now_ms)
+    if span is not None:
+        events.append(
+            evidence.event(
+                EventType.WORKSPACE_DORMANCY_RECORDED,
+                Phase.STORAGE,
+                Outcome.RECORDED,
+                ("dormant_span_recorded",),
+                details={"dormantDays": round((span.end - span.start) / 86_400_000, 3)},
+            )
+        )
+    return stamped
+
+
 def _session_or_new(snap: Snapshot, session_id: str, now_ms: int) -> SessionState:
     return snap.session if snap.session is not None else empty_session(session_id, now_ms)
 
@@ -241,17 +268,7 @@ def open_session(
     if _epoch_is_fresh(snap.session, now_ms):
         return _unchanged(snap, context_text(snap.session, root))
     events: list[EvidenceInput] = []
-    store, span = mark_activity(snap.store, now_ms)
-    if span is not None:
-        events.append(
-            evidence.event(
-                EventType.WORKSPACE_DORMANCY_RECORDED,
-                Phase.STORAGE,
-                Outcome.RECORDED,
-                ("dormant_span_recorded",),
-                details={"dormantDays": round((span.end - span.start) / 86_400_000, 3)},
-            )
-        )
+    store = _note_activity(snap.store, now_ms, events)
     idle = idle_owner_ids(snap.journal, snap.others, session_id, now_ms)
     promoted = promote(
         store,
@@ -300,12 +317,17 @@ def observe_user_message(
     if snap.session is not None and message_id in snap.session.processed_message_ids:
         return _unchanged(snap)
     session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
+    activity: list[EvidenceInput] = []
+    store = _note_activity(snap.store, now_ms, activity, always=False)
     extracted = extract_explicit(text, now_ms)
     owned = tuple(
         replace(e, pending_owner_session_id=session_id, pending_message_id=message_id)
         for e in extracted.entries
     )
-    events: list[EvidenceInput] = [replace(e, message_hash=message_id) for e in extracted.events]
+    events: list[EvidenceInput] = [
+        *activity,
+        *(replace(e, message_hash=message_id) for e in extracted.events),
+    ]
     journal = snap.journal
     if owned:
         journal, appended = append_pending(journal, owned, now_ms, session_id=session_id)
@@ -316,7 +338,7 @@ def observe_user_message(
                 session = add_recent_decision(session, entry.text, DecisionSource.USER, now_ms)
     session = _append_processed(session, message_id)
     return OpResult(
-        store=snap.store,
+        store=store,
         journal=journal,
         session=session,
         events=evidence.with_session(events, session_id),
@@ -341,7 +363,14 @@ def observe_tool_result(
         return _unchanged(snap)
     session = _session_or_new(snap, session_id, now_ms)
     session = _touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
-    return OpResult(store=snap.store, journal=snap.journal, session=session)
+    events: list[EvidenceInput] = []
+    store = _note_activity(snap.store, now_ms, events, always=False)
+    return OpResult(
+        store=store,
+        journal=snap.journal,
+        session=session,
+        events=evidence.with_session(events, session_id),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -459,7 +488,7 @@ def observe_compaction(
     if parsed.entries:
         journal, appended = append_pending(journal, parsed.entries, now_ms)
         events.extend(appended)
-    store = _lift_tombstones(snap.store, session.pending_memories)
+    store = _note_activity(_lift_tombstones(snap.store, session.pending_memories), now_ms, events)
     promoted: PromotionResult = promote(
         store,
         journal,
@@ -502,7 +531,8 @@ def end_session(
     if is_sub_agent(snap.session, parent_session_id):
         return _unchanged(snap)
     pending = snap.session.pending_memories if snap.session is not None else ()
-    store = _lift_tombstones(snap.store, pending)
+    events: list[EvidenceInput] = []
+    store = _note_activity(_lift_tombstones(snap.store, pending), now_ms, events)
     promoted = promote(
         store,
         snap.journal,
@@ -518,7 +548,7 @@ def end_session(
         journal=promoted.journal,
         session=None,
         delete_session=True,
-        events=evidence.with_session(promoted.events, session_id),
+        events=evidence.with_session((*events, *promoted.events), session_id),
         audit=promoted.audit,
         archived=promoted.archived,
     )
