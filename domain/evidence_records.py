@@ -300,24 +300,31 @@ def serialized_size(event: EvidenceEvent) -> int:
 
 
 def prune_indices(
-    events: Sequence[EvidenceEvent], now_ms: int, *, sizes: Sequence[int] | None = None
+    events: Sequence[EvidenceEvent],
+    now_ms: int,
+    *,
+    sizes: Sequence[int] | None = None,
+    max_age_days: int = EvidenceLogLimits.MAX_AGE_DAYS,
+    max_events: int = EvidenceLogLimits.MAX_EVENTS_PER_WORKSPACE,
+    max_bytes: int = EvidenceLogLimits.MAX_BYTES_PER_WORKSPACE,
 ) -> tuple[int, ...]:
     """Which events survive a prune, as indices into ``events`` in their new (stored) order.
 
     Drop events older than 90 days (an unparsable ``createdAt`` counts as the epoch), sort the rest by
     time with ties kept in file order, keep the newest 5000, then drop the oldest until the serialised
-    log (``sizes[i]`` bytes per line, newline included) fits in 2 MiB.
+    log (``sizes[i]`` bytes per line, newline included) fits in 2 MiB. The limits are parameters only
+    so that tests can exercise them at a small scale.
     """
     if sizes is None:
         sizes = [serialized_size(e) for e in events]
-    cutoff = now_ms - EvidenceLogLimits.MAX_AGE_DAYS * DAY_MS
+    cutoff = now_ms - max_age_days * DAY_MS
     timed = [(event_time_ms(e), i) for i, e in enumerate(events)]
     kept = sorted((t, i) for t, i in timed if t >= cutoff)
-    if len(kept) > EvidenceLogLimits.MAX_EVENTS_PER_WORKSPACE:
-        kept = kept[len(kept) - EvidenceLogLimits.MAX_EVENTS_PER_WORKSPACE :]
+    if len(kept) > max_events:
+        kept = kept[len(kept) - max_events :]
     total = sum(sizes[i] for _, i in kept)
     start = 0
-    while start < len(kept) and total > EvidenceLogLimits.MAX_BYTES_PER_WORKSPACE:
+    while start < len(kept) and total > max_bytes:
         total -= sizes[kept[start][1]]
         start += 1
     return tuple(i for _, i in kept[start:])
