@@ -154,8 +154,9 @@ def test_two_sessions_compaction_break_and_return(cli: Cli, tmp_path: Path) -> N
     rows = cli.memories()
     health(cli)
     assert {p: p.read_bytes() for p in cli.home.rglob("*") if p.is_file()} == before
-    # D3: the 6 dormant days past the 14-day grace count at 0.25
-    last_activity = T0 + 5 * MIN  # B's session start was the last activity
+    # D3: the dormant days past the 14-day grace count at 0.25
+    last_activity = parse_iso_ms(json.loads(layout.store.read_text())["lastActivityAt"])
+    assert last_activity is not None and T0 <= last_activity <= T0 + 60 * MIN
     created = T0 + 30 * MIN
     now = cli.now_ms
     dormant = now - (last_activity + 14 * DAY_MS)
