@@ -7,6 +7,7 @@ Where DECISIONS changes the reference's result, the test asserts the new result 
 from __future__ import annotations
 
 import re
+import time
 
 import msgspec
 import pytest
@@ -1243,3 +1244,27 @@ def test_prompt_format_round_trips_through_the_parser() -> None:
         "## Goal\nShip it\n\nMemory candidates:\n- [decision] Do not add semantic merge to memory dedupe.\n"
     )
     assert texts(parse_compaction_candidates(reply, NOW)) == ["Do not add semantic merge to memory dedupe."]
+
+
+# ---------------------------------------------------------------------------------------------
+# Size: both parsers stay (near) linear on long inputs
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\n" * 20_000,
+        "\r\n" * 20_000,
+        " " * 20_000 + "remember",
+        "remember:" + "\n" * 20_000,
+        "remember: use pnpm everywhere ok\n" * 5_000,
+        "don't remember this: from now on use pnpm\n" * 5_000,
+    ],
+)
+def test_long_inputs_do_not_blow_up(text: str) -> None:
+    """A blank-line flood used to take minutes (the ``(?:^|\\n)\\s*`` lead rescanned every newline)."""
+    started = time.perf_counter()
+    extract_explicit(text, NOW)
+    parse_compaction_candidates("Memory candidates:\n" + text, NOW)
+    assert time.perf_counter() - started < 5
