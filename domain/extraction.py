@@ -109,7 +109,6 @@ _LT: Final = r"\n\r\u2028\u2029"
 #: JavaScript whitespace without the line terminators.
 _HS: Final = r"\t\v\f \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\ufeff"
 _DOT: Final = f"[^{_LT}]"
-#: ``(?:^|\n)`` under the m flag.
 #: ``(?:^|\n)\s*`` under the m flag, written so that it never rescans whitespace: a trigger must
 #: follow the start of its line and horizontal whitespace only (the same triggers match).
 _LINE_START: Final = f"(?<![^{_LT}])[{_HS}]*"
@@ -210,9 +209,9 @@ _NEG_EN: Final = f"{_WORD_START}(?:do[{_HS}]+not|don['’]t|dont|never|not|canno
 _NEG_ZH: Final = "(?:不要|別|别|不用|不需要|勿)"
 _NEG_VERB: Final = f"(?:覚えないで|記憶しないで|メモしないで|기억하지[{_HS}]*마|메모하지[{_HS}]*마)"
 _ANY_TRIGGER_HS: Final = "(?:" + "|".join(_all_phrases(_HS, questions=False)) + ")"
+_NEG_LEAD: Final = f"(?:{_NEG_EN}[{_HS}]+(?:please[{_HS}]+)?|{_NEG_ZH}[{_HS}]*(?:幫我|帮我)?[{_HS}]*)"
 _NEGATION: Final = re.compile(
-    f"(?P<neg>(?:{_NEG_EN}[{_HS}]+(?:please[{_HS}]+)?|{_NEG_ZH}[{_HS}]*(?:幫我|帮我)?[{_HS}]*){_ANY_TRIGGER_HS}|{_NEG_VERB})"
-    f"{_SEP}?[{WS}]*(?P<body>{_DOT}+)?",
+    f"(?P<neg>{_NEG_LEAD}{_ANY_TRIGGER_HS}|{_NEG_VERB}){_SEP}?[{WS}]*(?P<body>{_DOT}+)?",
     re.IGNORECASE,
 )
 #: What may stand between the start of a line and a negation for the line itself to be the request.
@@ -244,11 +243,11 @@ def classify_explicit_memory(text: str) -> MemoryType:
 
 def stale_after_days_for(type_: MemoryType) -> int | None:
     """Days after which a memory of this type is marked for verification (``None``: never)."""
-    if type_ is MemoryType.FEEDBACK:
+    if type_ == MemoryType.FEEDBACK:
         return None
-    if type_ is MemoryType.DECISION:
+    if type_ == MemoryType.DECISION:
         return 45
-    if type_ is MemoryType.PROJECT:
+    if type_ == MemoryType.PROJECT:
         return 60
     return 90
 
