@@ -159,6 +159,7 @@ def _finish(
     omitted: list[tuple[MemoryEntry, str]],
     markers: list[Omission],
     superseded: list[MemoryEntry],
+    latest: float | None = None,
 ) -> RenderResult:
     """Assemble the result: omissions are listed superseded first (store order), then archive
     markers, then the selection losers in the order they were decided."""
@@ -167,8 +168,39 @@ def _finish(
     omissions.extend(markers)
     omissions.extend(Omission(e.id, e.type.value, reason) for e, reason in omitted)
     events = [_render_event(e, None) for e in rendered]
-    events.extend(_render_event(e, reason) for e, reason in losers)
+    events.extend(_omission_events(losers, markers, latest))
     return RenderResult(text=text, rendered=tuple(rendered), omitted=tuple(omissions), events=tuple(events))
+
+
+def _omission_events(
+    losers: list[tuple[MemoryEntry, str]], markers: list[Omission], latest: float | None
+) -> list[EvidenceInput]:
+    """Evidence for what was left out, bounded so that a large store (D2 keeps up to 500 active
+    entries) does not flood the evidence log at every cache epoch.
+
+    An entry that was in the most recent block (its ``lastRenderedAt`` is the newest stamp of the
+    store) and is now omitted gets its own ``render_omitted`` event: that is the moment it dropped out.
+    Every other omission is counted in one summary ``render_omitted`` event per render, with the
+    count per reason in ``details``. The render result itself still lists every omission."""
+    individual = [(e, r) for e, r in losers if latest is not None and e.last_rendered_at == latest]
+    counts: dict[str, int] = {}
+    for entry, reason in losers:
+        if latest is None or entry.last_rendered_at != latest:
+            counts[reason] = counts.get(reason, 0) + 1
+    if markers:
+        counts[REASON_ARCHIVED] = counts.get(REASON_ARCHIVED, 0) + len(markers)
+    events = [_render_event(e, reason) for e, reason in individual]
+    if counts:
+        events.append(
+            event(
+                EventType.RENDER_OMITTED,
+                Phase.RENDER,
+                Outcome.OMITTED,
+                tuple(counts),
+                details={f"{reason}Count": count for reason, count in counts.items()},
+            )
+        )
+    return events
 
 
 class Selection(msgspec.Struct, frozen=True):
@@ -202,6 +234,8 @@ def select_candidates(store: WorkspaceStore, now_ms: int) -> Selection:
 def render_workspace_block(store: WorkspaceStore, now_ms: int) -> RenderResult:
     """Select, pack and format the workspace block of ``store`` at ``now_ms``."""
     superseded = [e for e in store.entries if e.status == MemoryStatus.SUPERSEDED]
+    stamps = [e.last_rendered_at for e in store.entries if e.last_rendered_at is not None]
+    latest = max(stamps) if stamps else None  # when the most recent block was rendered
     markers = [Omission(m.memory_id, "", REASON_ARCHIVED) for m in store.archived]
     selection = select_candidates(store, now_ms)
     shortlist = selection.shortlist
@@ -209,11 +243,11 @@ def render_workspace_block(store: WorkspaceStore, now_ms: int) -> RenderResult:
     omitted.extend((e, REASON_GLOBAL_CAP) for e in selection.global_capped)
 
     if not shortlist:
-        return _finish("", [], omitted, markers, superseded)
+        return _finish("", [], omitted, markers, superseded, latest)
     budget = render_budget(store)
     if budget < MIN_RENDER_BUDGET:
         omitted.extend((entry, REASON_EMPTY_BUDGET) for entry in shortlist)
-        return _finish("", [], omitted, markers, superseded)
+        return _finish("", [], omitted, markers, superseded, latest)
 
     lines = [RENDER_HEADER]
     used = len(RENDER_HEADER)  # length of "\n".join(lines)
@@ -235,7 +269,7 @@ def render_workspace_block(store: WorkspaceStore, now_ms: int) -> RenderResult:
         if len(section) > 1:
             lines.extend(section)
             used = section_used
-    return _finish("\n".join(lines), rendered, omitted, markers, superseded)
+    return _finish("\n".join(lines), rendered, omitted, markers, superseded, latest)
 
 
 def number_block(result: RenderResult, now_ms: int) -> str:

@@ -217,7 +217,7 @@ def test_greedy_packing_skips_a_long_entry_and_keeps_trying_shorter_ones() -> No
     assert len(result.text) == budget
 
 
-def test_superseded_entries_are_omitted_with_an_event() -> None:
+def test_superseded_entries_are_omitted_and_counted() -> None:
     old = mem("old", "Old decision", status="superseded")
     new = mem("new", "New decision")
     result = render_workspace_block(store_of([old, new]), NOW)
@@ -226,7 +226,26 @@ def test_superseded_entries_are_omitted_with_an_event() -> None:
     omitted_events = [e for e in result.events if e.type == EventType.RENDER_OMITTED]
     assert len(omitted_events) == 1
     assert omitted_events[0].reason_codes == ("superseded",)
-    assert omitted_events[0].memory is not None and omitted_events[0].memory.memory_id == "old"
+    assert omitted_events[0].memory is None
+    assert omitted_events[0].details == {"supersededCount": 1}
+
+
+def test_an_entry_that_drops_out_of_the_block_gets_its_own_event() -> None:
+    """Bounded evidence: only an entry that was in the most recent block (newest lastRenderedAt) and
+    is omitted now is reported one by one; the rest are counted in one summary event."""
+    shown_before = replace(
+        mem("was", "Was shown last time", status="superseded"), last_rendered_at=NOW - 1000
+    )
+    long_ago = replace(mem("ago", "Shown long ago", status="superseded"), last_rendered_at=NOW - 10**9)
+    never = mem("never", "Never shown", status="superseded")
+    current = replace(mem("cur", "Current decision"), last_rendered_at=NOW - 1000)
+    result = render_workspace_block(store_of([shown_before, long_ago, never, current]), NOW)
+    omitted_events = [e for e in result.events if e.type == EventType.RENDER_OMITTED]
+    individual = [e for e in omitted_events if e.memory is not None]
+    assert [e.memory.memory_id for e in individual if e.memory] == ["was"]
+    summary = [e for e in omitted_events if e.memory is None]
+    assert len(summary) == 1 and summary[0].details == {"supersededCount": 2}
+    assert reasons(result.omitted) == {"was": "superseded", "ago": "superseded", "never": "superseded"}
 
 
 def test_archive_markers_are_listed_as_omitted_without_events() -> None:
@@ -252,7 +271,7 @@ def test_event_shapes() -> None:
     result = render_workspace_block(store_of(EXAMPLE, max_chars=100), NOW)
     selected = [e for e in result.events if e.type == EventType.RENDER_SELECTED]
     omitted = [e for e in result.events if e.type == EventType.RENDER_OMITTED]
-    assert len(selected) == 1 and len(omitted) == 3
+    assert len(selected) == 1 and len(omitted) == 1
     sel = selected[0]
     assert (sel.phase, sel.outcome) == (Phase.RENDER, Outcome.RENDERED)
     assert sel.reason_codes == ("within_caps", "within_char_budget")
@@ -261,9 +280,13 @@ def test_event_shapes() -> None:
     ]
     assert sel.text_preview == "User prefers concise summaries"
     assert sel.memory is not None and sel.memory.memory_key_hash == "feedback:user prefers concise summaries"
-    for ev in omitted:
-        assert (ev.phase, ev.outcome, ev.reason_codes) == (Phase.RENDER, Outcome.OMITTED, ("char_budget",))
-        assert ev.relations[0].role == RelationRole.OMITTED
+    (summary,) = omitted  # three budget losers never shown before: one counted event
+    assert (summary.phase, summary.outcome, summary.reason_codes) == (
+        Phase.RENDER,
+        Outcome.OMITTED,
+        ("char_budget",),
+    )
+    assert summary.details == {"char_budgetCount": 3} and summary.relations == ()
 
 
 def test_stale_marker_rules() -> None:
@@ -333,7 +356,10 @@ def test_every_active_entry_is_rendered_or_omitted_once() -> None:
     result = render_workspace_block(store_of(entries, max_chars=1500), NOW)
     ids = [e.id for e in result.rendered] + [o.memory_id for o in result.omitted]
     assert sorted(ids) == sorted(e.id for e in entries)
-    assert len(result.events) == len(entries)
+    # every rendered entry has its own event; the omissions (none shown before) are counted in one
+    assert len(result.events) == len(result.rendered) + 1
+    (summary,) = [e for e in result.events if e.type == EventType.RENDER_OMITTED]
+    assert sum(v for v in summary.details.values() if isinstance(v, int)) == len(result.omitted)
 
 
 def test_number_block_labels_the_same_selection_in_block_order() -> None:
