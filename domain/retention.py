@@ -44,10 +44,12 @@ _DORMANT_SAVED: Final = 1.0 - DormancyLimits.DORMANT_DECAY_MULTIPLIER  # 0.75 of
 
 def initial_strength(entry: MemoryEntry) -> float:
     """Type x source x user-importance factor; unknown keys count as 1.0. Confidence is ignored."""
-    importance = entry.user_importance.value if entry.user_importance is not None else "normal"
+    # StrEnum members hash and compare like their values, so they index these tables directly
+    # (``.value`` goes through the slower enum descriptor on this hot path).
+    importance: str = entry.user_importance if entry.user_importance is not None else "normal"
     return (
-        TYPE_FACTOR.get(entry.type.value, 1.0)
-        * SOURCE_FACTOR.get(entry.source.value, 1.0)
+        TYPE_FACTOR.get(entry.type, 1.0)
+        * SOURCE_FACTOR.get(entry.source, 1.0)
         * USER_IMPORTANCE_FACTOR.get(importance, 1.0)
     )
 
@@ -222,7 +224,7 @@ SOURCE_PRIORITY: Final[dict[str, int]] = {"explicit": 3, "manual": 2}
 
 def source_priority(entry: MemoryEntry) -> int:
     """explicit 3, manual 2, anything else 1."""
-    return SOURCE_PRIORITY.get(entry.source.value, 1)
+    return SOURCE_PRIORITY.get(entry.source, 1)
 
 
 def retention_sort_key(
