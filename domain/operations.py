@@ -86,6 +86,8 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     session: SessionState | None = None
     others: tuple[SessionState, ...] = ()
     archive: dict[str, MemoryEntry] = msgspec.field(default_factory=dict)
+    #: the shell's ``workspaceRootHash`` (it resolves the real path); labels rejection records.
+    workspace_root_hash: str | None = None
 
 
 class OpResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -482,7 +484,12 @@ def observe_compaction(
     if is_sub_agent(snap.session, parent_session_id):
         return _unchanged(snap)
     session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
-    parsed = parse_compaction_candidates(summary, now_ms)
+    parsed = parse_compaction_candidates(
+        summary,
+        now_ms,
+        workspace_key=snap.store.workspace.key,
+        workspace_root_hash=snap.workspace_root_hash,
+    )
     events: list[EvidenceInput] = list(parsed.events)
     journal = snap.journal
     if parsed.entries:
