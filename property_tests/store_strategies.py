@@ -19,6 +19,7 @@ Public API (everything takes ``now_ms``, the instant the test runs at):
 
 from __future__ import annotations
 
+import random
 from typing import Final
 
 from hypothesis import strategies as st
@@ -256,8 +257,9 @@ def stores(
 def big_stores(draw: st.DrawFn, now_ms: int = NOW_MS, *, active: int = 505) -> WorkspaceStore:
     """A store with ``active`` distinct active entries (all exact and identity keys differ), most of
     them long unrendered, so the D2 archive rule has work to do."""
-    ages = draw(st.lists(st.integers(0, 400), min_size=active, max_size=active))
-    rendered = draw(st.lists(st.booleans(), min_size=active, max_size=active))
+    rnd = random.Random(draw(st.integers(0, 2**32)))  # one draw: fast for hundreds of entries
+    ages = [rnd.randint(0, 400) for _ in range(active)]
+    rendered = [rnd.random() < 0.3 for _ in range(active)]
     body = tuple(
         MemoryEntry(
             id=memory_id(now_ms - age * DAY_MS, index),
