@@ -322,7 +322,9 @@ def _absorb_component(
                 text=loser.text,
             )
         )
-        session = loser.pending_owner_session_id or winner.pending_owner_session_id or None
+        session = loser.pending_owner_session_id
+        if session is None:
+            session = winner.pending_owner_session_id
         reinforced = reinforce(survivor, session, now_ms)
         if reinforcement_count(reinforced) > reinforcement_count(survivor):
             duplicate = "duplicate_identity" if reason == ABSORBED_IDENTITY else "duplicate_exact"
@@ -557,7 +559,10 @@ def _revive(
         if archived is None or trigger is None:
             remaining.append(marker)
             continue
-        entry = _truncated(backfill_retention_clock(_redacted(archived, now_iso)[0], now_ms))
+        cleaned, redaction = _redacted(archived, now_iso)
+        if redaction is not None:
+            events.append(redaction)
+        entry = _truncated(backfill_retention_clock(cleaned, now_ms))
         if entry.status is MemoryStatus.SUPERSEDED:
             entry = replace(entry, status=MemoryStatus.ACTIVE)
         revived.append(entry)
