@@ -585,10 +585,9 @@ def test_a_capacity_overflow_is_stored_not_rejected_fixing_b12_10_9_item_17() ->
     assert len(ws.active()) == 29 and REFERENCE_TEXT in ws.active_texts()
     assert ws.journal.entries == ()
     assert not of_type(result.events, EventType.PROMOTION_REJECTED_CAPACITY)
-    omitted = [
-        e for e in of_type(result.events, EventType.RENDER_OMITTED) if e.text_preview == REFERENCE_TEXT
-    ]
-    assert [e.reason_codes for e in omitted] == [("global_cap",)]
+    (reference,) = [e for e in ws.active() if e.text == REFERENCE_TEXT]
+    omitted = render_workspace_block(ws.store, NOW + MINUTE).omitted
+    assert [(o.memory_id, o.reason) for o in omitted] == [(reference.id, "global_cap")]
     assert REFERENCE_TEXT not in ws.context("A")
 
 
