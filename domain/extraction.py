@@ -350,11 +350,18 @@ def _outermost(matches: list[_Match], lines: _Lines) -> list[_Match]:
 
 
 def _entry(
-    now_ms: int, seq: int, type_: MemoryType, text: str, source: MemorySource, confidence: float
+    now_ms: int,
+    seq: int,
+    type_: MemoryType,
+    text: str,
+    source: MemorySource,
+    confidence: float,
+    id_seed: str = "",
 ) -> MemoryEntry:
     stamp = iso_from_ms(now_ms)
+    parts: tuple[object, ...] = (seq, text, source.value, id_seed) if id_seed else (seq, text, source.value)
     return MemoryEntry(
-        id=memory_id(now_ms, seq, text, source.value),
+        id=memory_id(now_ms, *parts),
         type=type_,
         text=text,
         source=source,
@@ -367,8 +374,9 @@ def _entry(
     )
 
 
-def extract_explicit(text: str, now_ms: int) -> ExtractionResult:
-    """The explicit memory requests of one user message.
+def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> ExtractionResult:
+    """The explicit memory requests of one user message. ``id_seed`` (for example the session and
+    message ids) keeps the ids of equal requests from different messages apart.
 
     Events: one ``negated_request`` per line that is itself a negated request, then, pattern by
     pattern and in text order, one event per remaining trigger match (``deferral``, ``too_short``,
@@ -416,7 +424,7 @@ def extract_explicit(text: str, now_ms: int) -> ExtractionResult:
             )
             continue
         stored = truncate(outcome.unwrap().text, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
-        entry = _entry(now_ms, len(entries), type_, stored, MemorySource.EXPLICIT, 1.0)
+        entry = _entry(now_ms, len(entries), type_, stored, MemorySource.EXPLICIT, 1.0, id_seed)
         entries.append(entry)
         events.append(
             event(

@@ -55,7 +55,7 @@ from domain.model import (
     Tombstone,
     WorkspaceStore,
 )
-from domain.pending import append_pending
+from domain.pending import append_pending, journal_key
 from domain.promotion import PromotionResult, promote
 from domain.render import RenderResult, number_block, render_workspace_block
 from domain.retention import mark_activity
@@ -149,7 +149,21 @@ def _note_activity(
 
 
 def _session_or_new(snap: Snapshot, session_id: str, now_ms: int) -> SessionState:
-    return snap.session if snap.session is not None else empty_session(session_id, now_ms)
+    """The session's state, with pending memories that another session has meanwhile promoted
+    (D7 adoption of an idle owner) dropped: a pending memory lives on only while its owned journal
+    copy does."""
+    if snap.session is None:
+        return empty_session(session_id, now_ms)
+    session = snap.session
+    if not session.pending_memories:
+        return session
+    in_journal = {journal_key(e) for e in snap.journal.entries}
+    kept = tuple(
+        m
+        for m in session.pending_memories
+        if m.pending_owner_session_id != session_id or journal_key(m) in in_journal
+    )
+    return session if len(kept) == len(session.pending_memories) else replace(session, pending_memories=kept)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -321,7 +335,7 @@ def observe_user_message(
     session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
     activity: list[EvidenceInput] = []
     store = _note_activity(snap.store, now_ms, activity, always=False)
-    extracted = extract_explicit(text, now_ms)
+    extracted = extract_explicit(text, now_ms, id_seed=f"{session_id}\x1f{message_id}")
     owned = tuple(
         replace(e, pending_owner_session_id=session_id, pending_message_id=message_id)
         for e in extracted.entries

@@ -176,7 +176,7 @@ def reinforce(entry: MemoryEntry, session_id: str | None, now_ms: int) -> Memory
 
 
 def merge_spans(spans: Sequence[DormantSpan]) -> tuple[DormantSpan, ...]:
-    """Sort, merge overlapping spans, and keep at most 64 by merging the oldest neighbours."""
+    """Sort, merge overlapping spans, and keep at most 64 by folding the oldest two together."""
     ordered = sorted((s for s in spans if s.end > s.start), key=lambda s: (s.start, s.end))
     merged: list[DormantSpan] = []
     for span in ordered:
@@ -186,8 +186,12 @@ def merge_spans(spans: Sequence[DormantSpan]) -> tuple[DormantSpan, ...]:
         else:
             merged.append(span)
     while len(merged) > DormancyLimits.MAX_DORMANT_SPANS:
+        # Fold the two oldest spans into one of their combined length, placed at the start of the
+        # first. An entry that started before both keeps its discount exactly; one that started
+        # inside them loses part of it, never gains: effective age never decreases (D3).
         first, second = merged[0], merged[1]
-        merged[:2] = [DormantSpan(start=first.start, end=max(first.end, second.end))]
+        length = (first.end - first.start) + (second.end - second.start)
+        merged[:2] = [DormantSpan(start=first.start, end=first.start + length)]
     return tuple(merged)
 
 

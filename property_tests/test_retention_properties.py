@@ -25,6 +25,7 @@ from domain.retention import (
     effective_age_days,
     initial_strength,
     mark_activity,
+    merge_spans,
     reinforce,
     strength,
 )
@@ -156,3 +157,31 @@ def test_reinforcement_never_lowers_strength_when_it_happens(
     assume(e.reinforcement_count is None or e.reinforcement_count >= 0)
     d = dormancy_at(s, now)
     assert strength(reinforce(e, session, now), now, d) >= strength(e, now, d) * (1 - 1e-12)
+
+
+@given(
+    st.lists(st.tuples(times, st.integers(1, 40 * DAY_MS)), min_size=60, max_size=80),
+    times,
+    st.integers(0, 400 * DAY_MS),
+)
+def test_capping_the_span_list_never_lowers_an_effective_age(
+    raw: list[tuple[int, int]], start: int, after: int
+) -> None:
+    """D3 caps ``dormantSpans`` at 64; folding the oldest spans together must not make any entry
+    younger (which would raise its strength out of nothing)."""
+    spans = [DormantSpan(start=s, end=s + length) for s, length in raw]
+    uncapped = sorted((float(s.start), float(s.end)) for s in spans)
+    merged_exact: list[tuple[float, float]] = []
+    for a, b in uncapped:
+        if merged_exact and a <= merged_exact[-1][1]:
+            merged_exact[-1] = (merged_exact[-1][0], max(merged_exact[-1][1], b))
+        else:
+            merged_exact.append((a, b))
+    capped = merge_spans(spans)
+    assert len(capped) <= 64
+    now = max(e for _, e in uncapped) + after
+    exact_age = effective_age_days(start, now, Dormancy(tuple(merged_exact)))
+    capped_age = effective_age_days(
+        start, now, Dormancy(tuple((float(s.start), float(s.end)) for s in capped))
+    )
+    assert capped_age >= exact_age - 1e-9

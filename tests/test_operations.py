@@ -995,3 +995,31 @@ def test_pending_keys_agree_between_session_and_journal() -> None:
     ws.say("A", "a-1", PNPM, NOW)
     (pending,) = ws.sessions["A"].pending_memories
     assert memory_key(pending.type.value, pending.text) == exact_key(ws.journal.entries[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixes found by the lifecycle properties
+# ---------------------------------------------------------------------------------------------
+
+
+def test_equal_requests_from_two_sessions_in_one_millisecond_get_distinct_ids() -> None:
+    """Ids are derived from the inputs (D1); the session and message ids are among them, so two
+    journal entries (and their evidence) can always be told apart."""
+    ws = Workspace()
+    ws.say("A", "a-1", PNPM, NOW)
+    ws.say("B", "b-1", PNPM, NOW)
+    ids = [e.id for e in ws.journal.entries]
+    assert len(ids) == 2 and len(set(ids)) == 2
+
+
+def test_adopted_pending_memories_leave_the_idle_sessions_hot_state() -> None:
+    """D7: when session B adopts idle session A's pending memory, A's own pending list must not keep
+    showing it; the next operation of A drops it because its journal copy is gone."""
+    ws = Workspace()
+    ws.say("A", "a-1", PNPM, NOW)
+    later = NOW + DAY_MS + MINUTE
+    ws.open("B", later)
+    assert PNPM_TEXT in ws.active_texts() and ws.journal.entries == ()
+    ws.tool("A", ToolEvent(tool="read", args={"filePath": f"{ROOT}/src/a.ts"}), later + MINUTE)
+    assert ws.sessions["A"].pending_memories == ()
+    assert "pending_memories:" not in ws.context("A")
