@@ -63,7 +63,7 @@ def mem(
 
 
 def journal(*entries: MemoryEntry) -> PendingJournal:
-    return replace(empty_journal("/work/ws", "0123456789abcdef", NOW), entries=entries)
+    return replace(empty_journal("/home/dev/ws", "0123456789abcdef", NOW), entries=entries)
 
 
 def key(entry: MemoryEntry) -> str:

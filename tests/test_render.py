@@ -72,7 +72,7 @@ def store_of(
     archived: tuple[ArchiveMarker, ...] = (),
 ) -> WorkspaceStore:
     return WorkspaceStore(
-        workspace=WorkspaceRef(root="/work/repo", key="0123456789abcdef"),
+        workspace=WorkspaceRef(root="/home/dev/repo", key="0123456789abcdef"),
         limits=StoreLimits(max_rendered_chars=max_chars, max_entries=28),
         entries=tuple(entries),
         updated_at=iso_from_ms(NOW),
