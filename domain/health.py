@@ -211,10 +211,12 @@ def _workspace_identity(key: str | None, root: str | None, raw: bool, root_hash:
     parts = []
     if key:
         parts.append(f"workspaceKey={key}")
-    if root:
-        parts.append(f"workspaceRoot={root}" if raw else f"workspaceRootHash={hash16(root)}")
+    if root and raw:
+        parts.append(f"workspaceRoot={root}")
     elif root_hash:
         parts.append(f"workspaceRootHash={root_hash}")
+    elif root:
+        parts.append(f"workspaceRootHash={hash16(root)}")
     return " ".join(parts)
 
 
@@ -255,6 +257,8 @@ class DiagInput(msgspec.Struct, frozen=True, kw_only=True):
     pending_path: str = ""
     #: corrupt files moved aside by the storage layer (D5), listed by health.
     quarantined_files: tuple[str, ...] = ()
+    #: the shell's ``workspaceRootHash`` (hash of the resolved root, distinct from the key — B8).
+    root_hash: str = ""
 
 
 def effective_store(src: DiagInput) -> WorkspaceStore:
@@ -583,7 +587,7 @@ def health_json(src: DiagInput, now_ms: int) -> dict[str, Any]:
     out: dict[str, Any] = {
         "version": 1,
         "workspace": {
-            "rootHash": hash16(snap.store.workspace.root or src.root),
+            "rootHash": src.root_hash or hash16(snap.store.workspace.root or src.root),
             "key": snap.store.workspace.key or src.key,
         },
         "generatedAt": iso_from_ms(now_ms),
@@ -628,6 +632,7 @@ class QualityFailure(msgspec.Struct, frozen=True):
 class HealthReport(msgspec.Struct, frozen=True, kw_only=True):
     workspace_key: str
     workspace_root: str
+    workspace_root_hash: str = ""
     memory_path: str
     pending_path: str
     store_missing: bool
@@ -715,6 +720,7 @@ def health_report(src: DiagInput, now_ms: int) -> HealthReport:
     return HealthReport(
         workspace_key=store.workspace.key if src.store is not None else src.key,
         workspace_root=store.workspace.root if src.store is not None else src.root,
+        workspace_root_hash=src.root_hash,
         memory_path=src.memory_path,
         pending_path=src.pending_path,
         store_missing=src.store is None,
@@ -775,7 +781,7 @@ def format_health(report: HealthReport, *, raw: bool = False, include_title: boo
     out: list[str] = []
     if include_title:
         out += ["Workspace memory health", ""]
-    identity = _workspace_identity(r.workspace_key, r.workspace_root, raw)
+    identity = _workspace_identity(r.workspace_key, r.workspace_root, raw, r.workspace_root_hash)
     if identity:
         out.append(identity)
     out.append(f"memoryPath={clean_path(r.memory_path, raw)}")

@@ -703,3 +703,16 @@ def test_health_as_a_subprocess(cli: Cli, fx: Fixture) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["summary"]["storedActive"] == 1
+
+
+def test_health_root_hash_is_not_the_workspace_key_b8(cli: Cli) -> None:
+    """B8: the reference printed the workspace key twice; the root hash is its own value, the one the
+    evidence log writes, in both the human and the JSON output."""
+    cli.ok("remember", "Prefer small focused pull requests for review")
+    expected = paths.workspace_root_hash(str(cli.workspace))
+    key = paths.workspace_key(str(cli.workspace))
+    assert expected != key
+    human = cli.ok("health").out
+    assert f"workspaceKey={key} workspaceRootHash={expected}" in human
+    data = json.loads(cli.ok("health", "--json").out)
+    assert data["workspace"] == {"rootHash": expected, "key": key}

@@ -110,6 +110,7 @@ def load_input(
         memory_path=str(layout.store),
         pending_path=str(layout.journal),
         quarantined_files=_quarantined(layout),
+        root_hash=paths.workspace_root_hash(root),
     )
 
 
