@@ -19,6 +19,7 @@ Sub-agent sessions (a session with a parent) get no injection and cause no write
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
 from msgspec.structs import replace
@@ -26,13 +27,6 @@ from returns.pipeline import is_successful
 
 from domain import evidence
 from domain.consolidation import MigrationAudit, normalize_store
-from domain.extraction import (
-    RejectionRecord,
-    build_compaction_prompt,
-    extract_explicit,
-    parse_compaction_candidates,
-    stale_after_days_for,
-)
 from domain.ids import memory_id
 from domain.keys import exact_key, key_hash
 from domain.model import (
@@ -71,6 +65,12 @@ from domain.session import (
 )
 from domain.text import truncate
 from domain.timeutil import iso_from_ms, parse_iso_ms
+
+if TYPE_CHECKING:
+    from domain.extraction import RejectionRecord
+
+# ``domain.extraction`` compiles many patterns at import; only the operations that read user text or
+# a compaction summary import it, so the frequent tool-result hook starts faster.
 
 # ---------------------------------------------------------------------------------------------
 # Values in and out
@@ -264,6 +264,8 @@ def compaction_prompt(session: SessionState | None, workspace_root: str, other_c
     if session is not None and session.parent_session_id is None:
         block = session.numbered_block or session.frozen_block or ""
         hot = render_hot_state(session, workspace_root)
+    from domain.extraction import build_compaction_prompt
+
     return build_compaction_prompt("\n\n".join(p for p in (other_context, block, hot) if p))
 
 
@@ -335,6 +337,8 @@ def observe_user_message(
     session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
     activity: list[EvidenceInput] = []
     store = _note_activity(snap.store, now_ms, activity, always=False)
+    from domain.extraction import extract_explicit
+
     extracted = extract_explicit(text, now_ms, id_seed=f"{session_id}\x1f{message_id}")
     owned = tuple(
         replace(e, pending_owner_session_id=session_id, pending_message_id=message_id)
@@ -498,6 +502,8 @@ def observe_compaction(
     if is_sub_agent(snap.session, parent_session_id):
         return _unchanged(snap)
     session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
+    from domain.extraction import parse_compaction_candidates
+
     parsed = parse_compaction_candidates(
         summary,
         now_ms,
@@ -637,7 +643,7 @@ def remember(
         rationale=rationale,
         retention_clock=now_ms,
         user_importance=importance if importance is not Importance.NORMAL else None,
-        stale_after_days=stale_after_days_for(type_),
+        stale_after_days=_stale_after_days(type_),
     )
     store = _lift_tombstones(snap.store, (entry,))
     result = promote(
@@ -662,6 +668,12 @@ def remember(
         outcome=outcome,
         memory_id=survivor.id if survivor is not None else entry.id,
     )
+
+
+def _stale_after_days(type_: MemoryType) -> int | None:
+    from domain.extraction import stale_after_days_for
+
+    return stale_after_days_for(type_)
 
 
 def forget(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
