@@ -42,7 +42,7 @@ from domain.model import (
     Outcome,
     Phase,
 )
-from domain.text import WS, collapse_whitespace, js_trim, memory_key, truncate
+from domain.text import WS, collapse_whitespace, js_trim, lazy_compile, memory_key, truncate
 from domain.timeutil import iso_from_ms
 
 __all__ = [
@@ -112,7 +112,7 @@ _DOT: Final = f"[^{_LT}]"
 #: ``(?:^|\n)\s*`` under the m flag, written so that it never rescans whitespace: a trigger must
 #: follow the start of its line and horizontal whitespace only (the same triggers match).
 _LINE_START: Final = f"(?<![^{_LT}])[{_HS}]*"
-_TERMINATOR: Final = re.compile(f"[{_LT}]")
+_TERMINATOR: Final = lazy_compile(f"[{_LT}]")
 _WORD_END: Final = "(?![A-Za-z0-9_])"
 _WORD_START: Final = "(?<![A-Za-z0-9_])"
 _SEP: Final = "[:：,，]"
@@ -195,7 +195,7 @@ _BODY: Final = f"{_SEP}?[{WS}]*(?P<body>{_DOT}+)(?=[{_LT}]|\\Z)"
 
 def _explicit_pattern(phrase: str, anchored: bool) -> re.Pattern[str]:
     lead = _LINE_START if anchored else ""
-    return re.compile(f"{lead}(?P<trigger>{phrase}){_BODY}", re.IGNORECASE)
+    return lazy_compile(f"{lead}(?P<trigger>{phrase}){_BODY}", re.IGNORECASE)
 
 
 _EXPLICIT_PATTERNS: Final = tuple(
@@ -210,15 +210,15 @@ _NEG_ZH: Final = "(?:不要|別|别|不用|不需要|勿)"
 _NEG_VERB: Final = f"(?:覚えないで|記憶しないで|メモしないで|기억하지[{_HS}]*마|메모하지[{_HS}]*마)"
 _ANY_TRIGGER_HS: Final = "(?:" + "|".join(_all_phrases(_HS, questions=False)) + ")"
 _NEG_LEAD: Final = f"(?:{_NEG_EN}[{_HS}]+(?:please[{_HS}]+)?|{_NEG_ZH}[{_HS}]*(?:幫我|帮我)?[{_HS}]*)"
-_NEGATION: Final = re.compile(
+_NEGATION: Final = lazy_compile(
     f"(?P<neg>{_NEG_LEAD}{_ANY_TRIGGER_HS}|{_NEG_VERB}){_SEP}?[{WS}]*(?P<body>{_DOT}+)?",
     re.IGNORECASE,
 )
 #: What may stand between the start of a line and a negation for the line itself to be the request.
-_NEGATION_LEAD: Final = re.compile(f"[{_HS}]*(?:please[{_HS}]+)?", re.IGNORECASE)
+_NEGATION_LEAD: Final = lazy_compile(f"[{_HS}]*(?:please[{_HS}]+)?", re.IGNORECASE)
 
-_DEFERRAL: Final = re.compile("(?:再说|再說|later|next time)", re.IGNORECASE)
-_URL: Final = re.compile(r"https?://")
+_DEFERRAL: Final = lazy_compile("(?:再说|再說|later|next time)", re.IGNORECASE)
+_URL: Final = lazy_compile(r"https?://")
 
 _EXPLICIT_MIN_CHARS: Final = 8
 _PREVIEW_ACCEPTED: Final = EvidenceLogLimits.MAX_PREVIEW_CHARS
@@ -448,32 +448,34 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
 _BLOCK_FORMATS: Final = (
     # Plain label (what the compaction prompt asks for). It ends at a line made of two ASCII words
     # and a colon (``Next steps:``), at a ``## `` heading, or at the end of the summary.
-    re.compile(
+    lazy_compile(
         f"Memory candidates:[{WS}]*\\n((?s:.)*?)(?:\\n[A-Za-z][A-Za-z]+ [A-Za-z]+:|\\n##[{WS}]|\\Z)",
         re.IGNORECASE,
     ),
-    re.compile(f"##[{WS}]*Memory Candidates[{WS}]*\\n((?s:.)*?)(?:\\n##[{WS}]|\\Z)", re.IGNORECASE),
-    re.compile(f"##[{WS}]*Workspace Memory Candidates[{WS}]*\\n((?s:.)*?)(?:\\n##[{WS}]|\\Z)", re.IGNORECASE),
-    re.compile("<workspace_memory_candidates>((?s:.)*?)</workspace_memory_candidates>", re.IGNORECASE),
+    lazy_compile(f"##[{WS}]*Memory Candidates[{WS}]*\\n((?s:.)*?)(?:\\n##[{WS}]|\\Z)", re.IGNORECASE),
+    lazy_compile(
+        f"##[{WS}]*Workspace Memory Candidates[{WS}]*\\n((?s:.)*?)(?:\\n##[{WS}]|\\Z)", re.IGNORECASE
+    ),
+    lazy_compile("<workspace_memory_candidates>((?s:.)*?)</workspace_memory_candidates>", re.IGNORECASE),
 )
 
 _TYPES: Final = "feedback|project|decision|reference"
-_CANDIDATE_LINE: Final = re.compile(
+_CANDIDATE_LINE: Final = lazy_compile(
     f"-[{WS}]*(?:\\[({_TYPES})\\]|({_TYPES}){_WORD_END})[{WS}]+({_DOT}+)\\Z", re.IGNORECASE
 )
 #: D10: ``… (supersedes M3)`` at the end of a candidate line.
-_SUPERSEDES: Final = re.compile(f"[{WS}]*\\([{WS}]*(?i:supersedes)[{WS}]+[Mm]([0-9]+)[{WS}]*\\)\\Z")
+_SUPERSEDES: Final = lazy_compile(f"[{WS}]*\\([{WS}]*(?i:supersedes)[{WS}]+[Mm]([0-9]+)[{WS}]*\\)\\Z")
 
 #: A trigger phrase (P1-P6) at the very start of a candidate body is stripped; elsewhere it is text.
 _CANDIDATE_TRIGGERS: Final = tuple(
-    re.compile(f"(?:{phrase}){_SEP}?[{WS}]*(?P<body>{_DOT}+)\\Z", re.IGNORECASE)
+    lazy_compile(f"(?:{phrase}){_SEP}?[{WS}]*(?P<body>{_DOT}+)\\Z", re.IGNORECASE)
     for phrase in _request_phrases(WS)
 )
 _ANY_REQUEST: Final = "(?:" + "|".join(_request_phrases(WS, questions=False)) + ")"
 #: A body that starts as a negated request: a negative request verb, or a negation word and a
 #: request phrase followed by a separator or by another request phrase (``覚えないで 覚えて: …``).
 #: ``Do not remember passwords in memory files`` is an ordinary instruction, not a request.
-_CANDIDATE_NEGATION: Final = re.compile(
+_CANDIDATE_NEGATION: Final = lazy_compile(
     f"(?:please[{WS}]+)?(?:{_NEG_VERB}"
     f"|(?:{_NEG_EN}[{WS}]+(?:please[{WS}]+)?|{_NEG_ZH}[{WS}]*(?:幫我|帮我)?[{WS}]*){_ANY_REQUEST}"
     f"(?:[{WS}]*{_SEP}|[{WS}]*(?={_ANY_REQUEST})))",

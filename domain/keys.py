@@ -20,7 +20,7 @@ from typing import Final
 
 from domain.ids import hash16
 from domain.model import MemoryEntry, MemoryType
-from domain.text import WS, js_trim, memory_key
+from domain.text import WS, js_trim, lazy_compile, memory_key
 
 # ---------------------------------------------------------------------------------------------
 # Public API
@@ -80,21 +80,21 @@ _WORDCH: Final = "[A-Za-z0-9_]"
 # JavaScript's ASCII ``\b`` followed by the alternative ``$`` (end of input).
 _JS_BOUNDARY_OR_END: Final = f"(?:(?<={_WORDCH})(?!{_WORDCH})|(?<!{_WORDCH})(?={_WORDCH})|\\Z)"
 
-_WRAPPED: Final = re.compile("[`\"']([^`\"']+)[`\"']")
-_BARE_PATH: Final = re.compile(
+_WRAPPED: Final = lazy_compile("[`\"']([^`\"']+)[`\"']")
+_BARE_PATH: Final = lazy_compile(
     "(?:"
     f"~?/{_NOT_IN_TOKEN}+"
     f"|(?:\\.{{1,2}}[\\\\/]|[A-Za-z0-9_.-]+[\\\\/]){_NOT_IN_TOKEN}+"
     f"|[A-Za-z0-9_.-]+\\.(?i:{_EXTENSIONS})"
     f"){_JS_BOUNDARY_OR_END}"
 )
-_EDGE_QUOTES: Final = re.compile("^[`\"']+|[`\"']+\\Z")
-_TRAILING_PUNCT: Final = re.compile("[),.;:!?]+\\Z")
-_BACKSLASHES: Final = re.compile(r"\\+")
-_SLASH_RUN: Final = re.compile("/+")
-_KNOWN_EXTENSION: Final = re.compile(f"\\.(?:{_EXTENSIONS})\\Z", re.IGNORECASE)
+_EDGE_QUOTES: Final = lazy_compile("^[`\"']+|[`\"']+\\Z")
+_TRAILING_PUNCT: Final = lazy_compile("[),.;:!?]+\\Z")
+_BACKSLASHES: Final = lazy_compile(r"\\+")
+_SLASH_RUN: Final = lazy_compile("/+")
+_KNOWN_EXTENSION: Final = lazy_compile(f"\\.(?:{_EXTENSIONS})\\Z", re.IGNORECASE)
 # Any extension, for names inside a directory: letters and digits with at least one letter.
-_ANY_EXTENSION: Final = re.compile(r"[^/]\.[A-Za-z0-9]{0,9}[A-Za-z][A-Za-z0-9]{0,9}\Z")
+_ANY_EXTENSION: Final = lazy_compile(r"[^/]\.[A-Za-z0-9]{0,9}[A-Za-z][A-Za-z0-9]{0,9}\Z")
 
 
 def normalize_path(raw: str) -> str | None:
@@ -141,12 +141,12 @@ def _concrete_path(raw: str) -> str | None:
 # URLs: the effects of the WHATWG URL parser that matter for an identity (http and https only)
 # ---------------------------------------------------------------------------------------------
 
-_URL_IN_TEXT: Final = re.compile(f"https?://{_NOT_IN_TOKEN}+", re.IGNORECASE)
-_SCHEME: Final = re.compile("(https?):", re.IGNORECASE)
+_URL_IN_TEXT: Final = lazy_compile(f"https?://{_NOT_IN_TOKEN}+", re.IGNORECASE)
+_SCHEME: Final = lazy_compile("(https?):", re.IGNORECASE)
 _DEFAULT_PORT: Final = {"http": 80, "https": 443}
 _FORBIDDEN_HOST: Final = frozenset("\x00\t\n\r #/:<>?@[\\]^|%\x7f") | frozenset(map(chr, range(0x20)))
 _C0_OR_SPACE: Final = "".join(map(chr, range(0x21)))
-_PCT: Final = re.compile("%([0-9A-Fa-f]{2})")
+_PCT: Final = lazy_compile("%([0-9A-Fa-f]{2})")
 
 # Percent-encode sets (WHATWG): C0 controls and everything above "~" always; plus these.
 _QUERY_EXTRA: Final = frozenset(" \"#<>'")

@@ -30,7 +30,7 @@ from typing import Final
 import msgspec
 from returns.result import Failure, Result, Success
 
-from domain.text import WS, collapse_whitespace, js_trim, truncate
+from domain.text import WS, collapse_whitespace, js_trim, lazy_compile, truncate
 
 __all__ = [
     "HARD_QUALITY_REASONS",
@@ -89,7 +89,7 @@ def _js(source: str, flags: int = 0) -> re.Pattern[str]:
     folding (``re.I``) stays Unicode-aware, so ``CONTRASEÑA`` still matches ``contraseña``. A ``\\b``
     that opens or closes the whole source must sit next to a word character of the pattern.
     """
-    pattern = re.compile(_translate(source, edge_boundaries=True), flags)
+    pattern = lazy_compile(_translate(source, edge_boundaries=True), flags)
     _JS_PATTERNS.append((source, flags, pattern))
     return pattern
 
@@ -199,7 +199,7 @@ _STOP_WORD_LINES: Final = (
     "right same different unknown new old",
 )
 _STOP_WORDS: Final = frozenset(w for line in _STOP_WORD_LINES for w in line.split())
-_LEADING_WORD: Final = re.compile(f"[{_WORD}]+")
+_LEADING_WORD: Final = lazy_compile(f"[{_WORD}]+")
 
 #: Explicit delimiters (the reference's ``是 = : ：`` plus the topic particles ``は 는 은``).
 _DELIMS: Final = "是=:：は는은"
@@ -256,7 +256,7 @@ _SENSITIVE_PREFIX: Final = f"(?:{_SENSITIVE_LABELS})(?:{_HARD_DELIM_SENSITIVE}|{
 
 #: The label passes, in the reference's order.
 _LABEL_PASSES: Final[tuple[re.Pattern[str], ...]] = tuple(
-    re.compile(p, _I)
+    lazy_compile(p, _I)
     for p in (
         _PIN_PREFIX + _value("1"),
         _USERNAME_PREFIX + _value("1") + f"(?:，|,){_S}*" + _PASSWORD_PREFIX + _value("2"),
@@ -271,24 +271,24 @@ _TOKEN_BEFORE: Final = "(?<![A-Za-z0-9])"
 #: Well-known credential formats, redacted whole wherever they appear (no label needed).
 _TOKEN_PASSES: Final[tuple[re.Pattern[str], ...]] = (
     # PEM private-key blocks, through the END line; an unterminated block runs over its base64 body.
-    re.compile(
+    lazy_compile(
         "-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----"
         f"(?:(?:(?!-----BEGIN).)*?-----END[A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=:,{WS}-]*)",
         re.DOTALL,
     ),
     # JSON Web Tokens: header.payload.signature, both JSON parts base64url of "{".
-    re.compile(f"{_TOKEN_BEFORE}eyJ[A-Za-z0-9_-]{{5,}}\\.eyJ[A-Za-z0-9_-]{{5,}}\\.[A-Za-z0-9_-]*"),
+    lazy_compile(f"{_TOKEN_BEFORE}eyJ[A-Za-z0-9_-]{{5,}}\\.eyJ[A-Za-z0-9_-]{{5,}}\\.[A-Za-z0-9_-]*"),
     # GitHub fine-grained and classic tokens.
-    re.compile(f"{_TOKEN_BEFORE}github_pat_[A-Za-z0-9_]{{20,}}"),
-    re.compile(f"{_TOKEN_BEFORE}gh[pousr]_[A-Za-z0-9]{{20,}}"),
+    lazy_compile(f"{_TOKEN_BEFORE}github_pat_[A-Za-z0-9_]{{20,}}"),
+    lazy_compile(f"{_TOKEN_BEFORE}gh[pousr]_[A-Za-z0-9]{{20,}}"),
     # OpenAI/Anthropic style secret keys (sk-..., sk-proj-..., sk-ant-...): long, with a digit.
-    re.compile(f"{_TOKEN_BEFORE}sk-(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{{20,}}"),
+    lazy_compile(f"{_TOKEN_BEFORE}sk-(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{{20,}}"),
     # Stripe-style live/test keys.
-    re.compile(f"{_TOKEN_BEFORE}[rs]k_(?:live|test)_[A-Za-z0-9]{{16,}}"),
+    lazy_compile(f"{_TOKEN_BEFORE}[rs]k_(?:live|test)_[A-Za-z0-9]{{16,}}"),
     # AWS access key ids.
-    re.compile(f"{_TOKEN_BEFORE}(?:AKIA|ASIA)[A-Z0-9]{{16,}}"),
+    lazy_compile(f"{_TOKEN_BEFORE}(?:AKIA|ASIA)[A-Z0-9]{{16,}}"),
     # Slack tokens.
-    re.compile(f"{_TOKEN_BEFORE}xox[abprs]-[A-Za-z0-9-]{{10,}}"),
+    lazy_compile(f"{_TOKEN_BEFORE}xox[abprs]-[A-Za-z0-9-]{{10,}}"),
 )
 
 #: A cheap pre-filter: a text that contains none of these (in any case) cannot be changed by any pass.
@@ -312,9 +312,9 @@ _TRIGGERS: Final = "|".join(
         "xox",
     )
 )
-_MAY_NEED_REDACTION: Final = re.compile(_TRIGGERS, _I)
+_MAY_NEED_REDACTION: Final = lazy_compile(_TRIGGERS, _I)
 #: The same for ASCII text once lower-cased, without the (slower) case-insensitive search.
-_MAY_NEED_REDACTION_ASCII: Final = re.compile(_TRIGGERS)
+_MAY_NEED_REDACTION_ASCII: Final = lazy_compile(_TRIGGERS)
 
 
 def _redact_values(match: re.Match[str]) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Final
+from typing import Any, Final, cast
 
 #: The characters JavaScript's ``\\s`` and ``String.prototype.trim`` treat as whitespace.
 JS_WHITESPACE: Final = (
@@ -70,3 +70,55 @@ def memory_key(type_: str, text: str) -> str:
 def truncate(text: str, limit: int) -> str:
     """The first ``limit`` code points of ``text``."""
     return text if len(text) <= limit else text[:limit]
+
+
+class _LazyPattern:
+    """A regular expression compiled on first use. After that first call, the compiled pattern's
+    own bound methods replace these stubs on the instance, so later calls cost nothing extra.
+
+    Compiling the core's patterns eagerly would cost every process that merely imports a module —
+    for instance a tool-result hook that never assesses memory quality."""
+
+    def __init__(self, source: str, flags: int) -> None:
+        self._source = source
+        self._flags = flags
+
+    def _compiled(self) -> re.Pattern[str]:
+        compiled = re.compile(self._source, self._flags)
+        for name in ("search", "match", "fullmatch", "sub", "subn", "finditer", "findall", "split"):
+            setattr(self, name, getattr(compiled, name))
+        self.__dict__["_pattern"] = compiled
+        return compiled
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled().search(*args, **kwargs)
+
+    def match(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled().match(*args, **kwargs)
+
+    def fullmatch(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled().fullmatch(*args, **kwargs)
+
+    def sub(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled().sub(*args, **kwargs)
+
+    def subn(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled().subn(*args, **kwargs)
+
+    def finditer(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled().finditer(*args, **kwargs)
+
+    def findall(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled().findall(*args, **kwargs)
+
+    def split(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled().split(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # pattern, flags, groupindex, ...
+        compiled = self.__dict__.get("_pattern") or self._compiled()
+        return getattr(compiled, name)
+
+
+def lazy_compile(source: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile``, deferred to the first use of the pattern (see :class:`_LazyPattern`)."""
+    return cast("re.Pattern[str]", _LazyPattern(source, flags))
