@@ -114,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     _session_args(p)
     p = _command(sub, "compaction-prompt", "session:compaction_prompt", "print the compaction prompt")
     _session_args(p, parent=False)
+    p = _command(sub, "hook", "hooks:hook", "run a host hook: payload JSON on stdin, always exits 0")
+    p.add_argument("host", metavar="HOST", help="the host whose hook payload is on stdin: claude-code")
 
     # --- memories ---------------------------------------------------------------------------------
     p = _command(sub, "list", "memories:list_memories", "list stored memories (read-only)", json_flag=True)

@@ -1,0 +1,57 @@
+"""``workmem hook <host>``: run one host hook with its payload on standard input.
+
+The hook always exits 0, whatever happens: a host may read another status as "block" (Claude Code
+does for exit code 2). Failures are reported by the host adapter as one ``hook_failed`` evidence
+event and one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from adapters.commands import EXIT_OK, lock_timeout_s, read_stdin
+
+
+def _home(args: argparse.Namespace) -> Path:
+    from adapters.paths import data_home
+
+    return data_home(override=getattr(args, "home", None))
+
+
+def _now_ms() -> int:
+    from adapters.clock import now_ms
+
+    return now_ms()
+
+
+def hook(args: argparse.Namespace) -> int:
+    from adapters.hosts.claude_code import HOST, HookEnv, run_hook
+
+    if args.host != HOST:
+        # exit 0 all the same: the caller is a host, and some hosts read other statuses as "block"
+        sys.stderr.write(f"workmem: unknown hook host {args.host[:40]!r} (supported: {HOST})\n")
+        return EXIT_OK
+    workspace = getattr(args, "workspace", None)
+    env = HookEnv(
+        home=lambda: _home(args),
+        now_ms=_now_ms,
+        lock_timeout_s=lock_timeout_s,
+        workspace=os.path.abspath(workspace) if workspace else None,
+    )
+    try:
+        raw = read_stdin()
+    except (OSError, ValueError):  # unreadable input fails like bad JSON: recorded, exit 0
+        raw = ""
+    result = run_hook(raw, env)
+    try:
+        if result.stdout:
+            sys.stdout.write(result.stdout)
+            sys.stdout.flush()
+        if result.stderr:
+            sys.stderr.write(result.stderr)
+    except (OSError, ValueError):
+        pass
+    return EXIT_OK
