@@ -155,7 +155,7 @@ def _flatten(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        return "\n".join(_flatten(item) for item in value if item is not None)
+        return "\n".join(text for text in map(_flatten, value) if text)
     if isinstance(value, dict) and isinstance(value.get("text"), str):
         return str(value["text"])
     return ""

@@ -1,0 +1,474 @@
+"""The Claude Code host adapter, driven through ``main(["hook", "claude-code"])`` with hook payloads on
+stdin (a temporary ``WORKMEM_HOME`` and a fixed ``WORKMEM_NOW``): a whole session, the tool mapping,
+the transcript's compaction summary, sub-agents, and the D12 failure contract (exit 0, one
+``hook_failed`` event, one stderr line, nothing unredacted anywhere)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import filelock
+import pytest
+
+from adapters import paths
+from adapters.hosts import claude_code as cc
+from domain.evidence_records import privacy_hash
+from tests.test_cli_basics import T0, Cli, Run, make_cli
+
+MIN = 60_000
+HEADER = "Workspace memory (cross-session, verify if stale):"
+PNPM = "always use pnpm, never npm, in this repository"
+MSGSPEC = "Use msgspec structs for every persisted value because decoding is fast"
+BRITISH = "Write all user-facing text in British English spelling"
+SUMMARY = f"""This session is being continued from a previous conversation that ran out of context. \
+The conversation is summarized below:
+## Goal
+Finish the storage layer.
+
+Memory candidates:
+- [project] Always use pnpm, never npm, in this repository
+- [decision] {MSGSPEC}
+"""
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
+    made = make_cli(tmp_path, monkeypatch, capsys)
+    monkeypatch.chdir(made.workspace)  # Claude Code runs hooks in the project directory
+    return made
+
+
+def hook(cli: Cli, event: str, session: str | None = "S1", **fields: Any) -> Run:
+    payload: dict[str, Any] = {
+        "session_id": session,
+        "transcript_path": str(cli.workspace.parent / "transcript.jsonl"),
+        "cwd": str(cli.workspace),
+        "hook_event_name": event,
+        **fields,
+    }
+    if session is None:
+        del payload["session_id"]
+    return raw_hook(cli, json.dumps(payload))
+
+
+def raw_hook(cli: Cli, stdin: str) -> Run:
+    return cli("hook", "claude-code", stdin=stdin, workspace=False)
+
+
+def ok(run: Run) -> Run:
+    assert run.code == 0, run
+    assert run.err == "", run
+    return run
+
+
+def context_of(run: Run, event: str) -> str:
+    """The ``additionalContext`` of a hook's JSON output (checking the documented shape)."""
+    data = json.loads(run.out)
+    assert list(data) == ["hookSpecificOutput"]
+    assert data["hookSpecificOutput"]["hookEventName"] == event
+    text: str = data["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+def layout(cli: Cli) -> paths.WorkspacePaths:
+    return paths.workspace_paths(cli.home, str(cli.workspace))
+
+
+def events(cli: Cli) -> list[dict[str, Any]]:
+    log = layout(cli).evidence
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def failures(cli: Cli) -> list[dict[str, Any]]:
+    return [e for e in events(cli) if e["type"] == "hook_failed"]
+
+
+def all_bytes(root: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file())
+
+
+def write_transcript(cli: Cli, *records: dict[str, Any], junk: str = "") -> None:
+    lines = [json.dumps(r) for r in records]
+    if junk:
+        lines.insert(1, junk)
+    (cli.workspace.parent / "transcript.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def summary_record(content: Any) -> dict[str, Any]:
+    return {
+        "type": "user",
+        "isCompactSummary": True,
+        "isVisibleInTranscriptOnly": True,
+        "message": {"role": "user", "content": content},
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# A whole session
+# ---------------------------------------------------------------------------------------------
+
+
+def test_full_session(cli: Cli) -> None:
+    cli.ok("remember", "--type", "feedback", BRITISH)
+    store_path = layout(cli).store
+
+    # SessionStart: the frozen block (and no hot state yet) as additionalContext
+    start = ok(hook(cli, "SessionStart", source="startup"))
+    assert context_of(start, "SessionStart") == f"{HEADER}\nfeedback:\n- {BRITISH}"
+
+    # UserPromptSubmit with an explicit request: pending, and the changed hot state is injected
+    cli.at_ms(T0 + 1 * MIN)
+    prompt = ok(hook(cli, "UserPromptSubmit", prompt=f"Remember this: {PNPM}"))
+    assert context_of(prompt, "UserPromptSubmit") == (
+        f"Hot session state (current session):\npending_memories:\n- [project] {PNPM}"
+    )
+    assert [m["text"] for m in cli.memories()] == [BRITISH]
+
+    # tool calls: an Edit and a failing Bash command (Claude Code reports it as PostToolUseFailure)
+    cli.at_ms(T0 + 2 * MIN)
+    edit_input = {"file_path": str(cli.workspace / "src" / "app.py"), "old_string": "a", "new_string": "b"}
+    assert ok(hook(cli, "PostToolUse", tool_name="Edit", tool_input=edit_input, tool_response={})).out == ""
+    failed = "Exit code 1\nFAILED tests/test_app.py::test_a - AssertionError: boom"
+    run = hook(cli, "PostToolUseFailure", tool_name="Bash", tool_input={"command": "pytest -q"}, error=failed)
+    assert ok(run).out == ""
+
+    # the next prompt injects the hot state once; an unchanged hot state is not injected again
+    cli.at_ms(T0 + 3 * MIN)
+    prompt = ok(hook(cli, "UserPromptSubmit", prompt="please fix the failing test"))
+    hot = context_of(prompt, "UserPromptSubmit")
+    assert "- src/app.py (edit, 1x)" in hot
+    assert "- [test] FAILED tests/test_app.py::test_a - AssertionError: boom" in hot
+    assert ok(hook(cli, "UserPromptSubmit", prompt="and keep going")).out == ""
+
+    # a successful bash run of the same kind clears the error: the hot state changed again
+    ok(hook(cli, "PostToolUse", tool_name="Bash", tool_input={"command": "pytest -q"}, tool_response={}))
+    hot = context_of(ok(hook(cli, "UserPromptSubmit", prompt="thanks")), "UserPromptSubmit")
+    assert "open_errors" not in hot
+
+    # PreCompact: plain-text compaction instructions (Claude Code appends them to the compaction's
+    # custom instructions); read-only
+    before = store_path.read_bytes()
+    pre = ok(hook(cli, "PreCompact", trigger="auto", custom_instructions=""))
+    assert not pre.out.startswith("{")
+    assert "Memory candidates:" in pre.out
+    assert "[M1]" in pre.out  # the numbered block, so a summary can name what it supersedes
+    assert f"- [project] {PNPM}" in pre.out  # the hot state as background
+    assert store_path.read_bytes() == before
+
+    # the compaction summary lands in the transcript; SessionStart(compact) observes it first
+    cli.at_ms(T0 + 30 * MIN)
+    write_transcript(
+        cli,
+        summary_record("an older summary\nMemory candidates:\n(none)"),
+        {"type": "system", "subtype": "compact_boundary", "compactMetadata": {"trigger": "auto"}},
+        summary_record([{"type": "text", "text": SUMMARY}]),
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}},
+        junk="{not json isCompactSummary",
+    )
+    start = ok(hook(cli, "SessionStart", source="compact"))
+    block = context_of(start, "SessionStart")
+    assert block.startswith(HEADER)
+    for text in (PNPM, MSGSPEC, BRITISH):
+        assert f"- {text}" in block
+    assert "pending_memories" not in block  # promoted: no longer pending in the hot state
+    rows = cli.memories()
+    assert sorted(r["text"] for r in rows) == sorted([BRITISH, PNPM, MSGSPEC])
+    assert {r["source"] for r in rows} == {"manual", "explicit", "compaction"}
+    types = [e["type"] for e in events(cli)]
+    for expected in (
+        "explicit_memory_detected",
+        "pending_memory_appended",
+        "extraction_candidate_accepted",
+        "promotion_promoted",
+        "render_selected",
+    ):
+        assert expected in types
+    assert "hook_failed" not in types
+    hashed = privacy_hash("S1")
+    assert all(e.get("sessionHash") in (None, hashed) for e in events(cli))
+
+    # SessionEnd: the session's state goes
+    cli.at_ms(T0 + 40 * MIN)
+    assert ok(hook(cli, "SessionEnd", reason="prompt_input_exit")).out == ""
+    assert list(layout(cli).sessions.glob("*.json")) == []
+    assert failures(cli) == []
+
+
+def test_session_end_promotes_what_the_session_still_owns(cli: Cli) -> None:
+    ok(hook(cli, "SessionStart", source="startup"))
+    ok(hook(cli, "UserPromptSubmit", prompt=f"Remember this: {PNPM}"))
+    assert cli.memories() == []
+    ok(hook(cli, "SessionEnd", reason="clear"))
+    assert [m["text"] for m in cli.memories()] == [PNPM]
+
+
+def test_start_on_an_empty_workspace_prints_nothing(cli: Cli) -> None:
+    assert ok(hook(cli, "SessionStart", source="startup")).out == ""
+
+
+def test_resume_within_the_epoch_returns_the_same_frozen_block(cli: Cli) -> None:
+    cli.ok("remember", "--type", "feedback", BRITISH)
+    first = ok(hook(cli, "SessionStart", source="startup")).out
+    cli.ok("remember", "--type", "project", PNPM)
+    cli.at_ms(T0 + 5 * MIN)
+    assert ok(hook(cli, "SessionStart", source="resume")).out == first
+
+
+def test_compact_start_without_a_transcript_still_promotes_and_starts_a_new_epoch(cli: Cli) -> None:
+    ok(hook(cli, "SessionStart", source="startup"))
+    ok(hook(cli, "UserPromptSubmit", prompt=f"Remember this: {PNPM}"))
+    start = ok(hook(cli, "SessionStart", source="compact", transcript_path=str(cli.workspace / "missing")))
+    assert context_of(start, "SessionStart") == f"{HEADER}\nproject:\n- {PNPM}"
+    assert failures(cli) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Mapping tool payloads
+# ---------------------------------------------------------------------------------------------
+
+
+def payload(event: str = "PostToolUse", **fields: Any) -> dict[str, Any]:
+    return {"session_id": "S1", "hook_event_name": event, **fields}
+
+
+@pytest.mark.parametrize(
+    ("tool", "key", "core"),
+    [
+        ("Read", "file_path", "read"),
+        ("Edit", "file_path", "edit"),
+        ("MultiEdit", "file_path", "edit"),
+        ("Write", "file_path", "write"),
+        ("NotebookEdit", "notebook_path", "edit"),
+    ],
+)
+def test_file_tools_map_to_a_file_path(tool: str, key: str, core: str) -> None:
+    event = cc.tool_event(payload(tool_name=tool, tool_input={key: "/w/src/a.py"}, tool_response={}))
+    assert event is not None
+    assert (event.tool, event.args) == (core, {"filePath": "/w/src/a.py"})
+
+
+def test_grep_results_become_path_lines() -> None:
+    listing = {"mode": "files_with_matches", "filenames": ["/w/src/a.py", "/w/b.ts"], "numFiles": 2}
+    event = cc.tool_event(payload(tool_name="Grep", tool_input={"pattern": "x"}, tool_response=listing))
+    assert event is not None and event.tool == "grep"
+    assert event.output == "/w/src/a.py:\n/w/b.ts:"
+    content = {"mode": "content", "content": "/w/src/a.py:3:x = 1", "numLines": 1}
+    event = cc.tool_event(payload(tool_name="Grep", tool_input={"pattern": "x"}, tool_response=content))
+    assert event is not None and event.output == "/w/src/a.py:3:x = 1"
+
+
+def test_bash_success_failure_and_explicit_codes() -> None:
+    ok_event = cc.tool_event(
+        payload(tool_name="Bash", tool_input={"command": "ls"}, tool_response={"stdout": "a", "stderr": "b"})
+    )
+    assert ok_event is not None
+    assert (ok_event.tool, ok_event.args, ok_event.output, ok_event.exit_code) == (
+        "bash",
+        {"command": "ls"},
+        "a\nb",
+        0,
+    )
+    coded = cc.tool_event(
+        payload(tool_name="Bash", tool_input={"command": "make"}, tool_response={"stdout": "", "exitCode": 2})
+    )
+    assert coded is not None and coded.exit_code == 2
+    failed = cc.tool_event(
+        payload("PostToolUseFailure", tool_name="Bash", tool_input={"command": "make"}, error="Exit code 127")
+    )
+    assert failed is not None and failed.exit_code == 127
+    vague = cc.tool_event(payload("PostToolUseFailure", tool_name="Bash", tool_input={"command": "make"}))
+    assert vague is not None and vague.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"tool_name": "WebFetch", "tool_input": {"url": "https://example.com"}},
+        {"tool_name": "Bash", "tool_input": {}},
+        {"tool_name": "Edit", "tool_input": {"file_path": 3}},
+        {"tool_name": "Edit", "tool_input": "not an object"},
+        {"tool_input": {"file_path": "/w/a.py"}},
+    ],
+)
+def test_unknown_tools_and_inputs_are_ignored(fields: dict[str, Any]) -> None:
+    assert cc.tool_event(payload(**fields)) is None
+
+
+def test_unknown_tool_opens_nothing(cli: Cli) -> None:
+    run = ok(hook(cli, "PostToolUse", tool_name="WebSearch", tool_input={"query": "x"}, tool_response={}))
+    assert run.out == ""
+    assert not cli.home.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# The transcript's compaction summary
+# ---------------------------------------------------------------------------------------------
+
+
+def test_newest_compaction_summary_wins(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps(summary_record("first")),
+                "{broken isCompactSummary",
+                json.dumps({"type": "user", "isCompactSummary": False, "message": {"content": "no"}}),
+                json.dumps(summary_record([{"type": "text", "text": "second"}, {"type": "image"}])),
+                json.dumps({"type": "summary", "summary": "a title, not a compaction summary"}),
+                json.dumps([1, 2]),
+            ]
+        )
+    )
+    assert cc.compaction_summary(str(path)) == "second"
+    assert cc.compaction_summary(str(tmp_path / "missing.jsonl")) == ""
+    assert cc.compaction_summary(str(tmp_path)) == ""  # a directory: unreadable, no summary
+    assert cc.compaction_summary(None) == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Sub-agents
+# ---------------------------------------------------------------------------------------------
+
+
+def test_sub_agent_payloads_get_no_injection_and_cause_no_writes(cli: Cli) -> None:
+    cli.ok("remember", "--type", "feedback", BRITISH)
+    before = all_bytes(cli.home)
+    agent = {"agent_id": "a4d2c8f1e0b3a297", "agent_type": "Explore"}
+    assert ok(hook(cli, "SessionStart", source="startup", **agent)).out == ""
+    assert ok(hook(cli, "UserPromptSubmit", prompt=f"Remember this: {PNPM}", **agent)).out == ""
+    edit = {"file_path": str(cli.workspace / "a.py")}
+    assert (
+        ok(hook(cli, "PostToolUse", tool_name="Edit", tool_input=edit, tool_response={}, **agent)).out == ""
+    )
+    assert ok(hook(cli, "SessionEnd", reason="other", **agent)).out == ""
+    assert all_bytes(cli.home) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# Failures: exit 0, one hook_failed event, one stderr line (D12)
+# ---------------------------------------------------------------------------------------------
+
+
+def one_failure(cli: Cli, run: Run, reason: str) -> dict[str, Any]:
+    assert run.code == 0, run
+    assert run.out == ""
+    assert run.err.startswith("workmem: claude-code ") and run.err.count("\n") == 1, run
+    [failed] = failures(cli)
+    assert failed["reasonCodes"] == [reason]
+    assert (failed["phase"], failed["outcome"]) == ("hook", "failed")
+    message = failed["details"]["message"]
+    assert isinstance(message, str) and "\n" not in message and len(message) <= 240
+    return failed
+
+
+def test_bad_json_is_recorded_not_raised(cli: Cli) -> None:
+    failed = one_failure(cli, raw_hook(cli, "{not json"), cc.UNKNOWN_EVENT)
+    assert "not valid JSON" in failed["details"]["message"]
+
+
+@pytest.mark.parametrize("stdin", ["", "[1, 2]", "null"])
+def test_empty_and_non_object_payloads(cli: Cli, stdin: str) -> None:
+    one_failure(cli, raw_hook(cli, stdin), cc.UNKNOWN_EVENT)
+
+
+def test_unknown_event(cli: Cli) -> None:
+    failed = one_failure(cli, hook(cli, "Bogus"), "Bogus")
+    assert failed["sessionHash"] == privacy_hash("S1")
+    assert not layout(cli).store.exists()
+
+
+def test_missing_session_id(cli: Cli) -> None:
+    one_failure(cli, hook(cli, "UserPromptSubmit", session=None, prompt="hi"), "UserPromptSubmit")
+
+
+def test_prompt_must_be_text(cli: Cli) -> None:
+    one_failure(cli, hook(cli, "UserPromptSubmit", prompt=["hi"]), "UserPromptSubmit")
+
+
+@pytest.fixture
+def held_lock(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The workspace lock held by another thread; the hook waits 50 ms at most."""
+    monkeypatch.setenv("WORKMEM_LOCK_TIMEOUT", "0.05")
+    target = layout(cli)
+    target.directory.mkdir(parents=True)
+    acquired, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with filelock.FileLock(target.lock):
+            acquired.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert acquired.wait(5)
+    try:
+        yield
+    finally:
+        release.set()
+        thread.join()
+
+
+@pytest.mark.usefixtures("held_lock")
+def test_lock_timeout_becomes_one_hook_failed_event(cli: Cli) -> None:
+    failed = one_failure(
+        cli, hook(cli, "UserPromptSubmit", prompt=f"Remember this: {PNPM}"), "UserPromptSubmit"
+    )
+    assert "lock" in failed["details"]["message"]
+    assert str(cli.home) not in json.dumps(failed)  # absolute paths never reach the log (B18)
+    assert "storage_lock_timeout" in [e["type"] for e in events(cli)]
+    assert not layout(cli).journal.exists()
+    assert list(layout(cli).directory.glob("sessions/*")) == []
+
+
+def test_storage_error_becomes_one_hook_failed_event(cli: Cli) -> None:
+    ok(hook(cli, "SessionStart", source="startup"))
+    store = layout(cli).store
+    store.unlink(missing_ok=True)
+    store.mkdir()  # a directory where the store file should be
+    run = hook(cli, "SessionEnd", reason="other")
+    one_failure(cli, run, "SessionEnd")
+
+
+def test_invalid_clock_setting_is_a_failure_not_a_crash(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKMEM_NOW", "yesterday-ish")
+    one_failure(cli, hook(cli, "SessionStart", source="startup"), "SessionStart")
+
+
+def test_unknown_host_exits_zero(cli: Cli) -> None:
+    run = cli("hook", "other-host", stdin="{}", workspace=False)
+    assert run.code == 0 and run.out == "" and run.err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Secrets never reach stdout or disk
+# ---------------------------------------------------------------------------------------------
+
+SECRETS = ("hunter2sushi", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "sk-proj-Abc123Def456Ghi789Jkl012Mno")
+
+
+def test_secrets_in_prompts_and_tool_output_stay_out_of_stdout_and_disk(cli: Cli) -> None:
+    outputs: list[str] = []
+    outputs.append(ok(hook(cli, "SessionStart", source="startup")).out)
+    prompt = f"Remember this: the deploy password is {SECRETS[0]} and the token is {SECRETS[1]}"
+    outputs.append(hook(cli, "UserPromptSubmit", prompt=prompt).out)
+    error = f"Exit code 1\nError: auth failed for token {SECRETS[1]} password: {SECRETS[0]} key {SECRETS[2]}"
+    run = hook(cli, "PostToolUseFailure", tool_name="Bash", tool_input={"command": "npm test"}, error=error)
+    outputs.append(run.out)
+    outputs.append(hook(cli, "UserPromptSubmit", prompt=f"why? {SECRETS[2]}").out)
+    outputs.append(hook(cli, "PreCompact", trigger="manual", custom_instructions="").out)
+    # a failure whose payload carries a secret
+    outputs.append(
+        raw_hook(cli, '{"hook_event_name": "UserPromptSubmit", "prompt": "' + SECRETS[0] + '"}').err
+    )
+    disk = all_bytes(cli.home)
+    for secret in SECRETS:
+        assert secret.encode() not in disk
+        for out in outputs:
+            assert secret not in out
+    assert any("[REDACTED]" in out for out in outputs)
