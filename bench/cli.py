@@ -4,7 +4,8 @@ Each command runs as a fresh process (what a host hook pays on every event): one
 ``--runs`` timed runs (at least 7); the table shows the median, the fastest and the slowest run, and
 the median as a multiple of a bare interpreter start (``python -c pass``) measured in the same
 invocation. ``context``, ``message`` and ``list --json`` run against a workspace whose store holds
-``--entries`` active memories (1,000 by default). ``context`` uses a new session id on every run, so
+``--entries`` active memories (1,000 by default); ``tool`` records a file edit, the most frequent
+hook. ``context`` uses a new session id on every run, so
 each run does the full session start (promotion, render, freeze, write); ``message`` sends a new
 explicit memory request on every run. Byte code is cached in a scratch directory, as it would be for
 an installed package, and filled by the warm-up run.
@@ -164,6 +165,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "--session",
                     "bench",
                     f"Remember this: benchmark rule {i} holds",
+                ],
+                runs,
+                env,
+            ),
+            time_runs(
+                f"`workmem tool` ({args.entries} entries)",
+                lambda i: [
+                    *base,
+                    "tool",
+                    "--session",
+                    "bench",
+                    "--tool",
+                    "edit",
+                    "--args",
+                    f'{{"filePath": "src/module_{i}.ts"}}',
                 ],
                 runs,
                 env,
