@@ -281,7 +281,9 @@ _TOKEN_PASSES: Final[tuple[re.Pattern[str], ...]] = (
     # GitHub fine-grained and classic tokens.
     lazy_compile(f"{_TOKEN_BEFORE}github_pat_[A-Za-z0-9_]{{20,}}"),
     lazy_compile(f"{_TOKEN_BEFORE}gh[pousr]_[A-Za-z0-9]{{20,}}"),
-    # OpenAI/Anthropic style secret keys (sk-..., sk-proj-..., sk-ant-...): long, with a digit.
+    # OpenAI/Anthropic style secret keys: ``sk-proj-...`` / ``sk-ant-...`` / ``sk-svcacct-...``
+    # whatever their characters; a bare ``sk-...`` only when long and holding a digit.
+    lazy_compile(f"{_TOKEN_BEFORE}sk-(?:proj|ant|svcacct|admin)-[A-Za-z0-9_-]{{16,}}"),
     lazy_compile(f"{_TOKEN_BEFORE}sk-(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{{20,}}"),
     # Stripe-style live/test keys.
     lazy_compile(f"{_TOKEN_BEFORE}[rs]k_(?:live|test)_[A-Za-z0-9]{{16,}}"),

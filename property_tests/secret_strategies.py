@@ -106,10 +106,12 @@ def token_secrets(draw: st.DrawFn) -> tuple[str, str]:
     kind = draw(st.sampled_from(("sk", "sk-proj", "ghp", "github_pat", "akia", "xox", "jwt", "pem")))
     digit = draw(st.sampled_from(string.digits))
     where = draw(st.integers(0, 64))
-    if kind in ("sk", "sk-proj"):
+    if kind == "sk":
         body = _with_digit(draw(st.text(alphabet=_B62, min_size=20, max_size=48)), digit, where)
-        prefix = "sk-proj-" if kind == "sk-proj" else "sk-"
-        return prefix + body, body
+        return "sk-" + body, body
+    if kind == "sk-proj":  # any characters: a project key need not hold a digit
+        body = draw(st.text(alphabet=_B62, min_size=20, max_size=48))
+        return "sk-proj-" + body, body
     if kind == "ghp":
         flavour = draw(st.sampled_from("pousr"))
         body = draw(st.text(alphabet=_B62, min_size=36, max_size=40))

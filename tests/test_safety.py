@@ -217,6 +217,9 @@ def test_more_credential_labels() -> None:
     [
         ("key sk-abcdefghijklmnop1234567890 ok", "key [REDACTED] ok"),
         ("sk-proj-Ab3dEfGhIjKlMnOpQrStUvWxYz_0123-456", "[REDACTED]"),
+        # a project key made only of letters still is a key (it once reached a session file)
+        ("key sk-proj-aaaabbbbccccddddeeeeffffgggghhhh end", "key [REDACTED] end"),
+        ("sk-ant-abcdefghijklmnopqrstuv", "[REDACTED]"),
         ("use sk-ant-api03-abcdefghij0123456789xyz now", "use [REDACTED] now"),
         ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", "[REDACTED]"),
         ("(gho_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789)", "([REDACTED])"),
