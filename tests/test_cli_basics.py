@@ -464,3 +464,13 @@ def test_message_id_makes_a_message_idempotent(cli: Cli) -> None:
 
 def test_end_session_without_state(cli: Cli) -> None:
     assert cli.ok("end-session", "--session", "ghost").out == "session ended\n"
+
+
+def test_an_unreadable_stdin_is_a_usage_error(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Broken(io.TextIOBase):
+        def read(self, size: int | None = -1) -> str:
+            raise OSError("stdin is closed")
+
+    monkeypatch.setattr(sys, "stdin", Broken())
+    run = cli("check", "-")
+    assert run.code == 2 and run.err.startswith("workmem: cannot read standard input")

@@ -72,7 +72,11 @@ def open_workspace(ctx: Context) -> Workspace:
 
 
 def read_stdin() -> str:
-    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    """Standard input as text; an unreadable stdin is a usage error (exit 2), not a storage one."""
+    try:
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"cannot read standard input: {type(exc).__name__}") from None
     return data.decode("utf-8", errors="replace")
 
 
