@@ -31,7 +31,7 @@ def fixed_clock() -> Iterator[None]:
 def run_check(text: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with fixed_clock(), redirect_stdout(out), redirect_stderr(err):
-        code = main(["check", text])
+        code = main(["check", "--", text])  # "--": a text may start with "-"
     return code, out.getvalue(), err.getvalue()
 
 

@@ -186,7 +186,10 @@ def test_no_raw_id_or_key_is_ever_stored(
             text_preview=text or None,
         )
     )
+    # the record's own workspace fields are fixed test values; a generated 16-hex "raw" value may
+    # coincide with them, so look only at the rest of the line
     line = encode_line(record).decode()
+    line = line.replace(record.workspace_key, "").replace(record.workspace_root_hash, "")
     for raw in (session_id, message_id, key, identity):
         assert raw not in line
         assert raw.lower() not in line
