@@ -231,16 +231,25 @@ def _known_error(exc: BaseException) -> tuple[int, str] | None:
     return None
 
 
+def _is_hook_call(argv: Sequence[str]) -> bool:
+    """Whether the command line asks for a host hook (``workmem [global options] hook …``)."""
+    return "hook" in argv[: argv.index("--") if "--" in argv else len(argv)]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
         if args.command is None:
             parser.print_help()
             return EXIT_OK
         return _handler(args.handler)(args)
     except SystemExit as exc:
-        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+        code = int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+        # D12: a host hook never exits with a status its host reads as "block" (exit 2 blocks in
+        # some hosts); the one-line usage error on stderr remains.
+        return EXIT_OK if code == EXIT_USAGE and _is_hook_call(arguments) else code
     except KeyboardInterrupt:
         sys.stderr.write("workmem: interrupted\n")
         return 130

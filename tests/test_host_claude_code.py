@@ -472,3 +472,15 @@ def test_secrets_in_prompts_and_tool_output_stay_out_of_stdout_and_disk(cli: Cli
         for out in outputs:
             assert secret not in out
     assert any("[REDACTED]" in out for out in outputs)
+
+
+def test_a_misconfigured_hook_command_line_never_exits_with_a_blocking_status_d12(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from adapters.cli import main
+
+    assert main(["hook"]) == 0  # no host named
+    assert main(["hook", "claude-code", "--bogus"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("workmem:") == 2
+    assert main(["--bogus"]) == 2  # outside a hook, a usage error is still exit 2
