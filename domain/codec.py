@@ -23,6 +23,8 @@ from domain.model import EvidenceEvent, PendingJournal, SessionState, StoreLimit
 T = TypeVar("T", bound=msgspec.Struct)
 
 EXTRAS_NAME: Final = "__extras__"
+#: Lists of memories where one malformed item is set aside instead of failing the whole document.
+_LENIENT_LISTS: Final = frozenset({"entries", "pendingMemories"})
 INVALID_ENTRIES_KEY: Final = "workmemInvalidEntries"
 
 
@@ -107,7 +109,7 @@ def _split(raw: Any, tp: type[msgspec.Struct], lenient_entries: bool) -> Any:
             continue
         _, nested, is_seq = spec
         if nested is not None and is_seq and isinstance(value, list):
-            if lenient_entries and key == "entries":
+            if lenient_entries and key in _LENIENT_LISTS:
                 good: list[Any] = []
                 for item in value:
                     prepared = _split(item, nested, lenient_entries)

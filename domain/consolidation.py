@@ -54,7 +54,6 @@ from domain.retention import (
     sort_by_retention,
     source_priority,
 )
-from domain.text import truncate
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
 QUALITY_CLEANUP_MIGRATION_ID: Final = "2026-04-28-quality-cleanup"
@@ -528,10 +527,18 @@ def backfill_retention_clock(entry: MemoryEntry, now_ms: int) -> MemoryEntry:
     return replace(entry, retention_clock=now_ms)
 
 
+def _same_entries(a: Sequence[MemoryEntry], b: Sequence[MemoryEntry]) -> bool:
+    """Equal up to order (ids are unique after dedupe; a repeated id compares as different)."""
+    if len(a) != len(b):
+        return False
+    by_id = {e.id: e for e in b}
+    return len(by_id) == len(b) and all(by_id.get(e.id) == e for e in a)
+
+
 def _truncated(entry: MemoryEntry) -> MemoryEntry:
     if entry.status is MemoryStatus.SUPERSEDED or len(entry.text) <= LongTermLimits.MAX_ENTRY_TEXT_CHARS:
         return entry
-    return replace(entry, text=truncate(entry.text, LongTermLimits.MAX_ENTRY_TEXT_CHARS))
+    return replace(entry, text=safety.stored_text(entry.text, LongTermLimits.MAX_ENTRY_TEXT_CHARS))
 
 
 def _revive(
@@ -687,8 +694,10 @@ def normalize_store(
     ordered, markers, archived, archive_events = _archive_overflow(ordered, markers, now_ms, now_iso)
     events.extend(archive_events)
 
-    new_entries = (*ordered, *superseded)
+    new_entries: tuple[MemoryEntry, ...] = (*ordered, *superseded)
     new_migrations = tuple(migrations)
+    if _same_entries(new_entries, store.entries):
+        new_entries = store.entries  # only the retention order moved: nothing to write
     changed = new_entries != store.entries or new_migrations != store.migrations or markers != store.archived
     result = replace(
         store,

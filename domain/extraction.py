@@ -42,7 +42,7 @@ from domain.model import (
     Outcome,
     Phase,
 )
-from domain.text import WS, collapse_whitespace, js_trim, lazy_compile, memory_key, truncate
+from domain.text import WS, collapse_whitespace, js_trim, lazy_compile, memory_key
 from domain.timeutil import iso_from_ms
 
 __all__ = [
@@ -423,7 +423,7 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
                 )
             )
             continue
-        stored = truncate(outcome.unwrap().text, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
+        stored = safety.stored_text(outcome.unwrap().text, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
         entry = _entry(now_ms, len(entries), type_, stored, MemorySource.EXPLICIT, 1.0, id_seed)
         entries.append(entry)
         events.append(
@@ -576,7 +576,7 @@ def parse_compaction_candidates(
                     )
                 )
             continue
-        stored = truncate(outcome.unwrap().text, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
+        stored = safety.stored_text(outcome.unwrap().text, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
         key = memory_key(type_.value, stored)
         if key in seen:
             events.append(_candidate_rejected(type_, ("duplicate_in_summary",), body.text))

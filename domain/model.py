@@ -312,6 +312,7 @@ class DormantSpan(_Base, frozen=True, kw_only=True):
 
     start: int | float
     end: int | float
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
 class Tombstone(_Base, frozen=True, kw_only=True):
@@ -321,6 +322,7 @@ class Tombstone(_Base, frozen=True, kw_only=True):
     memory_id: str
     reason: str
     created_at: str
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
 class ArchiveMarker(_Base, frozen=True, kw_only=True):
@@ -330,6 +332,7 @@ class ArchiveMarker(_Base, frozen=True, kw_only=True):
     key_hash: str
     identity_key_hash: str
     archived_at: str
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
 class WorkspaceStore(_Base, frozen=True, kw_only=True):
@@ -372,6 +375,7 @@ class ActiveFile(_Base, frozen=True, kw_only=True):
     action: FileAction
     count: int
     last_seen: int | float
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
 class OpenError(_Base, frozen=True, kw_only=True):
@@ -385,6 +389,7 @@ class OpenError(_Base, frozen=True, kw_only=True):
     seen_count: int
     command: str | None = None
     file: str | None = None
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
 class SessionDecision(_Base, frozen=True, kw_only=True):
@@ -394,6 +399,7 @@ class SessionDecision(_Base, frozen=True, kw_only=True):
     created_at: int | float
     rationale: str | None = None
     promoted_to_long_term: bool | None = None
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
 class SessionState(_Base, frozen=True, kw_only=True):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from msgspec.structs import replace
 from returns.pipeline import is_successful
+from returns.result import Failure
 
 from domain import evidence
 from domain.consolidation import MigrationAudit, normalize_store
@@ -53,7 +54,7 @@ from domain.pending import append_pending, journal_key
 from domain.promotion import PromotionResult, promote
 from domain.render import RenderResult, number_block, render_workspace_block
 from domain.retention import mark_activity
-from domain.safety import Rejected, gate_memory
+from domain.safety import Rejected, gate_memory, is_prompt_injection, redact, stored_text
 from domain.session import (
     ToolEvent,
     add_pending_memories,
@@ -63,7 +64,6 @@ from domain.session import (
     remove_pending_memories,
     render_hot_state,
 )
-from domain.text import truncate
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
 if TYPE_CHECKING:
@@ -411,82 +411,139 @@ def _resolve_survivor(store: WorkspaceStore, entry: MemoryEntry) -> MemoryEntry 
     return None
 
 
-def supersede_entry(
-    store: WorkspaceStore, old_id: str, new_id: str | None, now_ms: int, reason: str
-) -> tuple[WorkspaceStore, tuple[EvidenceInput, ...]]:
-    """Mark ``old_id`` superseded (by ``new_id``, or forgotten when ``None``), tombstone its key
-    so extraction cannot bring it back, and record the event (D10)."""
+def _retire(
+    store: WorkspaceStore, old_id: str, now_ms: int, reason: str
+) -> tuple[WorkspaceStore, MemoryEntry | None]:
+    """Mark the active entry ``old_id`` superseded and tombstone its key, so that dedupe ignores it
+    and extraction cannot bring it back (D10). Returns the new store and the entry as it was
+    (``None`` when there is no such active entry)."""
     old = next((e for e in store.entries if e.id == old_id), None)
     if old is None or old.status is MemoryStatus.SUPERSEDED:
-        return store, ()
-    new = next((e for e in store.entries if e.id == new_id), None) if new_id else None
-    updated = replace(
-        old,
-        status=MemoryStatus.SUPERSEDED,
-        superseded_by=new_id,
-        updated_at=iso_from_ms(now_ms),
-    )
+        return store, None
+    retired = replace(old, status=MemoryStatus.SUPERSEDED, updated_at=iso_from_ms(now_ms))
     tombstone = Tombstone(
         key_hash=key_hash(exact_key(old)),
         memory_id=old.id,
         reason=reason,
         created_at=iso_from_ms(now_ms),
     )
-    tombstones = (*tuple(t for t in store.tombstones if t.key_hash != tombstone.key_hash), tombstone)
-    entries = tuple(updated if e.id == old_id else e for e in store.entries)
-    if new_id is None:
-        event = evidence.event(
+    tombstones = (*(t for t in store.tombstones if t.key_hash != tombstone.key_hash), tombstone)
+    entries = tuple(retired if e.id == old_id else e for e in store.entries)
+    return replace(store, entries=entries, tombstones=tombstones, updated_at=iso_from_ms(now_ms)), old
+
+
+def _unretire(store: WorkspaceStore, old: MemoryEntry) -> WorkspaceStore:
+    """Undo :func:`_retire` (the replacement did not make it into the store)."""
+    entries = tuple(old if e.id == old.id else e for e in store.entries)
+    gone = key_hash(exact_key(old))
+    tombstones = tuple(t for t in store.tombstones if not (t.key_hash == gone and t.memory_id == old.id))
+    return replace(store, entries=entries, tombstones=tombstones)
+
+
+def _link_replacement(store: WorkspaceStore, old_id: str, new_id: str) -> WorkspaceStore:
+    entries = tuple(replace(e, superseded_by=new_id) if e.id == old_id else e for e in store.entries)
+    return replace(store, entries=entries)
+
+
+def _superseded_event(store: WorkspaceStore, old_id: str, new_id: str, reason: str) -> EvidenceInput:
+    old = next(e for e in store.entries if e.id == old_id)
+    new = next((e for e in store.entries if e.id == new_id), None)
+    return evidence.event(
+        EventType.MEMORY_SUPERSEDED,
+        Phase.LIFECYCLE,
+        Outcome.SUPERSEDED,
+        (reason,),
+        memory=old,
+        relations=(
+            evidence.relation(RelationRole.SUPERSEDED, old),
+            evidence.relation(RelationRole.SUPERSEDED_BY, new),
+        ),
+        text=old.text,
+    )
+
+
+def supersede_entry(
+    store: WorkspaceStore, old_id: str, new_id: str | None, now_ms: int, reason: str
+) -> tuple[WorkspaceStore, tuple[EvidenceInput, ...]]:
+    """Mark ``old_id`` superseded by ``new_id`` (already in the store), or forgotten when ``None``;
+    its key is tombstoned and the event recorded (D10)."""
+    store, old = _retire(store, old_id, now_ms, reason)
+    if old is None:
+        return store, ()
+    if new_id is not None:
+        store = _link_replacement(store, old_id, new_id)
+        return store, (_superseded_event(store, old_id, new_id, reason),)
+    forgotten = next(e for e in store.entries if e.id == old_id)
+    return store, (
+        evidence.event(
             EventType.MEMORY_FORGOTTEN,
             Phase.LIFECYCLE,
             Outcome.FORGOTTEN,
             (reason,),
-            memory=updated,
-            relations=(evidence.relation(RelationRole.REMOVED, updated),),
+            memory=forgotten,
+            relations=(evidence.relation(RelationRole.REMOVED, forgotten),),
             text=old.text,
-        )
-    else:
-        event = evidence.event(
-            EventType.MEMORY_SUPERSEDED,
-            Phase.LIFECYCLE,
-            Outcome.SUPERSEDED,
-            (reason,),
-            memory=updated,
-            relations=(
-                evidence.relation(RelationRole.SUPERSEDED, updated),
-                evidence.relation(RelationRole.SUPERSEDED_BY, new),
-            ),
-            text=old.text,
-        )
-    return replace(store, entries=entries, tombstones=tombstones, updated_at=iso_from_ms(now_ms)), (event,)
+        ),
+    )
 
 
-def _apply_supersede_requests(
+def _supersede_rejected(entry: MemoryEntry, label: str, reason: str) -> EvidenceInput:
+    return evidence.event(
+        EventType.MEMORY_SUPERSEDED,
+        Phase.LIFECYCLE,
+        Outcome.REJECTED,
+        (reason,),
+        memory=entry,
+        details={"label": label},
+        text=entry.text,
+    )
+
+
+class _Retirement(msgspec.Struct, frozen=True):
+    replacement: MemoryEntry  # the new candidate, as parsed
+    label: str
+    old: MemoryEntry  # the superseded entry as it was
+
+
+def _retire_for_requests(
     store: WorkspaceStore,
     session: SessionState,
     requests: Sequence[tuple[MemoryEntry, str]],
     now_ms: int,
-) -> tuple[WorkspaceStore, tuple[EvidenceInput, ...]]:
+) -> tuple[WorkspaceStore, list[_Retirement], list[EvidenceInput]]:
+    """Before promotion: retire every memory a ``(supersedes Mn)`` line names in the block this
+    session was shown, so that its replacement is stored as a new memory, not merged into it."""
+    retired: list[_Retirement] = []
     events: list[EvidenceInput] = []
     for new_entry, label in requests:
         index = int(label[1:]) - 1 if label[1:].isdigit() else -1
         old_id = session.block_ids[index] if 0 <= index < len(session.block_ids) else None
-        survivor = _resolve_survivor(store, new_entry)
-        if old_id is None or survivor is None or survivor.id == old_id:
-            events.append(
-                evidence.event(
-                    EventType.MEMORY_SUPERSEDED,
-                    Phase.LIFECYCLE,
-                    Outcome.REJECTED,
-                    ("unknown_block_label" if old_id is None else "replacement_not_stored",),
-                    memory=new_entry,
-                    details={"label": label},
-                    text=new_entry.text,
-                )
-            )
+        if old_id is None:
+            events.append(_supersede_rejected(new_entry, label, "unknown_block_label"))
             continue
-        store, done = supersede_entry(store, old_id, survivor.id, now_ms, "superseded_by_compaction")
-        events.extend(done)
-    return store, tuple(events)
+        store, old = _retire(store, old_id, now_ms, "superseded_by_compaction")
+        if old is None:
+            events.append(_supersede_rejected(new_entry, label, "not_active"))
+            continue
+        retired.append(_Retirement(replacement=new_entry, label=label, old=old))
+    return store, retired, events
+
+
+def _link_retirements(
+    store: WorkspaceStore, retired: Sequence[_Retirement]
+) -> tuple[WorkspaceStore, list[EvidenceInput]]:
+    """After promotion: point each retired memory at the entry that now carries its replacement,
+    or bring it back when the replacement was not stored."""
+    events: list[EvidenceInput] = []
+    for item in retired:
+        survivor = _resolve_survivor(store, item.replacement)
+        if survivor is None or survivor.id == item.old.id:
+            store = _unretire(store, item.old)
+            events.append(_supersede_rejected(item.replacement, item.label, "replacement_not_stored"))
+            continue
+        store = _link_replacement(store, item.old.id, survivor.id)
+        events.append(_superseded_event(store, item.old.id, survivor.id, "superseded_by_compaction"))
+    return store, events
 
 
 def observe_compaction(
@@ -516,6 +573,9 @@ def observe_compaction(
         journal, appended = append_pending(journal, parsed.entries, now_ms)
         events.extend(appended)
     store = _note_activity(_lift_tombstones(snap.store, session.pending_memories), now_ms, events)
+    by_id = {e.id: e for e in parsed.entries}
+    requests = [(by_id[r.memory_id], r.label) for r in parsed.supersede_requests if r.memory_id in by_id]
+    store, retired, supersede_events = _retire_for_requests(store, session, requests, now_ms)
     promoted: PromotionResult = promote(
         store,
         journal,
@@ -529,10 +589,9 @@ def observe_compaction(
     )
     events.extend(promoted.events)
     session = remove_pending_memories(session, promoted.cleared_keys)
-    by_id = {e.id: e for e in parsed.entries}
-    requests = [(by_id[r.memory_id], r.label) for r in parsed.supersede_requests if r.memory_id in by_id]
-    store, superseded = _apply_supersede_requests(promoted.store, session, requests, now_ms)
-    events.extend(superseded)
+    store, linked = _link_retirements(promoted.store, retired)
+    events.extend(supersede_events)
+    events.extend(linked)
     store, session, rendered = _freeze(store, session, now_ms)
     events.extend(rendered.events)
     return OpResult(
@@ -608,8 +667,11 @@ def remember(
     importance: Importance | None = None,
     rationale: str | None = None,
 ) -> OpResult:
-    """A manual memory (source ``manual``): through the safety gate, then straight into promotion."""
+    """A manual memory (source ``manual``): through the safety gate, then straight into promotion.
+    A rationale is shown in every future prompt too, so it passes the same injection check."""
     gated = gate_memory(type_.value, text, source=MemorySource.MANUAL.value)
+    if is_successful(gated) and rationale is not None and is_prompt_injection(rationale):
+        gated = Failure(Rejected(text=redact(text), reasons=("prompt_injection",), from_quality_gate=False))
     if not is_successful(gated):
         failure: Rejected = gated.failure()
         return OpResult(
@@ -629,7 +691,7 @@ def remember(
             outcome="rejected",
             reasons=failure.reasons,
         )
-    body = truncate(gated.unwrap().text, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
+    body = stored_text(gated.unwrap().text, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
     stamp = iso_from_ms(now_ms)
     entry = MemoryEntry(
         id=memory_id(now_ms, "manual", body),
@@ -640,7 +702,7 @@ def remember(
         status=MemoryStatus.ACTIVE,
         created_at=stamp,
         updated_at=stamp,
-        rationale=rationale,
+        rationale=redact(rationale) if rationale else None,
         retention_clock=now_ms,
         user_importance=importance if importance is not Importance.NORMAL else None,
         stale_after_days=_stale_after_days(type_),
@@ -693,18 +755,22 @@ def forget(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
 def supersede(
     snap: Snapshot, target_id: str, new_text: str, now_ms: int, *, type_: MemoryType | None = None
 ) -> OpResult:
-    """Replace a memory with a new manual one; the old one is kept, marked superseded."""
-    old = next(
-        (e for e in snap.store.entries if e.id == target_id and e.status is MemoryStatus.ACTIVE),
-        None,
-    )
+    """Replace a memory with a new manual one; the old one is kept, marked superseded.
+
+    The old entry is retired *before* the new one is promoted, so that dedupe cannot merge the two
+    when they name the same path or URL; if the new text is rejected nothing changes."""
+    store, old = _retire(snap.store, target_id, now_ms, "superseded_by_user")
     if old is None:
         return replace(_unchanged(snap), outcome="unknown", memory_id=target_id)
-    added = remember(snap, new_text, type_ or old.type, now_ms)
-    if added.outcome == "rejected" or added.memory_id is None or added.memory_id == target_id:
-        return added if added.outcome == "rejected" else replace(added, outcome="unchanged")
-    store, events = supersede_entry(added.store, target_id, added.memory_id, now_ms, "superseded_by_user")
-    return replace(added, store=store, events=added.events + events, outcome="superseded")
+    added = remember(replace(snap, store=store), new_text, type_ or old.type, now_ms)
+    if added.outcome == "rejected":
+        return replace(added, store=snap.store)
+    survivor_id = added.memory_id
+    if survivor_id is None or survivor_id == target_id:
+        return replace(_unchanged(snap), outcome="unchanged", memory_id=target_id)
+    store = _link_replacement(added.store, target_id, survivor_id)
+    event = _superseded_event(store, target_id, survivor_id, "superseded_by_user")
+    return replace(added, store=store, events=(*added.events, event), outcome="superseded")
 
 
 def restore(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:

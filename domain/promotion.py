@@ -48,7 +48,7 @@ from domain.pending import (
     record_rejections,
 )
 from domain.retention import reinforce, reinforcement_count
-from domain.text import memory_key, truncate
+from domain.text import memory_key
 
 #: Terminal reasons a consolidation step may report besides the two absorptions. workmem's
 #: normalisation never produces them (D2, D10), but the accounting keeps the reference's rules.
@@ -108,7 +108,7 @@ class PromotionResult(msgspec.Struct, frozen=True):
 
 def _stored_text(text: str) -> str:
     """The text a memory will have once stored: redacted, cut to 260 code points."""
-    return truncate(safety.redact(text), LongTermLimits.MAX_ENTRY_TEXT_CHARS)
+    return safety.stored_text(text, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
 
 
 def _candidate_keys(entry: MemoryEntry) -> tuple[str, ...]:
@@ -528,14 +528,17 @@ def promote(
 
     pending = _dedupe_by_key([*session_pending, *(e for e in journal.entries if selected(e))])
     if not pending:
+        # Nothing to promote, but the store is still normalised: a store written elsewhere (an
+        # imported reference store, a hand edit) must be redacted and deduped before it is shown.
+        normalized = consolidation.normalize_store(store, now_ms, archive=archive)
         return PromotionResult(
-            store=store,
+            store=normalized.store,
             journal=journal,
             accounting=EMPTY_ACCOUNTING,
             cleared_keys=frozenset(),
-            events=evidence.with_session(journal_events, session_id),
-            audit=(),
-            archived=(),
+            events=evidence.with_session((*journal_events, *normalized.events), session_id),
+            audit=normalized.audit,
+            archived=normalized.archived,
         )
 
     tombstone_hashes = {t.key_hash for t in store.tombstones}

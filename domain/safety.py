@@ -409,6 +409,24 @@ def redact(text: str) -> str:
     return _redact_unfiltered(text)
 
 
+def _stable_cut(excerpt: str, limit: int) -> str:
+    """Cut and redact again until the text is a fixed point of both: cutting a text can turn a
+    harmless tail (``password reset``) into something that looks like a value (``password res``)."""
+    for _ in range(6):
+        again = redact(excerpt)
+        if again == excerpt:
+            return excerpt
+        excerpt = truncate(again, limit)
+    # Not reached in practice; never hand back something that still redacts differently.
+    return truncate(REDACTED, limit) if redact(excerpt) != excerpt else excerpt
+
+
+def stored_text(text: str, limit: int = 260) -> str:
+    """The text a memory is stored with: redacted and cut to ``limit`` code points, stable under
+    both (so normalising a stored memory again changes nothing)."""
+    return _stable_cut(truncate(redact(text), limit), limit)
+
+
 def preview(text: str, limit: int = 120) -> str:
     """A redacted, whitespace-collapsed excerpt of at most ``limit`` code points.
 
@@ -417,14 +435,7 @@ def preview(text: str, limit: int = 120) -> str:
     redacted again until it is stable.
     """
     limit = max(0, limit)
-    excerpt = truncate(collapse_whitespace(redact(text)), limit)
-    for _ in range(6):
-        again = redact(excerpt)
-        if again == excerpt:
-            return excerpt
-        excerpt = truncate(again, limit)
-    # Not reached in practice; never hand back something that still redacts differently.
-    return truncate(REDACTED, limit) if redact(excerpt) != excerpt else excerpt
+    return _stable_cut(truncate(collapse_whitespace(redact(text)), limit), limit)
 
 
 # ---------------------------------------------------------------------------------------------

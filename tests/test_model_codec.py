@@ -272,3 +272,20 @@ def test_arbitrary_unknown_fields_survive_a_round_trip(
     raw.update({k: v for k, v in top.items() if k not in raw})
     raw["entries"][0].update(per_entry)
     assert _roundtrip(raw) == raw
+
+
+def test_unknown_fields_of_nested_session_values_survive() -> None:
+    raw = json.loads(json.dumps(REFERENCE_SESSION))
+    raw["activeFiles"][0]["language"] = "typescript"
+    raw["openErrors"][0]["severity"] = 2
+    raw["recentDecisions"][0]["author"] = "me"
+    session = decode_session(_json(raw)).unwrap()
+    assert json.loads(encode_pretty(session)) == raw
+
+
+def test_one_malformed_pending_memory_does_not_sink_the_session() -> None:
+    broken = {"id": "x", "type": "opinion"}
+    raw = {**REFERENCE_SESSION, "pendingMemories": [REFERENCE_ENTRY, broken]}
+    session = decode_session(_json(raw)).unwrap()
+    assert [m.id for m in session.pending_memories] == [REFERENCE_ENTRY["id"]]
+    assert session.extras[INVALID_ENTRIES_KEY] == [broken]

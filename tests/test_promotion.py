@@ -11,7 +11,7 @@ import pytest
 from msgspec.structs import replace
 
 from domain import consolidation
-from domain.consolidation import Absorption, NormalizeResult
+from domain.consolidation import Absorption, NormalizeResult, normalize_store
 from domain.keys import exact_key, identity_key, key_hash
 from domain.model import (
     DAY_MS,
@@ -483,15 +483,18 @@ def test_session_copy_wins_over_the_journal_copy_and_both_are_cleared() -> None:
     check_coverage(result, {key(session_copy)})
 
 
-def test_b13_nothing_pending_changes_nothing() -> None:
-    """B13 (context): with nothing pending the step is a clean no-op — the store is untouched and no
-    promotion evidence is emitted — so the caller can always start a new cache epoch."""
-    store = store_of(mem("m", "Existing"))
+def test_b13_nothing_pending_promotes_nothing_but_still_normalises() -> None:
+    """B13 (context): with nothing pending no promotion evidence is emitted, so the caller can always
+    start a new cache epoch; the store is still normalised (D4: a store written elsewhere must be
+    redacted and deduped before it is rendered)."""
+    store = store_of(mem("m", "Existing"), mem("leak", "Staging login: password is hunter2 here"))
     other = mem("o", "Owned by another session", source="explicit", owner="s2")
     result = run(store, journal_of(other))
-    assert result.store is store
+    assert result.store == normalize_store(store, NOW + 1000).store
+    assert all("hunter2" not in e.text for e in result.store.entries)
     assert ids_of(result.journal.entries) == ["o"]
-    assert result.events == () and result.cleared_keys == frozenset()
+    assert not [e for e in result.events if e.phase == Phase.PROMOTION]
+    assert result.cleared_keys == frozenset()
     assert result.accounting == PromotionAccounting((), (), (), (), (), ())
 
 

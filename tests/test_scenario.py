@@ -106,9 +106,11 @@ def summary_of(events: tuple[EvidenceInput, ...]) -> list[tuple[str, str, tuple[
 
 
 def stored(store: WorkspaceStore) -> list[tuple[str, str, str, str, int | None]]:
-    return [
+    """The stored memories, by type then text (the stored order is not part of the contract)."""
+    rows = [
         (e.type.value, e.source.value, e.status.value, e.text, e.reinforcement_count) for e in store.entries
     ]
+    return sorted(rows, key=lambda row: (row[0], row[3]))
 
 
 def journal_rows(journal: PendingJournal) -> list[tuple[str | None, str, str]]:
