@@ -42,7 +42,7 @@ TYPES = ("feedback", "project", "decision", "reference")
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"workmem: {message}\n")
+        sys.stderr.write(f"workmem: {' '.join(message.split())}\n")  # always one line
         raise SystemExit(EXIT_USAGE)
 
 
@@ -231,13 +231,36 @@ def _known_error(exc: BaseException) -> tuple[int, str] | None:
     return None
 
 
+_GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--home", "--workspace"})
+
+
 def _is_hook_call(argv: Sequence[str]) -> bool:
-    """Whether the command line asks for a host hook (``workmem [global options] hook …``)."""
-    return "hook" in argv[: argv.index("--") if "--" in argv else len(argv)]
+    """Whether the command line asks for a host hook: the first word after the global options
+    (``workmem [--home DIR] [--workspace DIR] hook …``) is ``hook``."""
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word in _GLOBAL_OPTIONS_WITH_VALUE:
+            index += 2
+        elif word.startswith(("--home=", "--workspace=")):
+            index += 1
+        else:
+            return word == "hook"
+    return False
+
+
+def _clean_argument(value: str) -> str:
+    """Command-line bytes that are not UTF-8 arrive as lone surrogates; they cannot be stored as
+    JSON, so they become U+FFFD here rather than failing a write half-way."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    arguments = list(sys.argv[1:] if argv is None else argv)
+    arguments = [_clean_argument(a) for a in (sys.argv[1:] if argv is None else argv)]
     parser = build_parser()
     try:
         args = parser.parse_args(arguments)

@@ -24,6 +24,7 @@ from typing import Final, NamedTuple
 
 import filelock
 
+from adapters.clock import real_now_ms
 from adapters.jsonl import (
     append_bytes,
     atomic_write,
@@ -160,9 +161,12 @@ def prune_log(log: Path, now_ms: int, *, lock_timeout_s: float = LOCK_TIMEOUT_S)
 
 
 def _maybe_prune(log: Path, now_ms: int) -> None:
+    # Age is judged against the earlier of the operation's clock and the real one: a run with
+    # ``WORKMEM_NOW`` set months ahead (an offline decay simulation) must not age out real evidence.
+    at = min(now_ms, real_now_ms())
     try:
-        if needs_prune(log, now_ms):
-            _prune_locked(log, now_ms)
+        if needs_prune(log, at):
+            _prune_locked(log, at)
     except Exception as exc:  # pruning is housekeeping; never fail the append
         warn(f"failed to prune evidence log: {describe_os_error(exc)}")
 

@@ -551,6 +551,12 @@ class Transaction:
                 plan.append((path, f"session:{state.session_id}", new_state))
         deletions = [name for name in sorted(self._sessions_deleted) if self._sessions.get(name) is not None]
 
+        # Encode everything before the first byte is written: a value that cannot be encoded must
+        # fail the whole transaction, not leave the store written and the journal behind.
+        try:
+            encoded = [(path, label, value, encode_pretty(value)) for path, label, value in plan]
+        except (msgspec.EncodeError, UnicodeError, ValueError) as exc:
+            raise StorageError(f"cannot encode the update: {type(exc).__name__}") from None
         if self._archive_out:
             try:
                 append_records(ws.paths.archive, self._archive_out, durable=True)
@@ -561,9 +567,9 @@ class Transaction:
                 ensure_private_dir(ws.paths.sessions)
             except OSError as exc:
                 raise _unavailable("create", ws.paths.sessions, exc) from None
-        for path, label, value in plan:
+        for path, label, value, data in encoded:
             try:
-                atomic_write(path, encode_pretty(value))
+                atomic_write(path, data)
             except OSError as exc:
                 raise _unavailable("write", path, exc) from None
             self.written[label] = value

@@ -25,8 +25,15 @@ import msgspec
 from returns.result import Result, Success
 
 from adapters import jsonl, paths
-from domain.codec import DecodeFailure, decode_journal, decode_session, decode_store, encode_pretty
-from domain.evidence_records import parse_event_line
+from domain.codec import (
+    DecodeFailure,
+    decode_journal,
+    decode_session,
+    decode_store,
+    encode_line,
+    encode_pretty,
+)
+from domain.evidence_records import parse_event_line, sanitize_imported
 
 OWM_DIR_NAME: Final = "opencode-working-memory"
 LOCK_TIMEOUT_S: Final = 5.0
@@ -128,15 +135,29 @@ def _copy_json(source: Path, target: Path, decoder: Decoder) -> ImportedFile:
     return ImportedFile(source, target, COPIED if written else KEPT)
 
 
-def _valid_event(line: bytes) -> bool:
-    return parse_event_line(line) is not None
-
-
 def _valid_object(line: bytes) -> bool:
     try:
         return isinstance(json.loads(line), dict)
     except ValueError:
         return False
+
+
+def _sanitized_event(line: bytes) -> bytes | None:
+    """An imported evidence line, re-sanitised like workmem's own (D6), or ``None`` if invalid."""
+    event = parse_event_line(line)
+    return None if event is None else encode_line(sanitize_imported(event))
+
+
+def _copy_events(source: Path, target: Path) -> ImportedFile:
+    data = _read(source)
+    if data is None:
+        return ImportedFile(source, target, INVALID, "unreadable")
+    lines = jsonl.split_lines(data)
+    good = [clean for clean in (_sanitized_event(line) for line in lines) if clean is not None]
+    dropped = len(lines) - len(good)
+    detail = f"{len(good)} lines" + (f", {dropped} invalid lines skipped" if dropped else "")
+    written = _write_new(target, b"".join(line + b"\n" for line in good))
+    return ImportedFile(source, target, COPIED if written else KEPT, detail)
 
 
 def _copy_lines(source: Path, target: Path, valid: Callable[[bytes], bool]) -> ImportedFile:
@@ -166,7 +187,7 @@ def _import_workspace(source_dir: Path, home: Path) -> list[ImportedFile]:
     layout = paths.workspace_paths_for_key(home, _destination_key(source_dir))
     jsonl.ensure_private_dir(layout.directory, fix_mode=False)
     done: list[ImportedFile] = []
-    with filelock.FileLock(str(layout.lock), timeout=LOCK_TIMEOUT_S):
+    with filelock.FileLock(str(layout.lock), timeout=LOCK_TIMEOUT_S, mode=0o600):
         if (source_dir / paths.STORE_FILE).is_file():
             done.append(_copy_json(source_dir / paths.STORE_FILE, layout.store, decode_store))
         if (source_dir / paths.JOURNAL_FILE).is_file():
@@ -177,7 +198,7 @@ def _import_workspace(source_dir: Path, home: Path) -> list[ImportedFile]:
                 done.append(_copy_json(item, layout.sessions / item.name, decode_session))
         events = source_dir / paths.EVIDENCE_DIR / paths.EVIDENCE_FILE
         if events.is_file():
-            done.append(_copy_lines(events, layout.evidence, _valid_event))
+            done.append(_copy_events(events, layout.evidence))
     return done
 
 

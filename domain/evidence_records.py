@@ -568,3 +568,42 @@ def trace_memory_lifecycle(
         latest_render=renders[-1] if renders else None,
         current_status=current_status(matched[-1] if matched else None),
     )
+
+
+def _keep_hash(value: str | None) -> str | None:
+    """A hash field of an imported record: a 16-hex value is the reference's own hash and is kept (so
+    imported and new events still correlate); anything else is a raw value and gets hashed."""
+    if not value:
+        return None
+    return value.lower() if is_hash16(value) else hash16(value)
+
+
+def _imported_ref(ref: MemoryRef | None) -> MemoryRef | None:
+    cleaned = sanitize_memory_ref(ref)
+    if cleaned is None or ref is None:
+        return cleaned
+    return msgspec.structs.replace(
+        cleaned,
+        memory_key_hash=_keep_hash(ref.memory_key_hash),
+        identity_key_hash=_keep_hash(ref.identity_key_hash),
+    )
+
+
+def sanitize_imported(event: EvidenceEvent) -> EvidenceEvent:
+    """An evidence record written by another tool (``import-owm``), made as private as workmem's
+    own: raw ids and keys hashed, previews and details redacted and without absolute paths."""
+    return msgspec.structs.replace(
+        event,
+        reason_codes=clean_reason_codes(event.reason_codes),
+        session_hash=_keep_hash(event.session_hash),
+        message_hash=_keep_hash(event.message_hash),
+        memory=_imported_ref(event.memory),
+        relations=tuple(
+            Relation(role=rel.role, memory=_imported_ref(rel.memory))
+            for rel in event.relations[:MAX_RELATIONS]
+        ),
+        details=sanitize_details(event.details),
+        text_preview=(
+            preview_text(event.text_preview, preview_limit(event.type)) if event.text_preview else None
+        ),
+    )

@@ -474,3 +474,27 @@ def test_an_unreadable_stdin_is_a_usage_error(cli: Cli, monkeypatch: pytest.Monk
     monkeypatch.setattr(sys, "stdin", Broken())
     run = cli("check", "-")
     assert run.code == 2 and run.err.startswith("workmem: cannot read standard input")
+
+
+def test_the_word_hook_elsewhere_does_not_hide_usage_errors(cli: Cli) -> None:
+    assert cli("remember", "hook", "--importance", "urgent").code == 2
+    assert cli("forget", "hook", "extra-arg").code == 2
+
+
+def test_usage_errors_are_one_line(cli: Cli) -> None:
+    run = cli("list", "x\ny")
+    assert run.code == 2 and run.err.count("\n") == 1
+
+
+def test_deeply_nested_args_json_is_a_usage_error(cli: Cli) -> None:
+    deep = '{"command": "ls", "x": ' + "[" * 5000 + "]" * 5000 + "}"
+    run = cli("tool", "--session", "s", "--tool", "bash", "--args", deep)
+    assert run.code == 2 and "nested too deeply" in run.err
+
+
+def test_arguments_that_are_not_utf8_are_stored_replaced_not_half_written(cli: Cli) -> None:
+    """Undecodable argv bytes arrive as lone surrogates; they become U+FFFD instead of failing the
+    write after the store was already replaced."""
+    run = cli("message", "--session", "s\udcff", "remember: always say caf\udce9 in the docs")
+    assert run.code == 0, run
+    assert cli("message", "--session", "ok", "remember: we use pnpm, never npm").code == 0

@@ -514,3 +514,15 @@ def test_prune_of_a_directory_or_missing_file_does_nothing(tmp_path: Path) -> No
     assert prune_log(tmp_path / "missing.jsonl", NOW) is None
     (tmp_path / "dir.jsonl").mkdir()
     assert prune_log(tmp_path / "dir.jsonl", NOW) is None
+
+
+def test_a_simulated_future_clock_never_ages_out_real_evidence(log: EvidenceLog) -> None:
+    """``WORKMEM_NOW`` months ahead (an offline decay simulation) must not prune today's events:
+    the age check on append uses the earlier of the given clock and the real one."""
+    from adapters.clock import real_now_ms
+
+    today = real_now_ms()
+    first = log.append([event_input(memory=MemoryRef(memory_id="real"))], today)
+    log.append([event_input(memory=MemoryRef(memory_id="simulated"))], today + 200 * 86_400_000)
+    events, _ = log.read()
+    assert first[0].event_id in [e.event_id for e in events]

@@ -5,7 +5,9 @@ the transcript's compaction summary, sub-agents, and the D12 failure contract (e
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -484,3 +486,20 @@ def test_a_misconfigured_hook_command_line_never_exits_with_a_blocking_status_d1
     err = capsys.readouterr().err
     assert err.count("workmem:") == 2
     assert main(["--bogus"]) == 2  # outside a hook, a usage error is still exit 2
+
+
+def test_closed_standard_streams_never_make_the_hook_fail(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host may close stdin or stdout (``>&-``): the streams are then ``None``; still exit 0."""
+    from adapters.cli import main
+
+    monkeypatch.setattr(sys, "stdin", None)
+    assert main(["hook", "claude-code"]) == 0
+    monkeypatch.setattr(sys, "stdout", None)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"hook_event_name": "SessionEnd"}')))
+    assert main(["hook", "claude-code"]) == 0
+
+
+def test_a_cwd_that_is_not_a_path_is_a_recorded_failure_not_a_fallback(cli: Cli) -> None:
+    run = hook(cli, "SessionStart", cwd=123)
+    assert run.code == 0 and run.out == ""
+    assert run.err.count("\n") == 1

@@ -211,3 +211,29 @@ def test_cli_import_owm_missing_dir_is_usage_error(
     assert main(["--home", str(tmp_path / "h"), "import-owm", str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("workmem: ") and err.count("\n") == 1
+
+
+def test_imported_evidence_is_sanitised_like_workmems_own_d6(
+    owm: tuple[Path, str, str], tmp_path: Path
+) -> None:
+    """Raw session ids are hashed, reference hashes (16 hex) kept, previews and details redacted and
+    without absolute paths — even though the original line was written by another tool."""
+    base, _, key = owm
+    line = json.loads(event_line(3))
+    line.update(
+        {
+            "type": "hook_failed",
+            "sessionHash": "ses_RAW_SESSION",
+            "messageHash": "0123456789abcdef",
+            "textPreview": "password: hunter2 leaked",
+            "details": {"message": "Invalid JSON in /home/alice/.local/share/x.json: password=hunter2"},
+        }
+    )
+    events_file = next(base.rglob("events.jsonl"))
+    events_file.write_text(json.dumps(line) + "\n")
+    import_owm(base, tmp_path / "home")
+    written = paths.workspace_paths_for_key(tmp_path / "home", key).evidence.read_text()
+    assert "ses_RAW_SESSION" not in written and "hunter2" not in written and "/home/alice" not in written
+    record = json.loads(written.splitlines()[0])
+    assert record["messageHash"] == "0123456789abcdef"
+    assert len(record["sessionHash"]) == 16

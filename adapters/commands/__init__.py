@@ -73,6 +73,8 @@ def open_workspace(ctx: Context) -> Workspace:
 
 def read_stdin() -> str:
     """Standard input as text; an unreadable stdin is a usage error (exit 2), not a storage one."""
+    if sys.stdin is None:
+        raise CommandError("cannot read standard input: it is closed")
     try:
         data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
     except (OSError, ValueError) as exc:

@@ -43,7 +43,7 @@ def hook(args: argparse.Namespace) -> int:
     )
     try:
         raw = read_stdin()
-    except (OSError, ValueError):  # unreadable input fails like bad JSON: recorded, exit 0
+    except Exception:  # unreadable or closed input fails like bad JSON: recorded, exit 0
         raw = ""
     result = run_hook(raw, env)
     try:
@@ -52,6 +52,6 @@ def hook(args: argparse.Namespace) -> int:
             sys.stdout.flush()
         if result.stderr:
             sys.stderr.write(result.stderr)
-    except (OSError, ValueError):
+    except Exception:  # a closed stream (None) or a broken pipe: the host is gone, stay silent
         pass
     return EXIT_OK

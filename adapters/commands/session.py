@@ -73,6 +73,8 @@ def _tool_args(raw: str | None) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(raw)
+    except RecursionError:
+        raise CommandError("--args is nested too deeply") from None
     except ValueError as exc:
         raise CommandError(f"--args is not valid JSON: {exc}") from None
     if not isinstance(value, dict):

@@ -141,6 +141,10 @@ def is_sub_agent(payload: Mapping[str, Any]) -> bool:
 
 
 def workspace_root(payload: Mapping[str, Any], chosen: str | None) -> str:
+    """The workspace: ``--workspace`` if given, else the payload's ``cwd``, else the process's.
+    A ``cwd`` that is present but not a path is an error, never a silent fallback."""
+    if chosen is None and "cwd" in payload and _text(payload, "cwd") is None:
+        raise HookError("the payload's cwd is not a path")
     root = chosen or _text(payload, "cwd") or os.getcwd()
     return os.path.abspath(os.path.expanduser(root))
 
