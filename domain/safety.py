@@ -159,8 +159,10 @@ REDACTED: Final = "[REDACTED]"
 _QUOTE: Final = "[`'\"]"
 #: Characters that end an unquoted value: backtick, quotes, commas (ASCII and full-width), JS
 #: whitespace and ``[``.
-_VALUE_END: Final = f"`'\",，{WS}\\["
-_SECRET_VALUE: Final = f"(?-i:[^{_VALUE_END}])+"
+_VALUE_END: Final = f"`'\",，“‘«{WS}\\["
+#: A value may hold ``[`` (``password: [hunter2]``) but never starts with the redaction marker, so
+#: ``[REDACTED]`` is not redacted again.
+_SECRET_VALUE: Final = f"(?!\\[REDACTED\\])(?-i:[^{_VALUE_END[:-2]}])+"
 #: Inside quotes a value may contain spaces; it runs to the matching closing quote on the same line.
 _QUOTED_BODY: Final = "(?-i:[^\\n\\r\\u2028\\u2029\\[])"
 #: A closing quote ends the text or is followed by whitespace or punctuation; otherwise the "phrase"
@@ -204,15 +206,19 @@ _LEADING_WORD: Final = lazy_compile(f"[{_WORD}]+")
 #: Explicit delimiters (the reference's ``是 = : ：`` plus the topic particles ``は 는 은``).
 _DELIMS: Final = "是=:：は는은"
 #: Any of these between a label and its value makes the delimiter explicit (no stop-word check).
-_EXPLICIT_DELIM_CHARS: Final = frozenset(_DELIMS + "推")
-_DELIM: Final = f"(?-i:[{_DELIMS}])"
-_HARD_DELIM: Final = f"{_S}*{_DELIM}{_S}*"
+_EXPLICIT_DELIM_CHARS: Final = frozenset(_DELIMS + "推->→⇒–—")
+#: ``=`` is a delimiter unless it starts ``=>`` (then the arrow is, and ``>`` is never a value).
+_DELIM: Final = f"(?:(?-i:[{_DELIMS.replace('=', '')}])|=(?!>))"
+#: Arrows and a dash between spaces also introduce a value (``password -> x``, ``token – x``).
+_ARROW: Final = f"(?:->|=>|(?-i:[→⇒])|{_S}(?-i:[-–—]){_S})"
+_ANY_DELIM: Final = f"(?:{_ARROW}|{_DELIM})"
+_HARD_DELIM: Final = f"{_S}*{_ANY_DELIM}{_S}*"
 #: The sensitive-label passes also accept the reference's odd ``推``.
-_HARD_DELIM_SENSITIVE: Final = f"{_S}*(?-i:[推{_DELIMS}]){_S}*"
+_HARD_DELIM_SENSITIVE: Final = f"{_S}*(?:{_ARROW}|推|{_DELIM}){_S}*"
 #: ``is`` as a delimiter (``password is X``, ``password is: X``); the value must not be a stop word.
 _IS_DELIM: Final = f"{_S}+is(?:{_S}*(?-i:[:：=]){_S}*|{_S}+)"
 #: A bare run of whitespace (``Password sushi``); the value must not be a stop word.
-_BARE_DELIM: Final = f"{_S}+(?!{_DELIM})"
+_BARE_DELIM: Final = f"{_S}+(?!{_ANY_DELIM}|(?-i:[-–—]){_S})"
 _SOFT_DELIM: Final = f"(?:{_IS_DELIM}|{_BARE_DELIM})"
 
 
@@ -227,7 +233,9 @@ def _value(tag: str) -> str:
         f"(?P<qv{tag}>(?!\\[)(?:\\[REDACTED\\]|(?!(?P=q{tag})){_QUOTED_BODY}){{1,200}})"
         f"(?=(?P=q{tag}){_AFTER_CLOSING_QUOTE})"
     )
-    return f"(?:{quoted}|{_QUOTE}?(?P<v{tag}>{_SECRET_VALUE}))"
+    # typographic quotes open and close with different characters: “…”, ‘…’, «…»
+    curly = f"(?-i:[“‘«])(?P<cv{tag}>(?-i:[^”’»\\n\\r\\u2028\\u2029\\[]){{1,200}})(?-i:[”’»])"
+    return f"(?:{quoted}|{curly}|{_QUOTE}?(?P<v{tag}>{_SECRET_VALUE}))"
 
 
 _PASSWORD_LABELS: Final = (
@@ -265,7 +273,7 @@ _LABEL_PASSES: Final[tuple[re.Pattern[str], ...]] = tuple(
         _SENSITIVE_PREFIX + _value("1"),
     )
 )
-_VALUE_GROUPS: Final = ("qv1", "v1", "qv2", "v2")
+_VALUE_GROUPS: Final = ("qv1", "cv1", "v1", "qv2", "cv2", "v2")
 
 _TOKEN_BEFORE: Final = "(?<![A-Za-z0-9])"
 #: Well-known credential formats, redacted whole wherever they appear (no label needed).
@@ -341,9 +349,9 @@ def _is_prose(match: re.Match[str]) -> bool:
     for tag in ("1", "2"):
         if f"v{tag}" not in match.re.groupindex:
             break
-        quoted_start = match.start(f"qv{tag}")
-        if quoted_start >= 0:
-            lead_start = match.end(f"qv{tag}")
+        quoted = next((g for g in (f"qv{tag}", f"cv{tag}") if match.start(g) >= 0), None)
+        if quoted is not None:
+            lead_start = match.end(quoted)
             continue
         start, end = match.span(f"v{tag}")
         lead = text[lead_start:start]

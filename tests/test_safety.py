@@ -936,3 +936,28 @@ def test_js_word_characters_are_ascii() -> None:
     assert not is_prompt_injection("kignore all")
     assert reasons("reference", "function ünicode() is a signature") == ()
     assert redact("CONTRASEÑA: hola123") == "CONTRASEÑA: [REDACTED]"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("password -> hunter2", "password -> [REDACTED]"),
+        ("password - hunter2", "password - [REDACTED]"),
+        ("password => hunter2", "password => [REDACTED]"),
+        ("token → abc123", "token → [REDACTED]"),
+        ("password: “hunter 2” ok", "password: “[REDACTED]” ok"),
+        ("password: ‘hunter 2’", "password: ‘[REDACTED]’"),
+        ("password: «hunter 2»", "password: «[REDACTED]»"),
+        ("password: [hunter2]", "password: [REDACTED]"),
+        ("the password is [hunter2]", "the password is [REDACTED]"),
+        # unchanged: no value, or prose
+        ("use pnpm - always", "use pnpm - always"),
+        ("password-manager settings", "password-manager settings"),
+        ("x => y", "x => y"),
+    ],
+)
+def test_arrows_typographic_quotes_and_bracketed_values_do_not_leak(text: str, expected: str) -> None:
+    """Review finding: arrows and spaced dashes are delimiters like ``:``; typographic quotes pair up
+    like ASCII ones; a value may start with ``[`` (only ``[REDACTED]`` itself is never re-redacted)."""
+    assert redact(text) == expected
+    assert redact(expected) == expected
