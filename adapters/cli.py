@@ -26,7 +26,7 @@ EPILOG = """exit codes:
   0  success
   1  unexpected failure
   2  usage error (bad option, unreadable FILE, invalid JSON in --args, invalid WORKMEM_NOW)
-  3  input rejected (for example by the safety gate, or an unknown memory id)
+  3  input rejected (the safety gate, or forget/supersede/restore of an unknown id)
   4  storage unavailable (lock timeout, permission, read-only or full disk)
 
 environment:
