@@ -25,7 +25,6 @@ deterministic: the same store and ``now_ms`` give byte-identical text.
 from __future__ import annotations
 
 import math
-import re
 from typing import Final
 
 import msgspec
@@ -48,7 +47,7 @@ from domain.model import (
     WorkspaceStore,
 )
 from domain.retention import dormancy_at, sort_by_retention
-from domain.text import truncate
+from domain.text import single_line, truncate
 from domain.timeutil import parse_iso_ms
 
 RENDER_HEADER: Final = "Workspace memory (cross-session, verify if stale):"
@@ -68,7 +67,6 @@ SELECTED_REASONS: Final = ("within_caps", "within_char_budget")
 # Characters that would start a new line in the block. A memory text or rationale containing one
 # would break the one-line-per-memory structure (and could forge a section), so each run of them is
 # shown as a single space.
-_LINE_BREAKS: Final = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
 
 
 class Omission(msgspec.Struct, frozen=True):
@@ -92,10 +90,6 @@ class RenderResult(msgspec.Struct, frozen=True):
 def render_budget(store: WorkspaceStore) -> int:
     """``min(store.limits.max_rendered_chars, 3600)``: the store may only lower the budget."""
     return min(store.limits.max_rendered_chars, LongTermLimits.MAX_RENDERED_CHARS)
-
-
-def _one_line(text: str) -> str:
-    return _LINE_BREAKS.sub(" ", text) if _LINE_BREAKS.search(text) else text
 
 
 def _js_truthy_number(value: int | float | None) -> bool:
@@ -124,9 +118,9 @@ def render_entry_line(entry: MemoryEntry, now_ms: int) -> str:
     """``text[ Why: rationale][ [Nd old, verify]]`` (without the leading ``- ``).
 
     The text is cut to 260 and the rationale to 180 code points; line breaks become spaces."""
-    line = _one_line(truncate(entry.text, LongTermLimits.MAX_ENTRY_TEXT_CHARS))
+    line = single_line(truncate(entry.text, LongTermLimits.MAX_ENTRY_TEXT_CHARS))
     if entry.rationale:
-        line += " Why: " + _one_line(truncate(entry.rationale, LongTermLimits.MAX_RATIONALE_CHARS))
+        line += " Why: " + single_line(truncate(entry.rationale, LongTermLimits.MAX_RATIONALE_CHARS))
     if is_stale_marked(entry, now_ms):
         line += f" [{age_days(entry, now_ms)}d old, verify]"
     return line

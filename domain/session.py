@@ -47,7 +47,7 @@ from domain.model import (
     SessionState,
 )
 from domain.safety import redact
-from domain.text import WS, collapse_whitespace, memory_key
+from domain.text import WS, collapse_whitespace, memory_key, single_line
 from domain.timeutil import iso_from_ms
 
 HEADER: Final = "Hot session state (current session):"
@@ -665,18 +665,11 @@ def display_path(workspace_root: str, path: str) -> str:
     return rel or "."
 
 
-_LINE_BREAK: Final = re.compile("\r\n|[\n\r\v\f\x85\u2028\u2029]")
-
-
-def _one_line(text: str) -> str:
-    """``text`` with every line break turned into a space, so that one item is one line and a stored
-    text can never forge a section header of its own."""
-    return _LINE_BREAK.sub(" ", text)
 
 
 def _error_line(error: OpenError) -> str:
     mark = f"{MAYBE_FIXED_MARK} " if error.status == ErrorStatus.MAYBE_FIXED else ""
-    return f"- [{error.category.value}] {mark}{_one_line(redact(error.summary))}"
+    return f"- [{error.category.value}] {mark}{single_line(redact(error.summary))}"
 
 
 def render_hot_state(state: SessionState, workspace_root: str) -> str:
@@ -698,7 +691,7 @@ def render_hot_state(state: SessionState, workspace_root: str) -> str:
     if files:
         lines.append("active_files:")
         lines.extend(
-            f"- {_one_line(display_path(workspace_root, f.path))} ({f.action.value}, {f.count}x)"
+            f"- {single_line(display_path(workspace_root, f.path))} ({f.action.value}, {f.count}x)"
             for f in files
         )
     if errors:
@@ -706,8 +699,8 @@ def render_hot_state(state: SessionState, workspace_root: str) -> str:
         lines.extend(_error_line(e) for e in errors)
     if decisions:
         lines.append("recent_decisions:")
-        lines.extend(f"- {_one_line(redact(d.text))}" for d in decisions)
+        lines.extend(f"- {single_line(redact(d.text))}" for d in decisions)
     if pending:
         lines.append("pending_memories:")
-        lines.extend(f"- [{m.type.value}] {_one_line(redact(m.text))}" for m in pending)
+        lines.extend(f"- [{m.type.value}] {single_line(redact(m.text))}" for m in pending)
     return "\n".join(lines)[: HotStateLimits.MAX_RENDERED_CHARS]

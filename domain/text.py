@@ -122,3 +122,13 @@ class _LazyPattern:
 def lazy_compile(source: str, flags: int = 0) -> re.Pattern[str]:
     """``re.compile``, deferred to the first use of the pattern (see :class:`_LazyPattern`)."""
     return cast("re.Pattern[str]", _LazyPattern(source, flags))
+
+
+#: Every character ``str.splitlines`` breaks on, in runs.
+_LINE_BREAK_RUN: Final = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
+
+
+def single_line(text: str) -> str:
+    """``text`` with each run of line breaks shown as one space: one rendered item is one line, so a
+    stored text can never forge a section header or a second ``- `` item of its own."""
+    return _LINE_BREAK_RUN.sub(" ", text) if _LINE_BREAK_RUN.search(text) else text
