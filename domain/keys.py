@@ -16,6 +16,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import unicodedata
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from domain.ids import hash16
@@ -333,3 +334,17 @@ def normalize_url(raw: str) -> str | None:
         pathname = pathname.rstrip("/") or "/"
     search = "?" + _percent_encode(query, _QUERY_EXTRA) if has_query else ""
     return f"{scheme}://{credentials}{host}{port_text}{pathname}{search}"
+
+
+def first_per_key(
+    entries: Iterable[MemoryEntry], key: Callable[[MemoryEntry], str] = exact_key
+) -> list[MemoryEntry]:
+    """``entries`` with only the first entry of each key (by default the exact key), in order."""
+    seen: set[str] = set()
+    out: list[MemoryEntry] = []
+    for entry in entries:
+        k = key(entry)
+        if k not in seen:
+            seen.add(k)
+            out.append(entry)
+    return out

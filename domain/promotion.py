@@ -26,7 +26,7 @@ from msgspec.structs import replace
 
 from domain import consolidation, evidence, safety
 from domain.consolidation import ABSORBED_EXACT, ABSORBED_IDENTITY, Absorption, MigrationAudit
-from domain.keys import exact_key, identity_key, key_hash
+from domain.keys import exact_key, first_per_key, identity_key, key_hash
 from domain.model import (
     EventType,
     EvidenceInput,
@@ -412,17 +412,6 @@ def promotion_events(
 # ---------------------------------------------------------------------------------------------
 
 
-def _dedupe_by_key(entries: Iterable[MemoryEntry]) -> list[MemoryEntry]:
-    seen: set[str] = set()
-    out: list[MemoryEntry] = []
-    for entry in entries:
-        key = exact_key(entry)
-        if key not in seen:
-            seen.add(key)
-            out.append(entry)
-    return out
-
-
 def _as_stored(entry: MemoryEntry, now_ms: int) -> MemoryEntry:
     """A pending memory as a new store entry: its retention clock starts now unless it already has
     one, and the pending-only fields stay behind (B15)."""
@@ -526,7 +515,7 @@ def promote(
             return include_unowned
         return (include_owned and owner == session_id) or owner in adopted
 
-    pending = _dedupe_by_key([*session_pending, *(e for e in journal.entries if selected(e))])
+    pending = first_per_key([*session_pending, *(e for e in journal.entries if selected(e))])
     if not pending:
         # Nothing to promote, but the store is still normalised: a store written elsewhere (an
         # imported reference store, a hand edit) must be redacted and deduped before it is shown.

@@ -27,13 +27,14 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Final
 
 import msgspec
 from msgspec.structs import replace
 
 from domain.ids import decision_id
+from domain.keys import first_per_key
 from domain.model import (
     ActiveFile,
     DecisionSource,
@@ -620,19 +621,8 @@ def _redact_memory(entry: MemoryEntry) -> MemoryEntry:
     return replace(entry, text=text, rationale=rationale)
 
 
-def _dedupe(entries: Iterable[MemoryEntry], key: Callable[[MemoryEntry], str]) -> list[MemoryEntry]:
-    seen: set[str] = set()
-    out: list[MemoryEntry] = []
-    for entry in entries:
-        k = key(entry)
-        if k not in seen:
-            seen.add(k)
-            out.append(entry)
-    return out
-
-
 def _pending_window(entries: Iterable[MemoryEntry]) -> tuple[MemoryEntry, ...]:
-    return tuple(_dedupe(entries, _entry_key)[-HotStateLimits.MAX_PENDING_MEMORIES_STORED :])
+    return tuple(first_per_key(entries, _entry_key)[-HotStateLimits.MAX_PENDING_MEMORIES_STORED :])
 
 
 def add_pending_memories(state: SessionState, entries: Sequence[MemoryEntry]) -> SessionState:
@@ -665,8 +655,6 @@ def display_path(workspace_root: str, path: str) -> str:
     return rel or "."
 
 
-
-
 def _error_line(error: OpenError) -> str:
     mark = f"{MAYBE_FIXED_MARK} " if error.status == ErrorStatus.MAYBE_FIXED else ""
     return f"- [{error.category.value}] {mark}{single_line(redact(error.summary))}"
@@ -683,7 +671,9 @@ def render_hot_state(state: SessionState, workspace_root: str) -> str:
     files = _rank_files(state.active_files)[: HotStateLimits.MAX_ACTIVE_FILES_RENDERED]
     errors = _order_errors(state.open_errors)[: HotStateLimits.MAX_OPEN_ERRORS_RENDERED]
     decisions = state.recent_decisions[-HotStateLimits.MAX_RECENT_DECISIONS_STORED :]
-    pending = _dedupe(state.pending_memories, _entry_key)[-HotStateLimits.MAX_PENDING_MEMORIES_RENDERED :]
+    pending = first_per_key(state.pending_memories, _entry_key)[
+        -HotStateLimits.MAX_PENDING_MEMORIES_RENDERED :
+    ]
     if not (files or errors or decisions or pending):
         return ""
 
