@@ -49,11 +49,13 @@ __all__ = [
     "ExtractionResult",
     "RejectionRecord",
     "SupersedeRequest",
+    "build_compaction_addendum",
     "build_compaction_prompt",
     "classify_explicit_memory",
     "extract_explicit",
     "parse_compaction_candidates",
     "stale_after_days_for",
+    "static_compaction_prompt",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -698,3 +700,44 @@ def build_compaction_prompt(context: str) -> str:
     """The prompt that replaces the host's default compaction prompt; ``context`` (frozen workspace
     block, hot state, todos, …) is appended as background."""
     return "\n".join((*_PROMPT_LINES, context))
+
+
+#: Where the memory rules start in the full prompt, and where its background part starts.
+_RULES_START: Final = _PROMPT_LINES.index("CRITICAL MEMORY RULES:")
+_BACKGROUND_START: Final = _PROMPT_LINES.index("Background context, use this to inform the summary above.")
+
+
+def static_compaction_prompt() -> str:
+    """The full replacement prompt without a background part: for hosts whose compaction prompt is
+    fixed in a configuration file (the Codex CLI's ``compact_prompt``), where no per-session context
+    can be added."""
+    return "\n".join(_PROMPT_LINES[:_BACKGROUND_START]).rstrip("\n") + "\n"
+
+
+#: The opening of the addendum for hosts that keep their own summary prompt and append ours to it
+#: (Claude Code appends a PreCompact hook's output as additional instructions and keeps what follows
+#: its ``</summary>`` tag). See docs/hosts.md.
+_ADDENDUM_HEAD: Final = (
+    "After the closing </summary> tag, add a Memory candidates section, only if there are durable facts"
+    " that will change future behavior. Keep your summary's own structure; this section comes after it.",
+    "",
+)
+_ADDENDUM_BACKGROUND: Final = (
+    "",
+    "Background context (the current workspace memory and session state), to inform the summary."
+    " Do not output it verbatim:",
+    "",
+)
+
+
+def build_compaction_addendum(context: str) -> str:
+    """The memory-candidate instructions as an addendum to a host's own summary prompt: the rules,
+    examples and output format of :func:`build_compaction_prompt`, without its summary structure,
+    then ``context`` as background (last, so a host that cuts long instructions cuts it first)."""
+    rules = _PROMPT_LINES[_RULES_START:_BACKGROUND_START]
+    lines = [*_ADDENDUM_HEAD, *rules]
+    while lines and not lines[-1]:
+        lines.pop()
+    if context:
+        lines.extend((*_ADDENDUM_BACKGROUND, context))
+    return "\n".join(lines)
