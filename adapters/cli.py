@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "compaction-prompt", "session:compaction_prompt", "print the compaction prompt")
     _session_args(p, parent=False)
     p = _command(sub, "hook", "hooks:hook", "run a host hook: payload JSON on stdin, always exits 0")
-    p.add_argument("host", metavar="HOST", help="the host whose hook payload is on stdin: claude-code")
+    p.add_argument("host", metavar="HOST", help="the host whose hook payload is on stdin: claude-code, codex")
 
     # --- memories ---------------------------------------------------------------------------------
     p = _command(sub, "list", "memories:list_memories", "list stored memories (read-only)", json_flag=True)

@@ -27,13 +27,20 @@ def _now_ms() -> int:
     return now_ms()
 
 
-def hook(args: argparse.Namespace) -> int:
-    from adapters.hosts.claude_code import HOST, HookEnv, run_hook
+HOSTS = ("claude-code", "codex")
 
-    if args.host != HOST:
+
+def hook(args: argparse.Namespace) -> int:
+    from adapters.hosts.hook_dialect import HookEnv
+
+    if args.host not in HOSTS:
         # exit 0 all the same: the caller is a host, and some hosts read other statuses as "block"
-        sys.stderr.write(f"workmem: unknown hook host {args.host[:40]!r} (supported: {HOST})\n")
+        sys.stderr.write(f"workmem: unknown hook host {args.host[:40]!r} (supported: {', '.join(HOSTS)})\n")
         return EXIT_OK
+    if args.host == "codex":
+        from adapters.hosts.codex import run_hook
+    else:
+        from adapters.hosts.claude_code import run_hook
     workspace = getattr(args, "workspace", None)
     env = HookEnv(
         home=lambda: _home(args),
