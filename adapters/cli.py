@@ -7,14 +7,16 @@ and returns an exit code; failures are reported here as exactly one ``workmem: â
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from adapters import __version__
+
+if TYPE_CHECKING:
+    import argparse
 
 EXIT_OK = 0
 EXIT_UNEXPECTED = 1
@@ -40,10 +42,9 @@ Global options go before the command, --json after it: workmem --workspace . lis
 TYPES = ("feedback", "project", "decision", "reference")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"workmem: {' '.join(message.split())}\n")  # always one line
-        raise SystemExit(EXIT_USAGE)
+def _usage_error(message: str) -> None:
+    sys.stderr.write(f"workmem: {' '.join(message.split())}\n")  # always one line
+    raise SystemExit(EXIT_USAGE)
 
 
 def _command(
@@ -71,6 +72,13 @@ def _raw_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # imported here, not at the top: a host hook call never builds the parser (docs/performance.md)
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # type: ignore[override]
+            _usage_error(message)
+
     parser = _Parser(
         prog="workmem",
         description="Durable, decaying working memory for AI coding agents.",
@@ -185,6 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _non_negative(value: str) -> float:
+    import argparse
+
     try:
         number = float(value)
     except ValueError:
@@ -210,8 +220,11 @@ def _storage_error(exc: BaseException) -> bool:
     filestore = sys.modules.get("adapters.filestore")
     if filestore is not None and isinstance(exc, filestore.StorageError):
         return True
-    lock = sys.modules.get("filelock")
-    return lock is not None and isinstance(exc, lock.Timeout)
+    lock = sys.modules.get("adapters.locking")
+    if lock is not None and isinstance(exc, lock.Timeout):
+        return True
+    third_party = sys.modules.get("filelock")
+    return third_party is not None and isinstance(exc, third_party.Timeout)
 
 
 def _known_error(exc: BaseException) -> tuple[int, str] | None:
@@ -259,14 +272,44 @@ def _clean_argument(value: str) -> str:
     return value
 
 
+def _hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
+    """``[--home DIR] [--workspace DIR] hook HOST`` and nothing else, parsed without building the
+    whole parser: a host runs this on every event, so start-up time counts (docs/performance.md)."""
+    values: dict[str, str] = {}
+    index = 0
+    while index < len(argv) and argv[index] != "hook":
+        word = argv[index]
+        name, eq, value = word.partition("=")
+        if name not in _GLOBAL_OPTIONS_WITH_VALUE or name[2:] in values:
+            return None
+        if not eq:
+            if index + 1 >= len(argv) or argv[index + 1].startswith("-"):
+                return None
+            value = argv[index + 1]
+            index += 1
+        values[name[2:]] = value
+        index += 1
+    rest = argv[index:]
+    if len(rest) != 2 or rest[1].startswith("-"):
+        return None
+    home, workspace = values.get("home"), values.get("workspace")
+    from types import SimpleNamespace
+
+    host = rest[1]
+    parsed = SimpleNamespace(command="hook", handler="hooks:hook", host=host, home=home, workspace=workspace)
+    return cast("argparse.Namespace", parsed)  # the handler reads attributes only
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = [_clean_argument(a) for a in (sys.argv[1:] if argv is None else argv)]
-    parser = build_parser()
+    args = _hook_fast_path(arguments)
     try:
-        args = parser.parse_args(arguments)
-        if args.command is None:
-            parser.print_help()
-            return EXIT_OK
+        if args is None:
+            parser = build_parser()
+            args = parser.parse_args(arguments)
+            if args.command is None:
+                parser.print_help()
+                return EXIT_OK
         return _handler(args.handler)(args)
     except SystemExit as exc:
         code = int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE

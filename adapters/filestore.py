@@ -13,9 +13,9 @@ Guarantees:
 
 * Reads never write. ``read_*`` views never create, rewrite or move anything; a corrupt file reads as
   an empty value flagged ``corrupt``.
-* One cross-process lock per workspace (``workspace.lock``, ``filelock``), bounded wait (default 5 s)
-  ending in :class:`LockTimeout` and a ``storage_lock_timeout`` event. The OS releases the lock of a
-  process that dies; the holder record beside the lock (``workspace.lock.holder``: pid and time,
+* One cross-process lock per workspace (``workspace.lock``, :mod:`adapters.locking`), bounded wait
+  (default 5 s) ending in :class:`LockTimeout` and a ``storage_lock_timeout`` event. The OS releases
+  the lock of a process that dies; the holder record beside the lock (``workspace.lock.holder``: pid and time,
   written after acquiring and removed before releasing) tells the next holder that the previous one
   died, which is reported as ``storage_stale_lock_recovered``. Neither pid nor file content ever
   reaches an event.
@@ -41,15 +41,14 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Generic, TypeVar
+from typing import Final, Generic, NamedTuple, TypeVar
 
-import filelock
 import msgspec
 from msgspec.structs import replace
 from returns.result import Result
 
+from adapters import locking
 from adapters.evidence_log import EvidenceLog, describe_os_error, warn
 from adapters.jsonl import append_records, atomic_write, ensure_private_dir, read_bytes, split_lines
 from adapters.paths import (
@@ -107,8 +106,7 @@ class StorageUnavailable(StorageError):
     directory where a file should be."""
 
 
-@dataclass(frozen=True)
-class Loaded(Generic[T]):
+class Loaded(NamedTuple, Generic[T]):
     """A read-only view of one file: ``missing`` when it does not exist, ``corrupt`` when it could not
     be decoded (``value`` is then the empty value)."""
 
@@ -245,17 +243,17 @@ class Workspace:
 
     # ---- the lock -------------------------------------------------------------------------------
 
-    def _acquire(self, now_ms: int) -> tuple[filelock.BaseFileLock, bool]:
+    def _acquire(self, now_ms: int) -> tuple[locking.FileLock, bool]:
         try:
             ensure_private_dir(self.paths.directory)
         except OSError as exc:
             raise _unavailable("create", self.paths.directory, exc) from None
-        lock = filelock.FileLock(
+        lock = locking.FileLock(
             self.paths.lock, timeout=self.lock_timeout_s, mode=0o600, poll_interval=POLL_INTERVAL_S
         )
         try:
             lock.acquire()
-        except filelock.Timeout:
+        except locking.Timeout:
             wait_ms = round(self.lock_timeout_s * 1000)
             self.evidence.append(
                 [
@@ -307,7 +305,7 @@ class Workspace:
                         with contextlib.suppress(OSError):
                             path.unlink()
 
-    def _release(self, lock: filelock.BaseFileLock) -> None:
+    def _release(self, lock: locking.FileLock) -> None:
         try:
             with contextlib.suppress(OSError):
                 os.unlink(self.paths.lock_holder)

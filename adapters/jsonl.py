@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 import time
 from collections.abc import Iterable
@@ -79,7 +78,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def temp_name(target: Path) -> Path:
     """``<target>.<pid>.<ms>.<random>.tmp`` in the target's directory."""
-    token = secrets.token_hex(4)
+    token = os.urandom(4).hex()
     return target.with_name(f"{target.name}.{os.getpid()}.{time.time_ns() // 1_000_000}.{token}.tmp")
 
 

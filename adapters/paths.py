@@ -24,8 +24,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final, NamedTuple
 
-import platformdirs
-
 APP_NAME: Final = "workmem"
 HOME_ENV: Final = "WORKMEM_HOME"
 
@@ -53,10 +51,7 @@ def data_home(env: Mapping[str, str] | None = None, override: str | None = None)
     if override:
         return Path(override).expanduser()
     if env is None:
-        value = os.environ.get(HOME_ENV, "")
-        if value:
-            return Path(value).expanduser()
-        return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+        env = os.environ
     value = env.get(HOME_ENV, "")
     if value:
         return Path(value).expanduser()
@@ -67,6 +62,8 @@ def data_home(env: Mapping[str, str] | None = None, override: str | None = None)
         # platformdirs' Unix default, computed here so that an explicit ``env`` is not mixed with
         # the process environment's XDG_DATA_HOME.
         return Path(os.path.expanduser("~/.local/share")) / APP_NAME
+    import platformdirs  # only where the platform's convention is not XDG's
+
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 

@@ -9,7 +9,6 @@ Unknown JSON fields are kept by the codec (``domain.codec``) in the ``extras`` m
 that carried them and written back on encode; the domain itself never reads them.
 """
 
-from __future__ import annotations
 
 from enum import StrEnum
 from typing import Any, Final

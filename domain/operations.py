@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 from msgspec.structs import replace
-from returns.pipeline import is_successful
-from returns.result import Failure
+from returns.result import Failure, Success
 
 from domain import evidence
 from domain.consolidation import MigrationAudit, normalize_store
@@ -746,9 +745,9 @@ def remember(
     """A manual memory (source ``manual``): through the safety gate, then straight into promotion.
     A rationale is shown in every future prompt too, so it passes the same injection check."""
     gated = gate_memory(type_.value, text, source=MemorySource.MANUAL.value)
-    if is_successful(gated) and rationale is not None and is_prompt_injection(rationale):
+    if isinstance(gated, Success) and rationale is not None and is_prompt_injection(rationale):
         gated = Failure(Rejected(text=redact(text), reasons=("prompt_injection",), from_quality_gate=False))
-    if not is_successful(gated):
+    if not isinstance(gated, Success):
         failure: Rejected = gated.failure()
         return OpResult(
             store=snap.store,

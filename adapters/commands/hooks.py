@@ -7,12 +7,15 @@ event and one line on stderr.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from adapters.commands import EXIT_OK, lock_timeout_s, read_stdin
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def _home(args: argparse.Namespace) -> Path:

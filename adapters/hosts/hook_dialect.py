@@ -11,6 +11,10 @@ The hook never raises and always exits 0 (Claude Code reads exit code 2 as "bloc
 one ``hook_failed`` evidence event, whose reason code is the event name only when the host defines
 that name (anything else is the fixed code ``unknown_hook_event``, so no payload text reaches the
 disk through it), and one redacted line on stderr.
+
+Start-up time counts (a process per event, docs/performance.md): storage, ``msgspec`` and the core
+are imported only by the events that need them, so an event workmem does not use costs little more
+than the interpreter.
 """
 
 from __future__ import annotations
@@ -19,14 +23,10 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
-
-from msgspec.structs import replace
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from adapters.hosts.transcripts import flatten_text
-from domain.ids import hash16
 
 if TYPE_CHECKING:
     from adapters.filestore import Workspace
@@ -73,16 +73,14 @@ class HookError(Exception):
     """A payload the adapter cannot act on; the message is one line and holds no payload text."""
 
 
-@dataclass(frozen=True)
-class HookResult:
+class HookResult(NamedTuple):
     """What the hook prints: ``stdout`` for the host, ``stderr`` (one line) for the user."""
 
     stdout: str = ""
     stderr: str = ""
 
 
-@dataclass(frozen=True)
-class HookEnv:
+class HookEnv(NamedTuple):
     """Where and when: the data home, the workspace root the caller chose (``None``: the payload's
     ``cwd``, else the process's), the clock and the lock wait. Each is resolved lazily so that a bad
     setting is reported as a hook failure rather than raised."""
@@ -93,8 +91,7 @@ class HookEnv:
     workspace: str | None = None
 
 
-@dataclass(frozen=True)
-class Dialect:
+class Dialect(NamedTuple):
     """What one host does differently.
 
     ``summary(payload)`` is the PostCompact summary text (``""`` when none could be read);
@@ -159,6 +156,8 @@ def workspace_root(payload: Mapping[str, Any], chosen: str | None) -> str:
 def message_id(payload: Mapping[str, Any], sid: str, prompt: str) -> str:
     """The host's id for this prompt (Claude Code ``prompt_id``, Codex ``turn_id``), so the same text
     typed twice is two messages; a hash of session and text when the payload has none."""
+    from domain.ids import hash16
+
     for key in ("prompt_id", "turn_id"):
         value = text_field(payload, key)
         if value is not None:
@@ -273,6 +272,10 @@ def _hot_state(result: OpResult) -> str:
 
 
 def _mark_injected(result: OpResult, *, hot: str | None = None, block: str | None = None) -> OpResult:
+    from msgspec.structs import replace
+
+    from domain.ids import hash16
+
     session = result.session
     if session is None:
         return result
@@ -302,7 +305,10 @@ def open_step(sid: str, now_ms: int) -> Callable[[Snapshot], OpResult]:
 def prompt_step(sid: str, msg_id: str, prompt: str, now_ms: int) -> Callable[[Snapshot], OpResult]:
     """UserPromptSubmit: observe the prompt; inject the block again when its epoch changed since the
     last injection (a compaction promoted memories), else the hot state when it changed."""
+    from msgspec.structs import replace
+
     from domain import operations
+    from domain.ids import hash16
 
     def step(snap: Snapshot) -> OpResult:
         result = operations.observe_user_message(snap, sid, msg_id, prompt, now_ms)
@@ -327,6 +333,7 @@ def prompt_step(sid: str, msg_id: str, prompt: str, now_ms: int) -> Callable[[Sn
 def compaction_step(sid: str, summary: str, now_ms: int) -> Callable[[Snapshot], OpResult]:
     """PostCompact: observe the summary once (a summary seen before is skipped)."""
     from domain import operations
+    from domain.ids import hash16
 
     summary_id = "cmp_" + hash16(summary) if summary.strip() else None
     return lambda snap: operations.observe_compaction(snap, sid, summary, now_ms, summary_id=summary_id)
