@@ -93,7 +93,7 @@ def _plain_table(doc: Container, key: str) -> Table | None:
     return None
 
 
-def _without_ours(value: dict[str, Any], prompt: str | None, mcp: bool) -> dict[str, Any]:
+def _without_ours(value: dict[str, Any], prompt: bool, mcp: bool) -> dict[str, Any]:
     """``value`` less what install manages, and less the empty tables that leaves behind."""
     out = copy.deepcopy(value)
     features = out.get("features")
@@ -101,8 +101,8 @@ def _without_ours(value: dict[str, Any], prompt: str | None, mcp: bool) -> dict[
         features.pop("hooks", None)
         if not features:
             del out["features"]
-    if prompt is not None and out.get("compact_prompt") == prompt:
-        del out["compact_prompt"]
+    if prompt:
+        out.pop("compact_prompt", None)
     servers = out.get("mcp_servers")
     if mcp and isinstance(servers, dict):
         servers.pop(MCP_NAME, None)
@@ -161,13 +161,12 @@ class CodexConfigEdit:
         if suffix:
             new = (new if not new or new.endswith("\n") else new + "\n") + suffix
         after = _plain(self.path, new)
-        expect_prompt = prompt if ours_prompt else None
         ok = (
             after.get("features", {}).get("hooks") is True
             and (not ours_prompt or after.get("compact_prompt") == prompt)
             and (mcp_command is None or after.get("mcp_servers", {}).get(MCP_NAME) == _server(mcp_command))
-            and _without_ours(after, expect_prompt, mcp_command is not None)
-            == _without_ours(before, expect_prompt, mcp_command is not None)
+            and _without_ours(after, ours_prompt, mcp_command is not None)
+            == _without_ours(before, ours_prompt, mcp_command is not None)
         )
         if not ok:
             raise ConfigError(self.path, _UNSAFE + "add the settings by hand")
@@ -193,9 +192,11 @@ class CodexConfigEdit:
         before = _plain(self.path, text)
         cuts: list[str] = []
         prompt_block = _prompt_block(prompt)
+        ours_prompt = False
         if "compact_prompt" in doc:
             item = doc.item("compact_prompt")
             if _comment(item) == ADDED or before.get("compact_prompt") == prompt:
+                ours_prompt = True
                 if text.startswith(prompt_block):
                     cuts.append(prompt_block)
                 else:
@@ -213,13 +214,15 @@ class CodexConfigEdit:
                     features.remove("hooks")
             elif marker == WAS_FALSE:
                 features["hooks"] = False
+                replaced = features.item("hooks")  # it keeps the comment of the item it replaced
+                if isinstance(replaced, Bool):
+                    replaced.trivia.comment_ws, replaced.trivia.comment = "", ""
         if mcp:
             self._uninstall_mcp(doc, text, before, cuts)
         new = doc.as_string()
         for block in cuts:
             new = new.replace(block, "", 1)
         after = _plain(self.path, new)
-        ours_prompt = prompt if before.get("compact_prompt") == prompt else None
         if _without_ours(after, ours_prompt, mcp) != _without_ours(before, ours_prompt, mcp) or (
             mcp and is_workmem_server(after.get("mcp_servers", {}).get(MCP_NAME), self.is_workmem_exe)
         ):
