@@ -432,3 +432,15 @@ def test_find_executable_is_the_absolute_workmem_of_this_environment() -> None:
 )
 def test_recognising_our_hook_command(command: str, ours: bool) -> None:
     assert is_workmem_command(command, "hook", "codex") is ours
+
+
+def test_a_file_changed_during_the_edit_is_not_overwritten(tmp_path: Path) -> None:
+    from adapters.config_files import ConfigError, replace_file
+
+    path = tmp_path / "settings.json"
+    path.write_text('{"a": 2}')
+    with pytest.raises(ConfigError, match="changed while workmem was editing it"):
+        replace_file(path, '{"a": 1}', '{"a": 1, "hooks": {}}')
+    assert path.read_text() == '{"a": 2}'
+    replace_file(path, '{"a": 2}', "{}")
+    assert path.read_text() == "{}"
