@@ -444,3 +444,23 @@ def test_a_file_changed_during_the_edit_is_not_overwritten(tmp_path: Path) -> No
     assert path.read_text() == '{"a": 2}'
     replace_file(path, '{"a": 2}', "{}")
     assert path.read_text() == "{}"
+
+
+def test_the_plugin_directory_is_inside_the_installed_hosts_package() -> None:
+    import adapters.hosts
+
+    found = adapters.install.opencode_plugin_dir()
+    assert found == Path(adapters.hosts.__file__).resolve().parent / "opencode"
+
+
+def test_a_hook_process_never_imports_the_installer(tmp_path: Path) -> None:
+    import subprocess
+
+    code = (
+        "import sys, io; from adapters.cli import main; sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'));"
+        " main(['hook', 'claude-code']); print(sorted(m for m in sys.modules"
+        " if m.startswith(('tomlkit', 'adapters.install', 'adapters.codex_config'))))"
+    )
+    env = {**os.environ, "WORKMEM_HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done
