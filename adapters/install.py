@@ -310,7 +310,9 @@ class _Files:
             decode_json_object(path, text)
         except ConfigError:
             raise ConfigError(
-                path, "has comments or trailing commas that workmem cannot keep; add the entries by hand"
+                path,
+                "is not plain JSON (comments or trailing commas?); workmem cannot edit it safely,"
+                " add the entries by hand",
             ) from None
 
     def text(self, path: Path, edit: Callable[[str], str]) -> None:

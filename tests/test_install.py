@@ -385,7 +385,7 @@ def test_opencode_jsonc_is_edited_only_when_it_is_plain_json(env: Env, run: Any)
     commented = '{\n  // my plugins\n  "plugin": []\n}\n'
     path.write_text(commented)
     result = run("install", "opencode")
-    assert result.code == 2 and "comments or trailing commas" in result.err
+    assert result.code == 2 and "not plain JSON (comments or trailing commas?)" in result.err
     assert path.read_text() == commented and not (env.root / "opencode.json").exists()
     path.write_text('{"plugin": ["a"]}\n')
     assert run("install", "opencode").code == 0
@@ -400,7 +400,10 @@ def test_opencode_install_refuses_without_the_plugin_files(env: Env, run: Any) -
 
 
 # --- the command line -------------------------------------------------------------------------------
-def test_usage_errors_are_exit_2(run: Any) -> None:
+def test_usage_errors_are_exit_2(env: Env, run: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--workspace", str(env.root / "missing"), "install", "claude-code"]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+    assert not (env.root / "missing").exists()
     assert run("install", "cursor").code == 2
     assert run("install", "codex", "--project", "--user").code == 2
     assert run("uninstall").code == 2

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from adapters.commands import EXIT_OK, write
+from adapters.commands import EXIT_OK, CommandError, write
 
 
 def _run(args: argparse.Namespace, *, remove: bool) -> int:
@@ -17,6 +17,8 @@ def _run(args: argparse.Namespace, *, remove: bool) -> int:
     from adapters.install import Where, find_executable, plan
 
     root = Path(os.path.abspath(getattr(args, "workspace", None) or os.getcwd()))
+    if not args.user and not root.is_dir():
+        raise CommandError(f"workspace {root} is not a directory")
     where = Where(user=bool(args.user), root=root, env=os.environ, home=Path.home())
     exe = find_executable()
     result = plan(args.host, where, exe, mcp=bool(args.mcp), remove=remove)
