@@ -40,6 +40,7 @@ environment:
 Global options go before the command, --json after it: workmem --workspace . list --json"""
 
 TYPES = ("feedback", "project", "decision", "reference")
+HOSTS = ("claude-code", "codex", "opencode")
 
 
 def _usage_error(message: str) -> None:
@@ -124,6 +125,16 @@ def build_parser() -> argparse.ArgumentParser:
     _session_args(p, parent=False)
     p = _command(sub, "hook", "hooks:hook", "run a host hook: payload JSON on stdin, always exits 0")
     p.add_argument("host", metavar="HOST", help="the host whose hook payload is on stdin: claude-code, codex")
+
+    # --- hosts ------------------------------------------------------------------------------------
+    for name, verb in (("install", "register workmem's hooks with"), ("uninstall", "remove workmem from")):
+        p = _command(sub, name, f"install:{name}", f"{verb} a host's settings (merging; see docs/hosts.md)")
+        p.add_argument("host", choices=HOSTS, metavar="HOST", help="claude-code, codex or opencode")
+        scope = p.add_mutually_exclusive_group()
+        scope.add_argument("--project", action="store_true", help="the workspace's settings (the default)")
+        scope.add_argument("--user", action="store_true", help="the user's settings, for every project")
+        p.add_argument("--dry-run", action="store_true", help="print the diff of every file, write nothing")
+        p.add_argument("--mcp", action="store_true", help="also the MCP server (`workmem mcp`)")
 
     # --- memories ---------------------------------------------------------------------------------
     p = _command(sub, "list", "memories:list_memories", "list stored memories (read-only)", json_flag=True)

@@ -82,14 +82,15 @@ def temp_name(target: Path) -> Path:
     return target.with_name(f"{target.name}.{os.getpid()}.{time.time_ns() // 1_000_000}.{token}.tmp")
 
 
-def atomic_write(target: Path, data: bytes) -> None:
-    """Replace ``target`` by ``data``: temp file (0600) in the same directory, fsync, ``os.replace``,
-    directory fsync. The temp file is removed when anything fails, and the target is then untouched."""
+def atomic_write(target: Path, data: bytes, *, mode: int = FILE_MODE) -> None:
+    """Replace ``target`` by ``data``: temp file (created 0600, then given ``mode``) in the same
+    directory, fsync, ``os.replace``, directory fsync. The temp file is removed when anything fails,
+    and the target is then untouched."""
     tmp = temp_name(target)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_NOFOLLOW, FILE_MODE)
     try:
         try:
-            os.fchmod(fd, FILE_MODE)
+            os.fchmod(fd, mode)
             _write_all(fd, data)
             os.fsync(fd)
         finally:
