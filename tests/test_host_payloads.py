@@ -236,3 +236,10 @@ def test_codex_exit_code_from_a_function_call_output(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps(line) + "\n")
     assert codex.rollout_exit_code(str(path), "c1") == 7
+
+
+def test_health_shows_compactions_without_a_summary(cli: Cli) -> None:
+    send(cli, "claude-code", recorded("claude_code", "PostCompact", cli, compact_summary=""))
+    text = cli.ok("health").out
+    assert "compactions without a summary: 1" in text
+    assert cli.ok("health", "--json").json()["summary"]["compactionsWithoutSummary"] == 1
