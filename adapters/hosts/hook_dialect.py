@@ -364,8 +364,6 @@ def _workspace(payload: Mapping[str, Any], env: HookEnv) -> tuple[Workspace, str
 def dispatch(payload: Mapping[str, Any], event: str, env: HookEnv, dialect: Dialect) -> str:
     """Run one event and return what to print. Events the host defines but workmem does not use are
     silent no-ops."""
-    from adapters.commands._run import run_operation
-
     if event == UNKNOWN_EVENT:
         raise HookError(f"not a {dialect.host} hook event")
     handled = (SESSION_START, USER_PROMPT_SUBMIT, POST_TOOL_USE, POST_TOOL_USE_FAILURE, PRE_COMPACT)
@@ -387,6 +385,8 @@ def dispatch(payload: Mapping[str, Any], event: str, env: HookEnv, dialect: Dial
         tool = tool_event(payload, dialect)
         if tool is None:
             return ""
+    from adapters.commands._run import run_operation
+
     ws, root, now_ms = _workspace(payload, env)
     if event == SESSION_START:
         result = run_operation(ws, now_ms, sid, open_step(sid, now_ms))
