@@ -475,6 +475,7 @@ def test_the_hand_written_registration_in_the_docs_is_what_install_writes() -> N
 
     docs = (Path(__file__).resolve().parent.parent / "docs" / "hosts.md").read_text()
     section = docs[docs.index("### Registering the hooks") :]
-    block = section[section.index("```json\n") + 8 : section.index("\n```")]
+    start = section.index("```json\n") + len("```json\n")
+    block = section[start : section.index("\n```", start)]
     written = edit_hooks(Path("x"), {}, EVENTS, "workmem hook claude-code", ("hook", "claude-code"))
     assert json.loads(block) == written
