@@ -467,3 +467,15 @@ def test_a_hook_process_never_imports_the_installer(tmp_path: Path) -> None:
     env = {**os.environ, "WORKMEM_HOME": str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     assert done.stdout.strip().splitlines()[-1] == "[]", done
+
+
+def test_the_hand_written_registration_in_the_docs_is_what_install_writes() -> None:
+    from adapters.install import CLAUDE_EVENTS as EVENTS
+    from adapters.install import edit_hooks
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "hosts.md").read_text()
+    section = docs[docs.index("### Registering the hooks") :]
+    start = section.index("```json\n") + len("```json\n")
+    block = section[start : section.index("\n```", start)]
+    written = edit_hooks(Path("x"), {}, EVENTS, "workmem hook claude-code", ("hook", "claude-code"))
+    assert json.loads(block) == written
