@@ -63,6 +63,7 @@ from domain.session import (
     remove_pending_memories,
     render_hot_state,
 )
+from domain.text import may_hold_memory_request
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
 if TYPE_CHECKING:
@@ -366,17 +367,17 @@ def observe_user_message(
     session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
     activity: list[EvidenceInput] = []
     store = _note_activity(snap.store, now_ms, activity, always=False)
-    from domain.extraction import extract_explicit
+    found: tuple[MemoryEntry, ...] = ()
+    noted: tuple[EvidenceInput, ...] = ()
+    if may_hold_memory_request(text):  # else nothing to extract, and no trigger pattern to compile
+        from domain.extraction import extract_explicit
 
-    extracted = extract_explicit(text, now_ms, id_seed=f"{session_id}\x1f{message_id}")
+        extracted = extract_explicit(text, now_ms, id_seed=f"{session_id}\x1f{message_id}")
+        found, noted = extracted.entries, extracted.events
     owned = tuple(
-        replace(e, pending_owner_session_id=session_id, pending_message_id=message_id)
-        for e in extracted.entries
+        replace(e, pending_owner_session_id=session_id, pending_message_id=message_id) for e in found
     )
-    events: list[EvidenceInput] = [
-        *activity,
-        *(replace(e, message_hash=message_id) for e in extracted.events),
-    ]
+    events: list[EvidenceInput] = [*activity, *(replace(e, message_hash=message_id) for e in noted)]
     journal = snap.journal
     if owned:
         journal, appended = append_pending(journal, owned, now_ms, session_id=session_id)
