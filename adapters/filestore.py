@@ -414,6 +414,19 @@ class Transaction:
             self._store = loaded if loaded is not None else self.workspace.empty_store(self.now_ms)
         return self._store
 
+    def store_head(self) -> WorkspaceStore | None:
+        """The store without its entries (``domain.codec.decode_store_head``), for an operation that
+        only reads its workspace and activity time; ``None`` when only a full read will do. Never a
+        value to write back: :func:`adapters.commands._run.run_operation` re-runs an operation that
+        changed it on the full store."""
+        self._check_open()
+        if self._store_put is not None or self._store is not None:
+            return self.store
+        from domain.codec import decode_store_head
+
+        data = _read(self.workspace.paths.store)
+        return decode_store_head(data) if data is not None else None
+
     @property
     def journal(self) -> PendingJournal:
         """The pending journal as last put in this transaction, else as read inside the lock."""

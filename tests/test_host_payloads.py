@@ -243,3 +243,28 @@ def test_health_shows_compactions_without_a_summary(cli: Cli) -> None:
     text = cli.ok("health").out
     assert "compactions without a summary: 1" in text
     assert cli.ok("health", "--json").json()["summary"]["compactionsWithoutSummary"] == 1
+
+
+def test_observations_read_the_store_head_and_never_write_a_partial_store(cli: Cli) -> None:
+    """A prompt or tool observation reads only the store's head; when it must stamp the activity
+    time (at most once a day) it runs again on the full store: every entry survives."""
+    for n in range(5):
+        cli.ok("remember", "--type", "reference", f"Runbook {n} lives at docs/runbooks/r{n}.md")
+    store_path = paths.workspace_paths(cli.home, str(cli.workspace)).store
+    send(cli, "claude-code", recorded("claude_code", "PostToolUse", cli))  # stamps the first activity
+    assert len(json.loads(store_path.read_text())["entries"]) == 5
+    before = store_path.read_bytes()
+    cli.at_ms(T0 + 1 * MIN)
+    send(cli, "claude-code", recorded("claude_code", "PostToolUse", cli))
+    send(cli, "claude-code", recorded("claude_code", "UserPromptSubmit", cli, prompt="just a question"))
+    assert store_path.read_bytes() == before  # nothing to stamp within the day: not rewritten
+    cli.at_ms(T0 + 2 * 24 * 60 * MIN)
+    send(cli, "claude-code", recorded("claude_code", "PostToolUse", cli))
+    after = json.loads(store_path.read_text())
+    assert len(after["entries"]) == 5
+    assert after["lastActivityAt"].startswith("2026-05-03")
+    cli.at_ms(T0 + 4 * 24 * 60 * MIN)
+    request = recorded("claude_code", "UserPromptSubmit", cli, prompt="remember this: use pnpm")
+    send(cli, "claude-code", request)
+    assert len(json.loads(store_path.read_text())["entries"]) == 5
+    assert [m["text"] for m in cli.memories()].count("use pnpm") == 0  # pending until the session ends

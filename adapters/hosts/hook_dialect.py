@@ -396,7 +396,8 @@ def dispatch(payload: Mapping[str, Any], event: str, env: HookEnv, dialect: Dial
         if not isinstance(prompt, str):
             raise HookError("UserPromptSubmit payload has no prompt")
         msg_id = message_id(payload, sid, prompt)
-        result = run_operation(ws, now_ms, sid, prompt_step(sid, msg_id, prompt, now_ms), with_others=False)
+        step = prompt_step(sid, msg_id, prompt, now_ms)
+        result = run_operation(ws, now_ms, sid, step, with_others=False, store_head=True)
         return additional_context(USER_PROMPT_SUBMIT, result.output)
     if tool is not None:
         from domain import operations
@@ -408,6 +409,7 @@ def dispatch(payload: Mapping[str, Any], event: str, env: HookEnv, dialect: Dial
             sid,
             lambda snap: operations.observe_tool_result(snap, sid, observed, now_ms),
             with_others=False,
+            store_head=True,
         )
         return ""
     if event == PRE_COMPACT and dialect.pre_compact is not None:
