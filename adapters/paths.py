@@ -16,13 +16,14 @@ Layout under the data home (``WORKMEM_HOME``, else the platform's user data dire
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final, NamedTuple
+
+from domain.ids import sha256
 
 APP_NAME: Final = "workmem"
 HOME_ENV: Final = "WORKMEM_HOME"
@@ -76,7 +77,7 @@ def resolved_root(root: str) -> str:
 
 
 def _hash(value: str, width: int) -> str:
-    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:width]
+    return sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:width]
 
 
 def workspace_key(root: str) -> str:

@@ -24,7 +24,6 @@ Where workmem deliberately differs from the reference (extraction-quality.md §9
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections.abc import Collection, Iterable, Sequence
@@ -33,7 +32,7 @@ from typing import Any, Final
 import msgspec
 from msgspec.structs import replace
 
-from domain.ids import decision_id
+from domain.ids import decision_id, sha1
 from domain.keys import first_per_key
 from domain.model import (
     ActiveFile,
@@ -385,7 +384,7 @@ def extract_first_path(text: str) -> str | None:
 def error_fingerprint(category: ErrorCategory, summary: str) -> str:
     """``sha1(category:lower(summary) with whitespace runs collapsed)`` as 12 hex digits."""
     material = f"{category.value}:{_WS_RUN.sub(' ', summary.lower())}"
-    return hashlib.sha1(material.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return sha1(material.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def extract_errors_from_bash(command: str, output: str, now_ms: int) -> tuple[OpenError, ...]:
