@@ -314,6 +314,22 @@ def _hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = [_clean_argument(a) for a in (sys.argv[1:] if argv is None else argv)]
     args = _hook_fast_path(arguments)
+    if args is None:
+        return _main(arguments, None)
+    # A hook process lives for one event and frees everything at exit: the cyclic garbage collector
+    # would only spend time walking the objects that importing the core creates.
+    import gc
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _main(arguments, args)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _main(arguments: list[str], args: argparse.Namespace | None) -> int:
     try:
         if args is None:
             parser = build_parser()
