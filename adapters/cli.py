@@ -219,6 +219,9 @@ def _known_error(exc: BaseException) -> tuple[int, str] | None:
     commands = sys.modules.get("adapters.commands")
     if commands is not None and isinstance(exc, commands.CommandError):
         return exc.code, _one_line(str(exc))
+    api = sys.modules.get("adapters.api")
+    if api is not None and isinstance(exc, api.InvalidInput):
+        return EXIT_USAGE, _one_line(str(exc))
     clock = sys.modules.get("adapters.clock")
     if clock is not None and isinstance(exc, clock.ClockError):
         return EXIT_USAGE, _one_line(str(exc))
