@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     _session_args(p)
     p = _command(sub, "compaction-prompt", "session:compaction_prompt", "print the compaction prompt")
     _session_args(p, parent=False)
+    _command(
+        sub, "serve", "adapters.serve:serve", "answer JSON-lines requests on stdin/stdout (docs/protocol.md)"
+    )
     p = _command(sub, "hook", "hooks:hook", "run a host hook: payload JSON on stdin, always exits 0")
     p.add_argument("host", metavar="HOST", help="the host whose hook payload is on stdin: claude-code")
 
