@@ -56,11 +56,24 @@ class InvalidInput(ValueError):
 # ---------------------------------------------------------------------------------------------------
 
 
-class Injection(msgspec.Struct, frozen=True):
-    """What a host puts into the prompt: the frozen workspace block, then the hot session state.
-    Empty for a sub-agent session."""
+class Injection(msgspec.Struct, frozen=True, rename="camel"):
+    """What a host puts into the prompt: ``text`` is the frozen workspace ``block``, then the
+    ``hot_state``, separated by a blank line (a host that keeps system entries apart may inject the
+    two separately). All empty for a sub-agent session."""
 
     text: str
+    block: str = ""
+    hot_state: str = ""
+
+
+def _injection(state: SessionState | None, root: str) -> Injection:
+    from domain.operations import context_text
+    from domain.session import render_hot_state
+
+    if state is None or state.parent_session_id is not None:
+        return Injection("")
+    hot = render_hot_state(state, root)
+    return Injection(context_text(state, root), block=state.frozen_block or "", hot_state=hot)
 
 
 class CompactionPrompt(msgspec.Struct, frozen=True):
@@ -332,7 +345,8 @@ class WorkingMemory:
         sid = _session_id(session)
         now = self.now_ms()
         result = self._run_at(now, sid, lambda snap: operations.open_session(snap, sid, now))
-        return Injection(result.output)
+        found = _injection(result.session, self.root)
+        return found if found.text == result.output else Injection(result.output)
 
     def user_message(
         self, session: str, text: str, *, message_id: str | None = None, parent: str | None = None
@@ -414,10 +428,7 @@ class WorkingMemory:
     def context(self, session: str) -> Injection:
         """The text the session injects right now (frozen block + hot state), without opening a new
         epoch; empty for a session that was never opened. Read-only."""
-        from domain import operations
-
-        state = self._read_session(_session_id(session))
-        return Injection(operations.context_text(state, self.root))
+        return _injection(self._read_session(_session_id(session)), self.root)
 
     def compaction_prompt(self, session: str) -> CompactionPrompt:
         """The compaction prompt for this session (its numbered block and hot state). Read-only."""

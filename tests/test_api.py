@@ -58,8 +58,9 @@ def test_a_whole_session_through_the_class(memory: WorkingMemory, clock: Clock) 
     memory.tool_result(
         "s1", "bash", args={"command": "make"}, output="Error: boom in src/app.py", exit_code=2
     )
-    hot = memory.context("s1").text
-    assert "src/app.py" in hot and "Error: boom" in hot
+    now = memory.context("s1")
+    assert "src/app.py" in now.hot_state and "Error: boom" in now.hot_state
+    assert now.text == now.hot_state and now.block == ""  # nothing stored yet: an empty block
     assert "Memory candidates" in memory.compaction_prompt("s1").text
 
     clock.now += 60_000
@@ -75,9 +76,13 @@ def test_a_whole_session_through_the_class(memory: WorkingMemory, clock: Clock) 
         "Use msgspec structs for every persisted value because decoding is fast",
     }
     clock.now += DAY_MS
-    block = memory.open_session("s2").text
-    assert "always run the linter before committing" in block
-    assert memory.open_session("s2").text == block  # a fresh epoch: byte for byte
+    opened = memory.open_session("s2")
+    assert "always run the linter before committing" in opened.block
+    assert opened.text == opened.block  # no hot state yet in a new session
+    memory.tool_result("s2", "read", args={"filePath": "src/app.py"})
+    again = memory.open_session("s2")
+    assert again.block == opened.block  # a fresh epoch: the block byte for byte
+    assert again.text == f"{again.block}\n\n{again.hot_state}" and "src/app.py" in again.hot_state
 
 
 def test_sub_agent_calls_touch_nothing(memory: WorkingMemory) -> None:
