@@ -108,7 +108,7 @@ OPS: Final[dict[str, tuple[type[_InWorkspace], Handler]]] = {
         ),
     ),
     "compacted": (CompactedRequest, lambda m, r: m.compacted(r.session, r.summary, parent=r.parent)),
-    "end-session": (SessionOnlyRequest, lambda m, r: m.end_session(r.session)),
+    "end-session": (ContextRequest, lambda m, r: m.end_session(r.session, parent=r.parent)),
     "compaction-prompt": (SessionOnlyRequest, lambda m, r: m.compaction_prompt(r.session)),
     "remember": (
         RememberRequest,
