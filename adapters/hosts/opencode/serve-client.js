@@ -59,9 +59,26 @@ export class ServeClient {
     })
     child.stdin.on("error", () => {}) // a broken pipe shows up as the exit above
     createInterface({ input: child.stdout }).on("line", (line) => this.receive(line))
-    for (const stream of [child.stdout, child.stderr]) stream.unref?.()
-    child.unref()
+    this.hold(child, false)
     return child
+  }
+
+  // An idle child must not keep the host process alive (a one-shot `opencode run` has to exit);
+  // a child with requests in flight must, or their answers would be lost.
+  hold(child, busy) {
+    for (const handle of [child, child.stdout, child.stderr, child.stdin]) {
+      const fn = handle && (busy ? handle.ref : handle.unref)
+      if (typeof fn === "function") fn.call(handle)
+    }
+  }
+
+  settled(id) {
+    const waiter = this.pending.get(id)
+    if (!waiter) return null
+    this.pending.delete(id)
+    clearTimeout(waiter.timer)
+    if (this.pending.size === 0 && this.child) this.hold(this.child, false)
+    return waiter
   }
 
   receive(line) {
@@ -71,10 +88,8 @@ export class ServeClient {
     } catch {
       return
     }
-    const waiter = this.pending.get(message && message.id)
+    const waiter = this.settled(message && message.id)
     if (!waiter) return
-    this.pending.delete(message.id)
-    clearTimeout(waiter.timer)
     if (message.error) {
       this.log(`workmem ${waiter.op}: ${message.error.code}: ${message.error.message}`)
       waiter.resolve(null)
@@ -106,12 +121,12 @@ export class ServeClient {
     const id = this.nextId++
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        if (this.pending.delete(id)) {
+        if (this.settled(id)) {
           this.log(`workmem ${op}: no answer within ${this.timeoutMs} ms`)
           resolve(null)
         }
       }, this.timeoutMs)
-      timer.unref?.()
+      if (this.pending.size === 0) this.hold(child, true)
       this.pending.set(id, { op, resolve, timer })
       try {
         child.stdin.write(JSON.stringify({ id, op, ...fields }) + "\n")
