@@ -537,6 +537,15 @@ class WorkingMemory:
             raise _storage_from_os_error(exc) from None
         return normalize_store(store, now, archive=archive).store, now
 
+    def block(self) -> Injection:
+        """The workspace block a new session would start with now, rendered from the stored memories.
+        Read-only: nothing is written and no epoch starts."""
+        from domain.render import render_workspace_block
+
+        store, now = self.normalized_store()
+        text = render_workspace_block(store, now).text
+        return Injection(text, block=text)
+
     def list(self, *, include_all: bool = False) -> tuple[Memory, ...]:
         """Active memories, strongest first; with ``include_all`` also superseded and forgotten ones.
         Read-only."""

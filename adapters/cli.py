@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     _command(
         sub, "serve", "adapters.serve:serve", "answer JSON-lines requests on stdin/stdout (docs/protocol.md)"
     )
+    _command(
+        sub, "mcp", "adapters.mcp_server:mcp_cmd", "an MCP stdio server for the agent (needs workmem[mcp])"
+    )
     p = _command(sub, "hook", "hooks:hook", "run a host hook: payload JSON on stdin, always exits 0")
     p.add_argument("host", metavar="HOST", help="the host whose hook payload is on stdin: claude-code")
 

@@ -76,7 +76,10 @@ def test_a_whole_session_through_the_class(memory: WorkingMemory, clock: Clock) 
         "Use msgspec structs for every persisted value because decoding is fast",
     }
     clock.now += DAY_MS
+    upcoming = memory.block()
+    assert "always run the linter before committing" in upcoming.text
     opened = memory.open_session("s2")
+    assert opened.block == upcoming.block  # block() is what a new session starts with
     assert "always run the linter before committing" in opened.block
     assert opened.text == opened.block  # no hot state yet in a new session
     memory.tool_result("s2", "read", args={"filePath": "src/app.py"})
