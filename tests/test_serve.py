@@ -295,3 +295,14 @@ def test_run_in_process_keeps_order_and_ids(tmp_path: Path, project: str) -> Non
     answers = [json.loads(x) for x in out.getvalue().splitlines()]
     assert [a.get("id") for a in answers] == [1, None, 2]
     assert answers[1]["error"]["code"] == "too_large"
+
+
+def test_the_protocol_doc_example_is_what_the_server_answers(tmp_path: Path) -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text()
+    example = doc[doc.index("## Example") :]
+    sent = [line[2:] for line in example.splitlines() if line.startswith("→ ")]
+    expected = [line[2:] for line in example.splitlines() if line.startswith("← ")]
+    assert len(sent) == len(expected) >= 10
+    server = Server(tmp_path / "home", lock_timeout_s=1.0, clock=lambda: 1_777_626_000_000)
+    answers = [server.answer(line.encode()).decode().rstrip("\n") for line in sent]
+    assert answers == expected
