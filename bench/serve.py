@@ -7,7 +7,10 @@ reading its response line, as the host sees it. The table shows the median, the 
 fastest and the slowest request, and the median as a fraction of the baseline measured in the same
 invocation: the same ``context`` request as one ``workmem context`` process (what a host that runs
 one command per event pays; one warm-up run, then ``--cli-runs`` runs). ``hello`` is the protocol
-round trip alone (no storage).
+round trip alone (no storage). ``atomic write`` is the floor of every request that writes: one
+``adapters.jsonl.atomic_write`` of a 2 KiB file (temp file, fsync, rename, directory fsync) in the
+data home, timed in this process between the request kinds — ``tool`` writes one file, ``message``
+two, so on a disk whose fsync is slow (a busy machine) they cannot be faster than that.
 
 - ``context``: the same session on every request — what a host sends before each model request
   (within a fresh cache epoch: the frozen block and hot state, nothing written).
@@ -72,6 +75,19 @@ def measure(
     for i in range(warmup):
         child.request(make(-1 - i))
     return Timing(label, tuple(child.request(make(i)) for i in range(requests)))
+
+
+def time_atomic_write(directory: Path, count: int) -> Timing:
+    from adapters.jsonl import atomic_write
+
+    target = directory / "bench-atomic-write.json"
+    samples: list[float] = []
+    for _ in range(count):
+        started = time.perf_counter()
+        atomic_write(target, b"x" * 2048)
+        samples.append((time.perf_counter() - started) * 1000)
+    target.unlink()
+    return Timing("atomic write (2 fsyncs, no workmem)", tuple(samples))
 
 
 def latency_table(timings: Sequence[Timing], baseline: Timing) -> str:
@@ -156,6 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ),
             ]  # fmt: skip
             rows.append(measure(child, "`hello`", lambda i: {"op": "hello"}, args.warmup, args.requests))
+            rows.append(time_atomic_write(home, max(20, args.requests // 3)))
         finally:
             child.close()
 
