@@ -19,6 +19,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 NOW = "2026-05-01T09:00:00Z"
+ROOT = str(Path(__file__).resolve().parent.parent)
 TOOLS = {"remember", "forget", "supersede", "restore", "list", "explain"}
 
 
@@ -30,7 +31,7 @@ async def _session_run(home: Path, project: Path) -> dict[str, Any]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "adapters.cli", "--workspace", str(project), "mcp"],
-        env={"WORKMEM_HOME": str(home), "WORKMEM_NOW": NOW, "PYTHONPATH": os.getcwd()},
+        env={"WORKMEM_HOME": str(home), "WORKMEM_NOW": NOW, "PYTHONPATH": ROOT},
     )
     seen: dict[str, Any] = {}
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -107,7 +108,7 @@ def test_without_the_extra_the_command_says_what_to_install(tmp_path: Path) -> N
     (blocker / "mcp" / "__init__.py").write_text("raise ImportError('mcp is not installed')\n")
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(blocker), os.getcwd()]),
+        "PYTHONPATH": os.pathsep.join([str(blocker), ROOT]),
         "WORKMEM_HOME": str(tmp_path),
     }
     done = subprocess.run(
