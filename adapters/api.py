@@ -280,8 +280,10 @@ class WorkingMemory:
     ``workspace`` is the project root (made absolute). ``home`` is the data directory (default:
     ``WORKMEM_HOME``, else the platform's user data directory). ``clock`` returns epoch milliseconds
     (default: the real clock, or ``WORKMEM_NOW`` when set). ``lock_timeout_s`` bounds the wait for the
-    workspace lock. The object holds nothing the files do not hold, so any number of them, in any
-    number of processes, may share a workspace.
+    workspace lock. ``cache`` (an :class:`adapters.filestore.SnapshotCache`) lets a long-running
+    caller reuse decoded files between calls while their bytes on disk are unchanged. The object
+    holds nothing the files do not hold, so any number of them, in any number of processes, may share
+    a workspace.
     """
 
     def __init__(
