@@ -230,6 +230,12 @@ def _session_id(value: str) -> str:
     return value
 
 
+def _text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string")
+    return value
+
+
 def _storage_from_os_error(exc: OSError) -> StorageUnavailable:
     reason = exc.strerror or type(exc).__name__
     where = f" ({exc.filename})" if exc.filename else ""
@@ -361,6 +367,7 @@ class WorkingMemory:
         if parent is not None:
             return Observed()
         sid = _session_id(session)
+        text = _text(text, "the message text")
         now = self.now_ms()
         mid = message_id or f"msg_{hash16(f'{now}:{text}')}"
         result = self._run_at(
@@ -408,6 +415,7 @@ class WorkingMemory:
         if parent is not None:
             return Observed()
         sid = _session_id(session)
+        summary = _text(summary, "the summary")
         now = self.now_ms()
         result = self._run_at(now, sid, lambda snap: operations.observe_compaction(snap, sid, summary, now))
         return Observed(decisions(result.events))
@@ -453,8 +461,7 @@ class WorkingMemory:
         defaults to the one classified from the text."""
         from domain import operations
 
-        if not isinstance(text, str):
-            raise InvalidInput("the memory text must be a string")
+        text = _text(text, "the memory text")
         kind = _memory_type(type, text)
         level = _importance(importance)
         now = self.now_ms()
@@ -487,8 +494,7 @@ class WorkingMemory:
         from domain import operations
 
         target = str(memory_id)
-        if not isinstance(text, str):
-            raise InvalidInput("the memory text must be a string")
+        text = _text(text, "the memory text")
         kind = _memory_type(type, text) if type is not None else None
         now = self.now_ms()
         result = self._run_at(

@@ -129,6 +129,10 @@ def test_invalid_input_is_its_own_exception(memory: WorkingMemory) -> None:
         memory.open_session("")
     with pytest.raises(InvalidInput, match="tool name"):
         memory.tool_result("s1", "")
+    with pytest.raises(InvalidInput, match="message text"):
+        memory.user_message("s1", None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="summary"):
+        memory.compacted("s1", b"Memory candidates:")  # type: ignore[arg-type]
     assert not memory.home.exists()
 
 
