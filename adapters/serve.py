@@ -179,6 +179,8 @@ class Server:
                 request = msgspec.json.decode(text)
             except msgspec.DecodeError as exc:
                 raise RequestError("parse_error", f"the request is not JSON: {exc}") from None
+            except RecursionError:
+                raise RequestError("parse_error", "the request is nested too deeply") from None
             if not isinstance(request, dict):
                 raise RequestError("invalid_request", "a request must be a JSON object")
             request_id = request.get("id")
