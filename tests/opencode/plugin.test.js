@@ -235,6 +235,8 @@ describe("when workmem is not there", () => {
     const hello = await serve.request("hello")
     assert.equal(hello.protocol, 1)
     assert.equal(await serve.request("explode"), null)
+    assert.equal(await serve.request("explode"), null)
+    assert.equal(logs.length, 1) // the same error again is not logged again
     assert.match(logs[0], /unknown_op/)
     serve.close()
   })

@@ -24,6 +24,7 @@ export class ServeClient {
     this.nextId = 1
     this.pending = new Map()
     this.down = false // true from a failure until the next successful response
+    this.lastError = null
     this.starts = 0
   }
 
@@ -91,11 +92,14 @@ export class ServeClient {
     const waiter = this.settled(message && message.id)
     if (!waiter) return
     if (message.error) {
-      this.log(`workmem ${waiter.op}: ${message.error.code}: ${message.error.message}`)
+      const text = `workmem ${waiter.op}: ${message.error.code}: ${message.error.message}`
+      if (text !== this.lastError) this.log(text) // a lasting failure (a held lock) is logged once
+      this.lastError = text
       waiter.resolve(null)
       return
     }
     this.down = false
+    this.lastError = null
     waiter.resolve(message.result ?? null)
   }
 
