@@ -123,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
     _session_args(p)
     p = _command(sub, "compaction-prompt", "session:compaction_prompt", "print the compaction prompt")
     _session_args(p, parent=False)
+    _command(
+        sub, "serve", "adapters.serve:serve", "answer JSON-lines requests on stdin/stdout (docs/protocol.md)"
+    )
+    _command(
+        sub, "mcp", "adapters.mcp_server:mcp_cmd", "an MCP stdio server for the agent (needs workmem[mcp])"
+    )
     p = _command(sub, "hook", "hooks:hook", "run a host hook: payload JSON on stdin, always exits 0")
     p.add_argument("host", metavar="HOST", help="the host whose hook payload is on stdin: claude-code, codex")
 
@@ -243,6 +249,9 @@ def _known_error(exc: BaseException) -> tuple[int, str] | None:
     commands = sys.modules.get("adapters.commands")
     if commands is not None and isinstance(exc, commands.CommandError):
         return exc.code, _one_line(str(exc))
+    api = sys.modules.get("adapters.api")
+    if api is not None and isinstance(exc, api.InvalidInput):
+        return EXIT_USAGE, _one_line(str(exc))
     clock = sys.modules.get("adapters.clock")
     if clock is not None and isinstance(exc, clock.ClockError):
         return EXIT_USAGE, _one_line(str(exc))

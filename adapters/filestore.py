@@ -158,6 +158,58 @@ def _storage_event(
     )
 
 
+class SnapshotCache:
+    """Decoded files kept between transactions by a long-running process (``workmem serve``).
+
+    An entry is the file's path, its bytes and the value decoded from them. It is used only when the
+    bytes read now, inside the lock, are the very bytes it was decoded from: every write bumps the
+    file's ``revision``, so a write by any other process changes the bytes and the file is decoded
+    again. The cache therefore never holds anything the files do not hold; it only saves decoding.
+    At most ``max_files`` files are kept (the least recently used go first).
+    """
+
+    def __init__(self, max_files: int = 256) -> None:
+        self.max_files = max_files
+        self._items: dict[Path, tuple[bytes, msgspec.Struct]] = {}
+        #: decodes avoided and decodes done, for tests and benchmarks
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, path: Path, data: bytes) -> msgspec.Struct | None:
+        item = self._items.pop(path, None)
+        if item is None or item[0] != data:
+            self.misses += 1
+            return None
+        self._items[path] = item  # most recently used last
+        self.hits += 1
+        return item[1]
+
+    def put(self, path: Path, data: bytes, value: msgspec.Struct) -> None:
+        self._items.pop(path, None)
+        self._items[path] = (data, value)
+        while len(self._items) > self.max_files:
+            del self._items[next(iter(self._items))]
+
+    def drop(self, path: Path) -> None:
+        self._items.pop(path, None)
+
+
+def _cached_decode(
+    cache: SnapshotCache | None, path: Path, data: bytes, decoder: Callable[[bytes], Result[S, DecodeFailure]]
+) -> Result[S, DecodeFailure]:
+    from returns.result import Success
+
+    if cache is not None:
+        hit = cache.get(path, data)
+        if hit is not None:
+            return Success(hit)  # type: ignore[arg-type]
+    result = decoder(data)
+    value = result.value_or(None)
+    if cache is not None and value is not None:
+        cache.put(path, data, value)
+    return result
+
+
 def archive_key(entry: MemoryEntry) -> str:
     """The key an archived entry is found by: ``hash16`` of its exact key (as archive markers use)."""
     return hash16(exact_key(entry))
@@ -166,8 +218,16 @@ def archive_key(entry: MemoryEntry) -> str:
 class Workspace:
     """The files of one workspace under a data home."""
 
-    def __init__(self, home: Path, root: str, *, lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        home: Path,
+        root: str,
+        *,
+        lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
+        cache: SnapshotCache | None = None,
+    ) -> None:
         self.home = Path(home)
+        self.cache = cache
         self.root = root
         self.key = workspace_key(root)
         self.root_hash = workspace_root_hash(root)
@@ -193,12 +253,13 @@ class Workspace:
 
     # ---- read-only views ------------------------------------------------------------------------
 
-    @staticmethod
-    def _view(path: Path, decoder: Callable[[bytes], Result[S, DecodeFailure]], empty: T) -> Loaded[S | T]:
+    def _view(
+        self, path: Path, decoder: Callable[[bytes], Result[S, DecodeFailure]], empty: T
+    ) -> Loaded[S | T]:
         data = _read(path)
         if data is None:
             return Loaded(empty, missing=True)
-        value: S | None = decoder(data).value_or(None)
+        value: S | None = _cached_decode(self.cache, path, data, decoder).value_or(None)
         if value is not None:
             return Loaded(value)
         return Loaded(empty, corrupt=True)
@@ -374,7 +435,7 @@ class Transaction:
         data = _read(path)
         if data is None:
             return None
-        result = decoder(data)
+        result = _cached_decode(self.workspace.cache, path, data, decoder)
         value: S | None = result.value_or(None)
         if value is not None:
             return value
@@ -579,6 +640,8 @@ class Transaction:
             except OSError as exc:
                 raise _unavailable("create", ws.paths.sessions, exc) from None
         for path, label, value, data in encoded:
+            if ws.cache is not None:
+                ws.cache.drop(path)
             try:
                 atomic_write(path, data)
             except OSError as exc:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 if TYPE_CHECKING:
     import argparse
 
+    from adapters.api import WorkingMemory
     from adapters.filestore import Workspace
 
 EXIT_OK: Final = 0
@@ -69,6 +70,14 @@ def open_workspace(ctx: Context) -> Workspace:
     from adapters.filestore import Workspace
 
     return Workspace(ctx.home, ctx.root, lock_timeout_s=lock_timeout_s())
+
+
+def memory(ctx: Context) -> WorkingMemory:
+    """The Python API for the command's workspace, data home and time (every command is a call of it)."""
+    from adapters.api import WorkingMemory
+
+    now = ctx.now_ms
+    return WorkingMemory(ctx.root, home=ctx.home, clock=lambda: now, lock_timeout_s=lock_timeout_s())
 
 
 def read_stdin() -> str:
