@@ -219,6 +219,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-bytecode", action="store_true", help="set PYTHONDONTWRITEBYTECODE=1 for the timed commands"
     )
     parser.add_argument("--hooks-only", action="store_true", help="only the hook events and the baseline")
+    parser.add_argument(
+        "--no-server",
+        action="store_true",
+        help="every hook call handles its event itself (WORKMEM_HOOK_SERVER=0), no hook server",
+    )
     args = parser.parse_args(argv)
     runs = max(10, args.runs)
     workmem = workmem_command()
@@ -240,6 +245,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             env["PYTHONPYCACHEPREFIX"] = str(Path(scratch) / "pycache")
         if args.no_bytecode:
             env["PYTHONDONTWRITEBYTECODE"] = "1"
+        # the hook server the first hook call starts (adapters/hook_server.py) ends soon after the run
+        env["WORKMEM_HOOK_SERVER"] = "0" if args.no_server else "1"
+        env["WORKMEM_HOOK_SERVER_IDLE_S"] = "20"
         base = [*workmem, "--workspace", str(root)]
         commands = [Command("`python -c pass`", lambda _: [sys.executable, "-c", "pass"])]
         if not args.hooks_only:
@@ -248,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         timings = time_interleaved(commands, runs, env)
     mode = "installed package" if args.installed else "this checkout"
     bytecode = ", PYTHONDONTWRITEBYTECODE=1" if args.no_bytecode else ""
+    bytecode += ", no hook server" if args.no_server else ", hook server"
     sys.stdout.write(
         f"workmem whole-process timings ({runs} interleaved rounds after 1 warm-up; {mode}{bytecode};"
         f" {sys.executable})\n\n"

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
@@ -53,8 +54,9 @@ def context(args: argparse.Namespace) -> Context:
     return Context(home, root, now_ms())
 
 
-def lock_timeout_s() -> float:
-    value = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+def lock_timeout_s(environ: Mapping[str, str] | None = None) -> float:
+    """``WORKMEM_LOCK_TIMEOUT`` of ``environ`` (default: the process environment), else 5 s."""
+    value = (os.environ if environ is None else environ).get(LOCK_TIMEOUT_ENV, "").strip()
     if not value:
         return DEFAULT_LOCK_TIMEOUT_S
     try:

@@ -89,6 +89,8 @@ class HookEnv(NamedTuple):
     now_ms: Callable[[], int]
     lock_timeout_s: Callable[[], float]
     workspace: str | None = None
+    #: an ``adapters.filestore.SnapshotCache`` of a long-running caller (the hook server)
+    cache: Any = None
 
 
 class Dialect(NamedTuple):
@@ -358,7 +360,7 @@ def _workspace(payload: Mapping[str, Any], env: HookEnv) -> tuple[Workspace, str
 
     root = workspace_root(payload, env.workspace)
     now_ms = env.now_ms()
-    return Workspace(env.home(), root, lock_timeout_s=env.lock_timeout_s()), root, now_ms
+    return Workspace(env.home(), root, lock_timeout_s=env.lock_timeout_s(), cache=env.cache), root, now_ms
 
 
 def dispatch(payload: Mapping[str, Any], event: str, env: HookEnv, dialect: Dialect) -> str:
