@@ -155,7 +155,7 @@ def test_every_cited_anchor_exists() -> None:
 
 
 def prose(source: str) -> Iterator[tuple[int, str]]:
-    """(line, text) of every comment and every docstring-like string statement of a module."""
+    """(line, text) of every comment and of every line of each docstring-like string statement."""
     lines = iter(source.splitlines(keepends=True))
     for token in tokenize.generate_tokens(lambda: next(lines, "")):
         if token.type == tokenize.COMMENT:
@@ -166,7 +166,8 @@ def prose(source: str) -> Iterator[tuple[int, str]]:
             and isinstance(node.value, ast.Constant)
             and isinstance(node.value.value, str)
         ):
-            yield node.lineno, node.value.value
+            for offset, text in enumerate(node.value.value.split("\n")):
+                yield node.lineno + offset, text
 
 
 def outside_citations(source: str) -> list[tuple[int, str]]:
