@@ -84,7 +84,7 @@ def fingerprint() -> str:
         stamps.append(str(os.stat(os.path.abspath(__file__)).st_mtime_ns))
     except OSError:
         stamps.append("-")
-    return hash16("\x1f".join((__version__, root, sys.executable, *stamps)))
+    return hash16("\x1f".join((__version__, root, os.path.realpath(sys.executable), *stamps)))
 
 
 #: Events that read or write the workspace; every other event (and a tool the hot state does not
