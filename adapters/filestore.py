@@ -647,6 +647,10 @@ class Transaction:
             except OSError as exc:
                 raise _unavailable("write", path, exc) from None
             self.written[label] = value
+            if ws.cache is not None:
+                # the value these very bytes decode to (the codec round-trips every value it writes),
+                # so the next transaction of this process need not decode what it just wrote
+                ws.cache.put(path, data, value)
         for name in deletions:
             path = ws.paths.sessions / name
             try:

@@ -13,6 +13,7 @@ dates, fractions) workmem follows D9: a path identity needs a file extension, a 
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import unicodedata
@@ -50,9 +51,11 @@ def key_hash(key: str) -> str:
     return hash16(key)
 
 
+@functools.lru_cache(maxsize=16384)
 def concrete_identity(text: str) -> str | None:
     """``url:…`` for the first http(s) URL that parses, else ``path:…`` for the first concrete path
-    (quoted candidates first, then bare ones), else ``None``."""
+    (quoted candidates first, then bare ones), else ``None``. A pure function of the text, so its
+    answers are remembered: consolidation asks for every entry's identity several times per step."""
     url_match = _URL_IN_TEXT.search(text)
     if url_match is not None:
         url = normalize_url(url_match.group(0))

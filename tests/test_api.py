@@ -209,3 +209,28 @@ def test_the_hosts_doc_example_runs(tmp_path: Path) -> None:
     for line in expected:
         assert line in done.stdout
     assert "we use pnpm, never npm" in done.stdout.split("Workspace memory")[1]
+
+
+def test_what_a_cached_workspace_writes_is_what_its_bytes_decode_to(tmp_path: Path, clock: Clock) -> None:
+    """A write puts the written value into the cache under the written bytes; that value must be
+    exactly what decoding those bytes gives, or the cache would hold something the file does not."""
+    from adapters import paths
+    from domain.codec import decode_journal, decode_session, decode_store
+
+    cache = SnapshotCache()
+    memory = WorkingMemory(tmp_path, home=tmp_path / "home", clock=clock, cache=cache)
+    memory.remember("Use tabs for indentation in Makefiles", type="project")
+    memory.open_session("s1")
+    memory.user_message("s1", "remember: deploys use blue-green switching", message_id="m1")
+    memory.tool_result("s1", "bash", args={"command": "npm test"}, output="Error: boom in a.ts", exit_code=1)
+    layout = paths.workspace_paths(tmp_path / "home", str(tmp_path))
+    checked = 0
+    for path, decoder in ((layout.store, decode_store), (layout.journal, decode_journal)):
+        data = path.read_bytes()
+        assert cache.get(path, data) == decoder(data).unwrap()
+        checked += 1
+    for path in layout.sessions.glob("*.json"):
+        data = path.read_bytes()
+        assert cache.get(path, data) == decode_session(data).unwrap()
+        checked += 1
+    assert checked == 3
