@@ -316,9 +316,7 @@ def _hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
     from types import SimpleNamespace
 
     host = rest[1]
-    parsed = SimpleNamespace(
-        command="hook", handler="hooks:hook", host=host, home=home, workspace=workspace, use_server=False
-    )
+    parsed = SimpleNamespace(command="hook", handler="hooks:hook", host=host, home=home, workspace=workspace)
     return cast("argparse.Namespace", parsed)  # the handler reads attributes only
 
 
@@ -327,8 +325,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _hook_fast_path(arguments)
     if args is None:
         return _main(arguments, None)
-    # a real hook process (not a caller in the same process) may hand the event to the hook server
-    args.use_server = argv is None
     # A hook process lives for one event and frees everything at exit: the cyclic garbage collector
     # would only spend time walking the objects that importing the core creates.
     import gc

@@ -28,32 +28,24 @@ import contextlib
 import json
 import os
 import socket
-import struct
 import sys
-from collections.abc import Mapping
 from typing import Any, Final
 
-SERVER_ENV: Final = "WORKMEM_HOOK_SERVER"
-IDLE_ENV: Final = "WORKMEM_HOOK_SERVER_IDLE_S"
+from adapters import hook_client
+from adapters.hook_client import receive as _receive
+from adapters.hook_client import send as _send
+from adapters.hook_client import socket_path
+
 IDLE_S: Final = 600.0
-#: How long a call waits for the server's answer: the longest lock wait plus the work.
-ANSWER_MARGIN_S: Final = 10.0
-MAX_SOCKET_PATH: Final = 100
-_FORWARDED_ENV: Final = ("WORKMEM_NOW", "WORKMEM_LOCK_TIMEOUT")
-_HEADER: Final = struct.Struct("!I")
-MAX_MESSAGE_BYTES: Final = 256 * 1024 * 1024
-
-
-def enabled(environ: Mapping[str, str] | None = None) -> bool:
-    source = os.environ if environ is None else environ
-    return source.get(SERVER_ENV, "1").strip() not in ("0", "false", "no", "off")
+_FORWARDED_ENV: Final = hook_client.FORWARDED_ENV
 
 
 def _modules_dir() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return hook_client.modules_dir()
 
 
 def _code_mtime(root: str) -> int:
+    """The newest modification time of every module of the installed code."""
     newest = 0
     for package in ("adapters", "domain"):
         for directory, _dirs, files in os.walk(os.path.join(root, package)):
@@ -64,129 +56,6 @@ def _code_mtime(root: str) -> int:
                     except OSError:
                         continue
     return newest
-
-
-def fingerprint() -> str:
-    """Names the installed code cheaply (a hook call computes it every time): the version, the
-    location, the interpreter, and the modification times of the package directories and of this
-    module. Installing or upgrading rewrites them; the server itself also watches every module."""
-    from adapters import __version__
-    from domain.ids import hash16
-
-    root = _modules_dir()
-    stamps = []
-    for relative in ("adapters", "domain", "adapters/hosts", "adapters/commands"):
-        try:
-            stamps.append(str(os.stat(os.path.join(root, relative)).st_mtime_ns))
-        except OSError:
-            stamps.append("-")
-    try:
-        stamps.append(str(os.stat(os.path.abspath(__file__)).st_mtime_ns))
-    except OSError:
-        stamps.append("-")
-    return hash16("\x1f".join((__version__, root, os.path.realpath(sys.executable), *stamps)))
-
-
-#: Events that read or write the workspace; every other event (and a tool the hot state does not
-#: follow, or a sub-agent's event) costs nothing worth a round trip and is handled in the process.
-STORAGE_EVENTS: Final = frozenset(
-    {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact", "PostCompact",
-     "SessionEnd"}
-)  # fmt: skip
-FOLLOWED_TOOLS: Final = frozenset({"Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Grep", "Bash"})
-
-
-def worth_a_round_trip(raw: str) -> bool:
-    """Whether the payload is an event that touches the workspace (else it is handled in-process)."""
-    try:
-        payload = json.loads(raw)
-    except ValueError:
-        return False
-    if not isinstance(payload, dict) or payload.get("hook_event_name") not in STORAGE_EVENTS:
-        return False
-    if payload.get("agent_id"):
-        return False
-    if payload.get("hook_event_name") in ("PostToolUse", "PostToolUseFailure"):
-        return payload.get("tool_name") in FOLLOWED_TOOLS
-    return True
-
-
-def socket_path(home: str, print_: str) -> str:
-    return os.path.join(home, "run", f"hooks-{print_}.sock")
-
-
-# ---------------------------------------------------------------------------------------------
-# Framing: a 4-byte length, then that many bytes of JSON
-# ---------------------------------------------------------------------------------------------
-
-
-def _send(conn: socket.socket, value: Any) -> None:
-    data = json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
-    conn.sendall(_HEADER.pack(len(data)) + data)
-
-
-def _receive(conn: socket.socket) -> Any:
-    header = _read_exactly(conn, _HEADER.size)
-    (size,) = _HEADER.unpack(header)
-    if size > MAX_MESSAGE_BYTES:
-        raise ValueError("message too large")
-    return json.loads(_read_exactly(conn, size).decode("utf-8", "surrogatepass"))
-
-
-def _read_exactly(conn: socket.socket, size: int) -> bytes:
-    chunks: list[bytes] = []
-    remaining = size
-    while remaining:
-        chunk = conn.recv(min(remaining, 1 << 20))
-        if not chunk:
-            raise ConnectionError("connection closed")
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
-# ---------------------------------------------------------------------------------------------
-# The client side: used by ``workmem hook`` before it imports anything else
-# ---------------------------------------------------------------------------------------------
-
-
-def request(path: str, body: dict[str, Any], timeout_s: float) -> tuple[str, str] | None:
-    """Hand one event to the server at ``path``: ``(stdout, stderr)``, or ``None`` when the server
-    cannot be reached or gives no usable answer (the caller then handles the event itself)."""
-    if len(path.encode("utf-8", "surrogatepass")) > MAX_SOCKET_PATH:
-        return None
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(timeout_s)
-            conn.connect(path)
-            _send(conn, body)
-            answer = _receive(conn)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(answer, dict) or answer.get("retry"):
-        return None
-    out, err = answer.get("stdout"), answer.get("stderr")
-    if not isinstance(out, str) or not isinstance(err, str):
-        return None
-    return out, err
-
-
-def start(home: str, print_: str) -> None:
-    """Start a server for ``home`` in the background (detached, no output); never raises."""
-    import subprocess
-
-    try:
-        subprocess.Popen(
-            [sys.executable, "-m", "adapters.hook_server", home, print_],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-            env={**os.environ, SERVER_ENV: "0"},
-        )
-    except Exception:
-        return
 
 
 # ---------------------------------------------------------------------------------------------
@@ -349,7 +218,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         return 2
     try:
-        idle = float(os.environ.get(IDLE_ENV, "") or IDLE_S)
+        idle = float(os.environ.get(hook_client.IDLE_ENV, "") or IDLE_S)
     except ValueError:
         idle = IDLE_S
     return serve(argv[0], argv[1], max(0.1, idle))

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from adapters import hook_server, paths
+from adapters import hook_client, paths
 from tests.test_cli_basics import T0_ISO
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets only")
@@ -151,22 +151,23 @@ def test_the_client_uses_a_server_that_answers(short_tmp: Path) -> None:
     """A stand-in server proves the call goes through the socket (and what it sends)."""
     home = short_tmp / "h"
     (home / "run").mkdir(parents=True)
-    path = hook_server.socket_path(str(home), "x")
+    path = hook_client.socket_path(str(home), "x")
     seen: list[Any] = []
 
     def serve_once(listener: socket.socket) -> None:
         conn, _ = listener.accept()
         with conn:
-            seen.append(hook_server._receive(conn))
-            hook_server._send(conn, {"stdout": "FROM THE SERVER\n", "stderr": ""})
+            seen.append(hook_client.receive(conn))
+            hook_client.send(conn, {"stdout": "FROM THE SERVER\n", "stderr": ""})
 
     with socket.socket(socket.AF_UNIX) as listener:
         listener.bind(path)
         listener.listen(1)
         thread = threading.Thread(target=serve_once, args=(listener,))
         thread.start()
-        body = {"host": "codex", "stdin": "{}", "home": str(home), "env": {"WORKMEM_NOW": T0_ISO}}
-        assert hook_server.request(path, body, 10) == ("FROM THE SERVER\n", "")
+        env = {"WORKMEM_NOW": T0_ISO}
+        body: dict[str, object] = {"host": "codex", "stdin": "{}", "home": str(home), "env": env}
+        assert hook_client.request(path, body, 10) == ("FROM THE SERVER\n", "")
         thread.join(10)
     assert seen == [body]
 
@@ -176,7 +177,7 @@ def test_an_unreachable_server_never_loses_the_event(short_tmp: Path) -> None:
     project.mkdir()
     (home / "run").mkdir(parents=True)
     # a stale socket file with no server behind it
-    stale = hook_server.socket_path(str(home), hook_server.fingerprint())
+    stale = hook_client.socket_path(str(home), hook_client.fingerprint())
     with socket.socket(socket.AF_UNIX) as dead:
         dead.bind(stale)
     try:
@@ -201,11 +202,11 @@ def stale_is_live(path: str) -> bool:
 def test_one_server_per_home_and_it_leaves_when_idle(short_tmp: Path) -> None:
     home = short_tmp / "h"
     print_ = "test"
-    env = {**os.environ, hook_server.IDLE_ENV: "1.0", hook_server.SERVER_ENV: "0"}
+    env = {**os.environ, hook_client.IDLE_ENV: "1.0", hook_client.SERVER_ENV: "0"}
     cmd = [sys.executable, "-m", "adapters.hook_server", str(home), print_]
     first = subprocess.Popen(cmd, env=env)
     try:
-        path = hook_server.socket_path(str(home), print_)
+        path = hook_client.socket_path(str(home), print_)
         assert wait_for(lambda: stale_is_live(path))
         second = subprocess.run(cmd, env=env, timeout=30)
         assert second.returncode == 0  # found the first one holding the lock, and left
@@ -219,7 +220,7 @@ def test_one_server_per_home_and_it_leaves_when_idle(short_tmp: Path) -> None:
 
 def test_a_socket_path_too_long_is_no_server(short_tmp: Path) -> None:
     path = str(short_tmp / ("x" * 120) / "s.sock")
-    assert hook_server.request(path, {}, 1) is None
+    assert hook_client.request(path, {}, 1) is None
 
 
 @pytest.mark.parametrize(
@@ -233,11 +234,35 @@ def test_a_socket_path_too_long_is_no_server(short_tmp: Path) -> None:
     ],
 )
 def test_only_events_that_touch_the_workspace_go_to_the_server(payload: dict[str, Any], worth: bool) -> None:
-    assert hook_server.worth_a_round_trip(json.dumps(payload)) is worth
-    assert hook_server.worth_a_round_trip("{not json") is False
+    assert hook_client.worth_a_round_trip(json.dumps(payload)) is worth
+    assert hook_client.worth_a_round_trip("{not json") is False
 
 
 def test_the_server_is_off_when_asked() -> None:
-    assert hook_server.enabled({}) is True
-    assert hook_server.enabled({hook_server.SERVER_ENV: "0"}) is False
-    assert hook_server.enabled({hook_server.SERVER_ENV: "off"}) is False
+    assert hook_client.enabled({}) is True
+    assert hook_client.enabled({hook_client.SERVER_ENV: "0"}) is False
+    assert hook_client.enabled({hook_client.SERVER_ENV: "off"}) is False
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["hook", "claude-code"], ["--home", "/h", "hook", "codex"], ["--workspace=/w", "hook", "x"],
+     ["hook"], ["list"], ["--bogus", "hook", "x"], ["hook", "a", "b"],
+     ["--home", "/a", "--home", "/b", "hook", "x"]],
+)  # fmt: skip
+def test_the_thin_client_reads_a_hook_command_line_like_the_cli(argv: list[str]) -> None:
+    from adapters.cli import _hook_fast_path
+
+    full = _hook_fast_path(argv)
+    thin = hook_client.parse_hook_call(argv)
+    if full is None:
+        assert thin is None
+    else:
+        assert thin == (full.host, full.home, full.workspace)
+
+
+def test_the_thin_client_finds_the_data_home_like_the_core(tmp_path: Path) -> None:
+    homes = ({"WORKMEM_HOME": str(tmp_path)}, {"XDG_DATA_HOME": str(tmp_path)}, {"XDG_DATA_HOME": "rel"}, {})
+    for environ in homes:
+        assert hook_client.home_dir(None, environ) == str(paths.data_home(environ))
+    assert hook_client.home_dir("~/x", {}) == str(paths.data_home({}, override="~/x"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from adapters.commands import EXIT_OK, lock_timeout_s, read_stdin
 
@@ -33,37 +33,6 @@ def _now_ms() -> int:
 HOSTS = ("claude-code", "codex")
 
 
-class _ServerCall(NamedTuple):
-    home: str
-    fingerprint: str
-    answer: tuple[str, str] | None
-
-
-def _server_call(args: argparse.Namespace, raw: str, workspace: str | None) -> _ServerCall | None:
-    """Hand the event to the hook server (adapters/hook_server.py); ``None`` when it is turned off
-    or the data home cannot be resolved (the event is then handled here, with no server started)."""
-    from adapters import hook_server
-
-    if not hook_server.enabled():
-        return None
-    try:
-        home = str(_home(args))
-        fingerprint = hook_server.fingerprint()
-        wait = lock_timeout_s() + hook_server.ANSWER_MARGIN_S
-    except Exception:
-        return None
-    body = {
-        "host": args.host,
-        "stdin": raw,
-        "home": home,
-        "workspace": os.path.abspath(workspace) if workspace else None,
-        "cwd": os.getcwd(),
-        "env": {k: os.environ[k] for k in ("WORKMEM_NOW", "WORKMEM_LOCK_TIMEOUT") if k in os.environ},
-    }
-    answer = hook_server.request(hook_server.socket_path(home, fingerprint), body, wait)
-    return _ServerCall(home, fingerprint, answer)
-
-
 def hook(args: argparse.Namespace) -> int:
     if args.host not in HOSTS:
         # exit 0 all the same: the caller is a host, and some hosts read other statuses as "block"
@@ -74,20 +43,7 @@ def hook(args: argparse.Namespace) -> int:
         raw = read_stdin()
     except Exception:  # unreadable or closed input fails like bad JSON: recorded, exit 0
         raw = ""
-    server = None
-    if getattr(args, "use_server", False):
-        from adapters import hook_server
-
-        if hook_server.worth_a_round_trip(raw):
-            server = _server_call(args, raw, workspace)
-    if server is not None and server.answer is not None:
-        stdout, stderr = server.answer
-    else:
-        stdout, stderr = _run_here(args, raw, workspace)
-        if server is not None:  # none answered: start one for the next event
-            from adapters import hook_server
-
-            hook_server.start(server.home, server.fingerprint)
+    stdout, stderr = _run_here(args, raw, workspace)
     try:
         if stdout:
             sys.stdout.write(stdout)
