@@ -243,8 +243,31 @@ def retention_sort_key(
     return (-strength(entry, now_ms, dormancy), -source_priority(entry), created_key, entry.id)
 
 
+#: Sort keys of the entries ranked last, per instant and dormancy: a step ranks the same entries
+#: more than once (consolidation, then the render). Each key is kept with its entry, so an entry is
+#: recognised by identity only while it is alive; a pure function's results, so order never changes.
+_RANKED: dict[tuple[float, Dormancy], dict[int, tuple[MemoryEntry, tuple[float, int, float, str]]]] = {}
+
+
 def sort_by_retention(
     entries: Sequence[MemoryEntry], now_ms: float, dormancy: Dormancy = NO_DORMANCY
 ) -> list[MemoryEntry]:
     """``entries`` strongest first (stable, total)."""
-    return sorted(entries, key=lambda e: retention_sort_key(e, now_ms, dormancy))
+    at = (now_ms, dormancy)
+    keys = _RANKED.get(at)
+    if keys is None:
+        _RANKED.clear()  # keys of another instant are never asked for again in practice
+        keys = _RANKED.setdefault(at, {})
+
+    def key(entry: MemoryEntry) -> tuple[float, int, float, str]:
+        known = keys.get(id(entry))
+        if known is not None and known[0] is entry:
+            return known[1]
+        computed = retention_sort_key(entry, now_ms, dormancy)
+        keys[id(entry)] = (entry, computed)
+        return computed
+
+    ranked = sorted(entries, key=key)
+    if len(keys) > 4 * len(entries) + 1024:
+        keys.clear()
+    return ranked

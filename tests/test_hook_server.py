@@ -262,7 +262,9 @@ def test_the_thin_client_reads_a_hook_command_line_like_the_cli(argv: list[str])
 
 
 def test_the_thin_client_finds_the_data_home_like_the_core(tmp_path: Path) -> None:
-    homes = ({"WORKMEM_HOME": str(tmp_path)}, {"XDG_DATA_HOME": str(tmp_path)}, {"XDG_DATA_HOME": "rel"}, {})
+    homes: tuple[dict[str, str], ...] = (
+        {"WORKMEM_HOME": str(tmp_path)}, {"XDG_DATA_HOME": str(tmp_path)}, {"XDG_DATA_HOME": "rel"}, {},
+    )
     for environ in homes:
         assert hook_client.home_dir(None, environ) == str(paths.data_home(environ))
     assert hook_client.home_dir("~/x", {}) == str(paths.data_home({}, override="~/x"))
