@@ -36,6 +36,7 @@ environment:
   WORKMEM_NOW           fixed clock: ISO-8601 time or epoch milliseconds
   WORKMEM_LOCK_TIMEOUT  seconds to wait for a workspace lock (default 5)
   WORKMEM_DEBUG=1       show a traceback for unexpected failures
+  WORKMEM_HOOK_SERVER=0 hook calls handle their events themselves (no hook server)
 
 Global options go before the command, --json after it: workmem --workspace . list --json"""
 
