@@ -124,6 +124,33 @@ def lazy_compile(source: str, flags: int = 0) -> re.Pattern[str]:
     return cast("re.Pattern[str]", _LazyPattern(source, flags))
 
 
+#: Characters that must never reach the store, a prompt or a terminal: C0 controls except tab and
+#: newline, DEL, C1 controls, and the bidirectional overrides and isolates (``U+202E`` and friends)
+#: that make a terminal or an editor show text in a different order than it is read.
+_CONTROL: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: Terminal escape sequences, removed whole so that no ``[31m`` residue is left: CSI (colours,
+#: cursor moves), OSC with its terminator (titles, hyperlinks, clipboard writes), and two-character
+#: escapes.
+_ESCAPE_SEQUENCE: Final = re.compile(
+    "\x1b(?:\\[[0-?]*[ -/]*[@-~]|\\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\\\)|[@-Z\\\\^_])"
+)
+#: Controls that separate words or lines are replaced by a space rather than removed.
+_SPACING_CONTROLS: Final = str.maketrans(
+    {"\v": " ", "\f": " ", "\x1c": " ", "\x1d": " ", "\x1e": " ", "\x1f": " ", "\x85": " "}
+)
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without terminal escape sequences, control characters (other than tab and newline)
+    or bidirectional overrides. A carriage return becomes a newline (``\\r\\n`` one newline).
+    Idempotent; text without such characters is returned unchanged."""
+    if _CONTROL.search(text) is None:
+        return text
+    text = _ESCAPE_SEQUENCE.sub("", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_SPACING_CONTROLS)
+    return _CONTROL.sub("", text)
+
+
 #: Every character ``str.splitlines`` breaks on, in runs.
 _LINE_BREAK_RUN: Final = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
 
