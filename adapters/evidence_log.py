@@ -31,6 +31,7 @@ from adapters.jsonl import (
     encode_lines,
     ensure_private_dir,
     read_bytes,
+    refuse_symlink,
     split_lines,
 )
 from domain.evidence_records import build_record, event_time_ms, parse_event_line, prune_indices
@@ -151,6 +152,7 @@ def _prune_locked(log: Path, now_ms: int) -> PruneReport | None:
 
 
 def _lock(log: Path, timeout_s: float) -> filelock.BaseFileLock:
+    refuse_symlink(lock_path(log))
     return filelock.FileLock(lock_path(log), timeout=timeout_s, mode=0o600, poll_interval=POLL_INTERVAL_S)
 
 
@@ -198,7 +200,7 @@ def append_events(
         return ()
     lock: filelock.BaseFileLock | None = None
     try:
-        ensure_private_dir(log.parent)
+        ensure_private_dir(log.parent, no_symlink=True)
         lock = _lock(log, lock_timeout_s)
         lock.acquire()
     except filelock.Timeout:

@@ -9,6 +9,7 @@ import errno
 import os
 import secrets
 import stat
+import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,12 +22,50 @@ from domain.codec import encode_line
 FILE_MODE: Final = 0o600
 DIR_MODE: Final = 0o700
 _O_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
-_O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 
 
-def ensure_private_dir(path: Path, *, fix_mode: bool = True) -> None:
+class SymlinkRefused(OSError):
+    """A file inside the data home is a symbolic link; workmem never reads or writes through one."""
+
+
+def _note(message: str) -> None:
+    """One line on stderr; never raises."""
+    with contextlib.suppress(Exception):
+        sys.stderr.write("workmem: " + message + "\n")
+        sys.stderr.flush()
+
+
+def move_aside(path: Path) -> Path:
+    """Rename ``path`` (a file, a directory or the link itself, never its target) to
+    ``<name>.corrupt-<ms>-<pid>``, never deleting anything; returns the new name."""
+    stem = f"{path.name}.corrupt-{time.time_ns() // 1_000_000}-{os.getpid()}"
+    target = path.with_name(stem)
+    n = 1
+    while os.path.lexists(target):
+        target = path.with_name(f"{stem}-{n}")
+        n += 1
+    os.rename(path, target)
+    return target
+
+
+def refuse_symlink(path: Path) -> bool:
+    """When ``path`` is a symbolic link, move the link aside (see :func:`move_aside`) with a warning
+    and return True, so that nothing is ever written through it."""
+    if not os.path.islink(path):
+        return False
+    target = move_aside(path)
+    _note(f"{path.name} was a symbolic link; moved aside to {target.name} (links are never followed)")
+    return True
+
+
+def ensure_private_dir(path: Path, *, fix_mode: bool = True, no_symlink: bool = False) -> None:
     """Create ``path`` (and missing parents) with mode 0700. An existing directory we own gets its
-    mode tightened to 0700 when ``fix_mode`` is set. ``NotADirectoryError`` when a file is in the way."""
+    mode tightened to 0700 when ``fix_mode`` is set. ``NotADirectoryError`` when a file is in the way.
+    With ``no_symlink`` (directories inside the data home) a symbolic link at ``path`` is moved aside
+    and a real directory created instead."""
+    if no_symlink:
+        refuse_symlink(path)
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -87,7 +126,7 @@ def atomic_write(target: Path, data: bytes) -> None:
     """Replace ``target`` by ``data``: temp file (0600) in the same directory, fsync, ``os.replace``,
     directory fsync. The temp file is removed when anything fails, and the target is then untouched."""
     tmp = temp_name(target)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_NOFOLLOW, FILE_MODE)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | O_NOFOLLOW, FILE_MODE)
     try:
         try:
             os.fchmod(fd, FILE_MODE)
@@ -103,14 +142,30 @@ def atomic_write(target: Path, data: bytes) -> None:
     fsync_dir(target.parent)
 
 
+def _open_no_follow(target: Path, flags: int, mode: int = FILE_MODE) -> int:
+    """``os.open`` that refuses a symbolic link: the link is moved aside and a new file created."""
+    try:
+        return os.open(target, flags | O_NOFOLLOW | _O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP or not refuse_symlink(target):
+            raise
+    return os.open(target, flags | O_NOFOLLOW | _O_CLOEXEC, mode)
+
+
 def append_bytes(target: Path, data: bytes, *, durable: bool = False) -> None:
     """Append ``data`` in one ``O_APPEND`` write sequence; the file is created 0600 and an existing
-    file with wider permissions is tightened to 0600."""
-    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC, FILE_MODE)
+    file with wider permissions is tightened to 0600. A symbolic link is moved aside, never followed.
+    When the file's last line is torn (no final newline, for example after a crash or a full disk),
+    a newline is written first, so the new records never glue onto it."""
+    fd = _open_no_follow(target, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "not a regular file", str(target))
         if stat.S_IMODE(st.st_mode) != FILE_MODE and st.st_uid == os.getuid():
             os.fchmod(fd, FILE_MODE)
+        if st.st_size > 0 and os.pread(fd, 1, st.st_size - 1) != b"\n":
+            data = b"\n" + data
         _write_all(fd, data)
         if durable:
             os.fsync(fd)
@@ -134,12 +189,18 @@ def append_records(target: Path, records: Iterable[msgspec.Struct], *, durable: 
 
 
 def read_bytes(target: Path) -> bytes | None:
-    """The file's bytes, or ``None`` when it does not exist. Other errors propagate."""
+    """The file's bytes, or ``None`` when it does not exist. :class:`SymlinkRefused` when it is a
+    symbolic link (never followed); other errors propagate."""
     try:
-        with open(target, "rb") as handle:
-            return handle.read()
+        fd = os.open(target, os.O_RDONLY | O_NOFOLLOW | _O_CLOEXEC)
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SymlinkRefused(errno.ELOOP, "is a symbolic link", str(target)) from None
+        raise
+    with open(fd, "rb") as handle:
+        return handle.read()
 
 
 def split_lines(data: bytes) -> list[bytes]:

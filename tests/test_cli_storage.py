@@ -55,8 +55,9 @@ def test_corrupt_store_is_moved_aside_and_the_command_works(cli: Cli) -> None:
     store = layout(cli).store
     store.parent.mkdir(parents=True)
     store.write_text("{ truncated store")
-    # a read-only command treats it as empty and touches nothing
-    assert cli.memories() == []
+    # a read-only command says it cannot read it (never "no memories"), and touches nothing
+    listed = cli("list", "--json")
+    assert listed.code == 4 and listed.out == "" and "cannot be read" in listed.err
     assert store.read_text() == "{ truncated store"
     # a writing command quarantines it and carries on from an empty store
     run = cli("remember", "Always run the linter before committing", "--type", "feedback")

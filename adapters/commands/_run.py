@@ -30,11 +30,18 @@ def run_operation(
     with_others: bool = True,
 ) -> OpResult:
     """Run the pure operation ``fn`` on a consistent snapshot of the workspace and persist its result."""
+    from adapters.filestore import KIND_JOURNAL
     from domain.operations import Snapshot
+    from domain.pending import rebuild_from_sessions
 
     with ws.transaction(now_ms) as tx:
         store = tx.store
         journal = tx.journal
+        if KIND_JOURNAL in tx.damaged:
+            # a damaged journal must not silently drop what the sessions still hold as pending
+            journal, rebuilt = rebuild_from_sessions(journal, tx.sessions(), now_ms)
+            tx.put_journal(journal)
+            tx.emit(rebuilt)
         session = tx.session(session_id) if session_id is not None else None
         others = tuple(s for s in tx.sessions() if s.session_id != session_id) if with_others else ()
         archive = dict(tx.archive()) if store.archived else {}

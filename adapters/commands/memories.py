@@ -8,6 +8,7 @@ from typing import Any
 from adapters.commands import (
     EXIT_OK,
     EXIT_REJECTED,
+    EXIT_STORAGE,
     CommandError,
     context,
     one_line,
@@ -16,6 +17,7 @@ from adapters.commands import (
     write_json,
 )
 from adapters.commands._run import run_operation
+from adapters.evidence_log import warn
 from domain import operations
 from domain.model import MemoryEntry, MemoryStatus, WorkspaceStore
 from domain.operations import OpResult
@@ -64,9 +66,27 @@ def load_normalized(args: argparse.Namespace) -> tuple[WorkspaceStore, int]:
 
     ctx = context(args)
     ws = open_workspace(ctx)
-    store = ws.read_store(ctx.now_ms).value
+    loaded = ws.read_store(ctx.now_ms)
+    if loaded.corrupt:
+        # never show an unreadable store as an empty one; the next write moves it aside
+        raise CommandError(
+            f"the workspace store {ws.paths.store} cannot be read; it will be moved aside (not deleted) "
+            "by the next command that writes",
+            EXIT_STORAGE,
+        )
+    if loaded.damage:
+        warn(loaded.damage)
+    store = loaded.value
     archive = ws.read_archive() if store.archived else {}
     return normalize_store(store, ctx.now_ms, archive=archive).store, ctx.now_ms
+
+
+def _note_set_aside(args: argparse.Namespace) -> None:
+    """An empty listing says so when earlier stores of this workspace were moved aside."""
+    ws = open_workspace(context(args))
+    aside = [p for p in ws.quarantined_files() if p.name.startswith(ws.paths.store.name + ".corrupt-")]
+    if aside:
+        warn(f"{len(aside)} damaged store file(s) of this workspace were moved aside in {ws.paths.directory}")
 
 
 def list_memories(args: argparse.Namespace) -> int:
@@ -77,6 +97,7 @@ def list_memories(args: argparse.Namespace) -> int:
         return EXIT_OK
     if not rows:
         write("No memories stored.")
+        _note_set_aside(args)
         return EXIT_OK
     for r in rows:
         shown = "yes" if r["rendered"] else "no"
