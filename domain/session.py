@@ -48,7 +48,14 @@ from domain.model import (
     SessionState,
 )
 from domain.safety import redact
-from domain.text import WS, collapse_whitespace, memory_key, single_line
+from domain.text import (
+    WS,
+    collapse_whitespace,
+    memory_key,
+    replace_surrogates,
+    replace_surrogates_in,
+    single_line,
+)
 from domain.timeutil import iso_from_ms
 
 HEADER: Final = "Hot session state (current session):"
@@ -167,7 +174,15 @@ def observe_tool(state: SessionState, event: ToolEvent, workspace_root: str, now
     as maybe fixed; ``grep`` touches the absolute paths found in its output. ``bash`` with a known exit
     code clears the errors of the command's category on success and records the errors in its output on
     failure; with no exit code it changes nothing. Other tools are ignored. The result is normalised.
+    Lone surrogates anywhere in the event become U+FFFD (bad input never becomes a storage error).
     """
+    event = ToolEvent(
+        tool=replace_surrogates(event.tool),
+        args=replace_surrogates_in(event.args),
+        output=replace_surrogates(event.output),
+        exit_code=event.exit_code,
+        metadata=replace_surrogates_in(event.metadata),
+    )
     updated = state
     if event.tool in _FILE_TOOLS:
         path = event.args.get("filePath")

@@ -140,10 +140,32 @@ _SPACING_CONTROLS: Final = str.maketrans(
 )
 
 
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(text: str) -> str:
+    """``text`` with every lone UTF-16 surrogate (from a JSON ``"\\ud83d"`` escape or an undecodable
+    byte) replaced by U+FFFD, so it can always be encoded as UTF-8."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def replace_surrogates_in(value: Any) -> Any:
+    """:func:`replace_surrogates` applied to every string (keys too) of parsed JSON."""
+    if isinstance(value, str):
+        return replace_surrogates(value)
+    if isinstance(value, dict):
+        return {replace_surrogates_in(k): replace_surrogates_in(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [replace_surrogates_in(v) for v in value]
+    return value
+
+
 def strip_controls(text: str) -> str:
     """``text`` without terminal escape sequences, control characters (other than tab and newline)
-    or bidirectional overrides. A carriage return becomes a newline (``\\r\\n`` one newline).
-    Idempotent; text without such characters is returned unchanged."""
+    or bidirectional overrides, and with lone surrogates replaced by U+FFFD. A carriage return
+    becomes a newline (``\\r\\n`` one newline). Idempotent; text without such characters is returned
+    unchanged."""
+    text = replace_surrogates(text)
     if _CONTROL.search(text) is None:
         return text
     text = _ESCAPE_SEQUENCE.sub("", text)

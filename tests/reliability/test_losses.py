@@ -228,3 +228,39 @@ def test_a_symlinked_directory_is_moved_aside(cli: Cli, tmp_path: Path, which: s
     assert os.path.islink(
         next(p for p in link.parent.iterdir() if p.name.startswith(link.name + ".corrupt-"))
     )
+
+
+# ---- bad input is never a storage error ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tool_args",
+    [
+        ("edit", '{"filePath": "src/\\ud83d.ts"}'),
+        ("bash", '{"command": "echo \\ud83d"}'),
+        ("read", '{"\\udc00": "\\ud83d", "filePath": "a\\udfffb.py"}'),
+    ],
+)
+def test_a_lone_surrogate_in_tool_args_is_replaced_not_a_storage_error(
+    cli: Cli, tool_args: tuple[str, str]
+) -> None:
+    tool, args = tool_args
+    run = cli(
+        "tool",
+        "--session",
+        "s1",
+        "--tool",
+        tool,
+        "--args",
+        args,
+        "--exit-code",
+        "1",
+        "--output",
+        "-",
+        stdin="Error: failed \\ud83d",
+    )
+    assert run.code == 0, run
+    state = cli.ok("context", "--session", "s1").out
+    state.encode("utf-8")
+    if tool != "bash":
+        assert "\ufffd" in state
