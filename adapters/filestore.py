@@ -58,6 +58,7 @@ from adapters.jsonl import (
     ensure_private_dir,
     read_bytes,
     refuse_symlink,
+    rotate_if_larger,
     split_lines,
 )
 from adapters.paths import (
@@ -680,6 +681,7 @@ class Transaction:
             targets.append((rejection_log(home), self._rejections))
         for path, records in targets:
             try:
+                rotate_if_larger(path)
                 append_records(path, records)
             except OSError as exc:
                 warn(f"failed to append to {path.name}: {describe_os_error(exc)}")

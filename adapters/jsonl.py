@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
+import filelock
 import msgspec
 
 from domain.codec import encode_line
@@ -171,6 +172,30 @@ def append_bytes(target: Path, data: bytes, *, durable: bool = False) -> None:
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+#: The rejection and migration logs rotate past this size: the full file becomes ``<name>.1``
+#: (replacing the previous one), so each log holds at most twice this.
+ROTATE_BYTES: Final = 1024 * 1024
+
+
+def rotate_if_larger(target: Path, limit: int = ROTATE_BYTES) -> bool:
+    """Rename ``target`` to ``<name>.1`` when it is larger than ``limit``; under the log's own lock
+    (``<name>.lock``, short wait, skipped when busy) so that two writers never rotate twice."""
+    try:
+        if os.lstat(target).st_size <= limit:
+            return False
+    except OSError:
+        return False
+    lock = filelock.FileLock(target.with_name(target.name + ".lock"), timeout=1.0, mode=FILE_MODE)
+    try:
+        with lock:
+            if os.lstat(target).st_size <= limit:
+                return False
+            os.replace(target, target.with_name(target.name + ".1"))
+            return True
+    except (OSError, filelock.Timeout):
+        return False
 
 
 def encode_lines(records: Iterable[msgspec.Struct]) -> bytes:

@@ -57,6 +57,8 @@ def run_operation(
                     tx.delete_session(session_id)
             elif result.session is not None and result.session != session:
                 tx.put_session(result.session)
+        for pruned in result.pruned_sessions:
+            tx.delete_session(pruned)
         if result.events:
             tx.emit(result.events)
         if result.archived:
