@@ -30,6 +30,7 @@ from typing import Final
 import msgspec
 from returns.result import Failure, Result, Success
 
+from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
 from domain.text import (
     JS_WHITESPACE,
     WS,
@@ -499,6 +500,12 @@ def redact(text: str) -> str:
     return _redact_unfiltered(text)
 
 
+#: A long text is cut (at a whitespace) this far beyond the excerpt it is shown or stored as, before
+#: it is redacted: redaction then costs the same for a 50 MB text as for a short one, and no
+#: credential that reaches into the excerpt is split.
+_CUT_MARGIN: Final = 4096
+
+
 def _stable_cut(excerpt: str, limit: int) -> str:
     """Cut and redact again until the text is a fixed point of both: cutting a text can turn a
     harmless tail (``password reset``) into something that looks like a value (``password res``)."""
@@ -514,7 +521,7 @@ def _stable_cut(excerpt: str, limit: int) -> str:
 def stored_text(text: str, limit: int = 260) -> str:
     """The text a memory is stored with: redacted and cut to ``limit`` code points, stable under
     both (so normalising a stored memory again changes nothing)."""
-    return _stable_cut(truncate(redact(text), limit), limit)
+    return _stable_cut(truncate(redact(cut_at_whitespace(text, limit + _CUT_MARGIN)), limit), limit)
 
 
 def preview(text: str, limit: int = 120) -> str:
@@ -525,6 +532,7 @@ def preview(text: str, limit: int = 120) -> str:
     redacted again until it is stable.
     """
     limit = max(0, limit)
+    text = cut_at_whitespace(text, limit + _CUT_MARGIN)
     return _stable_cut(truncate(collapse_whitespace(redact(text)), limit), limit)
 
 
@@ -815,8 +823,9 @@ def gate_memory(
     returned with ``from_quality_gate=True``. Explicit and manual memories bypass only the length and
     quality rules. Never raises.
     """
-    # trimmed again: removing control characters can expose whitespace at either end
-    redacted = js_trim(redact(js_trim(text)))
+    # bounded (a memory is stored with 260 characters), then trimmed again: removing control
+    # characters can expose whitespace at either end
+    redacted = js_trim(redact(js_trim(cut_at_whitespace(text, MEMORY_INPUT_CHARS))))
     compaction = source == "compaction"
     if compaction and _too_short(type_, redacted, from_trigger):
         return Failure(Rejected(text=redacted, reasons=("too_short",), from_quality_gate=False))

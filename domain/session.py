@@ -33,6 +33,7 @@ from typing import Any, Final
 import msgspec
 from msgspec.structs import replace
 
+from domain.bounds import tool_output_window
 from domain.ids import decision_id
 from domain.keys import first_per_key
 from domain.model import (
@@ -174,12 +175,13 @@ def observe_tool(state: SessionState, event: ToolEvent, workspace_root: str, now
     as maybe fixed; ``grep`` touches the absolute paths found in its output. ``bash`` with a known exit
     code clears the errors of the command's category on success and records the errors in its output on
     failure; with no exit code it changes nothing. Other tools are ignored. The result is normalised.
-    Lone surrogates anywhere in the event become U+FFFD (bad input never becomes a storage error).
+    Lone surrogates anywhere in the event become U+FFFD (bad input never becomes a storage error);
+    only a bounded window of the output is scanned (:func:`domain.bounds.tool_output_window`).
     """
     event = ToolEvent(
         tool=replace_surrogates(event.tool),
         args=replace_surrogates_in(event.args),
-        output=replace_surrogates(event.output),
+        output=replace_surrogates(tool_output_window(event.output).text),
         exit_code=event.exit_code,
         metadata=replace_surrogates_in(event.metadata),
     )

@@ -17,6 +17,7 @@ from adapters.commands import (
     write_json,
 )
 from adapters.commands._run import run_operation
+from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
 from domain.extraction import (
     ExtractionResult,
     classify_explicit_memory,
@@ -76,7 +77,8 @@ def remember(args: argparse.Namespace) -> int:
     from domain.operations import remember as remember_op
 
     ctx = context(args)
-    text = text_arg(args.text)
+    # a memory is stored with 260 characters; a 50 MB argument is not classified and gated whole
+    text = cut_at_whitespace(text_arg(args.text), MEMORY_INPUT_CHARS)
     type_ = MemoryType(args.type) if args.type else classify_explicit_memory(text)
     importance = Importance(args.importance) if args.importance else None
 
