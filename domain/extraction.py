@@ -227,6 +227,22 @@ _NEGATION: Final = lazy_compile(
 _NEGATION_LEAD: Final = lazy_compile(f"[{_HS}]*(?:please[{_HS}]+)?", re.IGNORECASE)
 
 _DEFERRAL: Final = lazy_compile("(?:再说|再說|later|next time)", re.IGNORECASE)
+#: A trigger's remainder that is only a hedge or a courtesy (``from now onwards if possible``) says
+#: nothing to remember (issue 11).
+_HEDGE_WORDS: Final = (
+    "please|pls|thanks|thank you|thx|ok|okay|too|also|as well|for now|if possible|if at all possible"
+    "|if you can|if you could|when possible|whenever possible|where possible|as much as possible"
+    "|if needed|as needed|if necessary|if that'?s (?:ok|okay|fine|alright)|if you don'?t mind"
+)
+_HEDGE_ONLY: Final = lazy_compile(
+    f"(?:(?:{_HEDGE_WORDS})[{WS},;:.!?…]*)+",
+    re.IGNORECASE,
+)
+
+
+def is_bare_hedge(body: str) -> bool:
+    """True when ``body`` is nothing but hedges and courtesies (``if possible``, ``please, thanks``)."""
+    return _HEDGE_ONLY.fullmatch(js_trim(body)) is not None
 _URL: Final = lazy_compile(r"https?://")
 
 _EXPLICIT_MIN_CHARS: Final = 8
@@ -432,6 +448,9 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
         if body and _DEFERRAL.fullmatch(body):
             events.append(_ignored("deferral", body))
             continue
+        if body and is_bare_hedge(body):
+            events.append(_ignored("hedge_only", body))
+            continue
         if len(body) < _EXPLICIT_MIN_CHARS:
             events.append(_ignored("too_short", body))
             continue
@@ -612,6 +631,9 @@ def parse_compaction_candidates(
         body = _normalize_candidate_body(raw_body)
         if body is None:
             events.append(_candidate_rejected(type_, ("negated_request",), item.group(3)))
+            continue
+        if body.had_trigger and is_bare_hedge(body.text):
+            events.append(_candidate_rejected(type_, ("hedge_only",), body.text))
             continue
         outcome = safety.gate_memory(
             type_.value, body.text, source=MemorySource.COMPACTION.value, from_trigger=body.had_trigger

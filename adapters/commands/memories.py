@@ -43,7 +43,8 @@ def memory_rows(store: WorkspaceStore, now_ms: int, *, include_all: bool) -> lis
             "text": entry.text,
             "source": entry.source.value,
             "status": entry.status.value,
-            "strength": round(strength(entry, now_ms, dormancy), 6),
+            # full precision: rounding is for the human listing only
+            "strength": strength(entry, now_ms, dormancy),
             "rendered": entry.id in rendered,
             "reinforcementCount": entry.reinforcement_count or 0,
             "createdAt": entry.created_at,

@@ -156,3 +156,35 @@ def test_every_command_finishes_in_under_two_seconds_on_50_mb(
     assert not slow, slow
     reasons = {r for e in events(cli) for r in e["reasonCodes"]}
     assert {"input_window", "candidate_limit"} <= reasons
+
+
+# ---- smaller findings ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please fix the bug from now onwards if possible",
+        "from now on, if possible.",
+        "going forwards please, thanks!",
+        "remember: if you can",
+    ],
+)
+def test_a_bare_hedge_after_a_trigger_is_not_a_memory(text: str) -> None:
+    result = extract_explicit(text, NOW)
+    assert result.entries == ()
+    assert [e.reason_codes for e in result.events] == [("hedge_only",)]
+
+
+def test_a_real_rule_with_a_hedge_is_still_a_memory() -> None:
+    result = extract_explicit("from now onwards use pnpm for installs if possible", NOW)
+    assert [e.text for e in result.entries] == ["use pnpm for installs if possible"]
+
+
+def test_list_json_prints_strengths_at_full_precision(cli: Cli) -> None:
+    cli.ok("remember", "always use pnpm for installs")
+    cli.at_ms(cli.now_ms + 3 * 86_400_000 + 12_345)
+    [row] = cli.memories()
+    text = cli.ok("list", "--json").out
+    assert repr(row["strength"]) in text and len(repr(row["strength"]).split(".")[1]) > 6
+    assert f"strength={row['strength']:.3f}" in cli.ok("list").out
