@@ -152,7 +152,7 @@ def _prune_locked(log: Path, now_ms: int) -> PruneReport | None:
 
 
 def _lock(log: Path, timeout_s: float) -> filelock.BaseFileLock:
-    refuse_symlink(lock_path(log))
+    refuse_symlink(lock_path(log), file_expected=True)
     return filelock.FileLock(lock_path(log), timeout=timeout_s, mode=0o600, poll_interval=POLL_INTERVAL_S)
 
 

@@ -140,11 +140,12 @@ def _unavailable(action: str, path: Path, exc: OSError) -> StorageUnavailable:
 
 
 def _read(path: Path) -> bytes | None:
-    """The file's bytes; a symbolic link reads as empty (unreadable) content, so a transaction moves
-    the link aside like any corrupt file and nothing is ever read or written through it."""
+    """The file's bytes; a symbolic link or a directory reads as empty (unreadable) content, so a
+    transaction moves it aside like any corrupt file and nothing is ever read or written through a
+    link."""
     try:
         return read_bytes(path)
-    except SymlinkRefused:
+    except (SymlinkRefused, IsADirectoryError):
         return b""
     except OSError as exc:
         raise _unavailable("read", path, exc) from None
@@ -267,7 +268,7 @@ class Workspace:
     def _acquire(self, now_ms: int) -> tuple[filelock.BaseFileLock, bool]:
         try:
             ensure_private_dir(self.paths.directory, no_symlink=True)
-            refuse_symlink(self.paths.lock)
+            refuse_symlink(self.paths.lock, file_expected=True)
         except OSError as exc:
             raise _unavailable("create", self.paths.directory, exc) from None
         lock = filelock.FileLock(
@@ -304,7 +305,8 @@ class Workspace:
     def _claim_holder_record(self) -> bool:
         """Replace the holder record by ours; True when a previous holder left its record behind,
         which only happens when it died while holding the lock."""
-        for inside in (self.paths.lock_holder, self.paths.sessions, self.paths.evidence_dir):
+        refuse_symlink(self.paths.lock_holder, file_expected=True)
+        for inside in (self.paths.sessions, self.paths.evidence_dir):
             refuse_symlink(inside)
         previous = read_bytes(self.paths.lock_holder)
         recovered = bool(previous and previous.strip())

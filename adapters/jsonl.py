@@ -50,13 +50,22 @@ def move_aside(path: Path) -> Path:
     return target
 
 
-def refuse_symlink(path: Path) -> bool:
-    """When ``path`` is a symbolic link, move the link aside (see :func:`move_aside`) with a warning
-    and return True, so that nothing is ever written through it."""
-    if not os.path.islink(path):
+def refuse_symlink(path: Path, *, file_expected: bool = False) -> bool:
+    """When ``path`` is a symbolic link (or, with ``file_expected``, anything but a regular file, such
+    as a directory), move it aside (see :func:`move_aside`) with a warning and return True, so that
+    nothing is ever written through a link and a stray directory does not block every write."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        problem = "a symbolic link (never followed)"
+    elif file_expected and not stat.S_ISREG(st.st_mode):
+        problem = "not a regular file"
+    else:
         return False
     target = move_aside(path)
-    _note(f"{path.name} was a symbolic link; moved aside to {target.name} (links are never followed)")
+    _note(f"{path.name} was {problem}; moved aside to {target.name}")
     return True
 
 
@@ -148,7 +157,7 @@ def _open_no_follow(target: Path, flags: int, mode: int = FILE_MODE) -> int:
     try:
         return os.open(target, flags | O_NOFOLLOW | _O_CLOEXEC, mode)
     except OSError as exc:
-        if exc.errno != errno.ELOOP or not refuse_symlink(target):
+        if exc.errno not in (errno.ELOOP, errno.EISDIR) or not refuse_symlink(target, file_expected=True):
             raise
     return os.open(target, flags | O_NOFOLLOW | _O_CLOEXEC, mode)
 
