@@ -93,9 +93,7 @@ def test_damaged_file_is_recovered_without_a_crash_or_a_deletion(
 
     runs = [
         cli("list", "--json"),
-        cli("context", "--session", "s2"),
         cli("message", "--session", "s1", "remember: never force push the main branch"),
-        cli("health"),
         cli("end-session", "--session", "s1"),
         cli("list", "--json"),
     ]
