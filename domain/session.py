@@ -33,7 +33,7 @@ from typing import Any, Final
 import msgspec
 from msgspec.structs import replace
 
-from domain.bounds import tool_output_window
+from domain.bounds import cut_at_whitespace, tool_output_window
 from domain.ids import decision_id
 from domain.keys import first_per_key
 from domain.model import (
@@ -56,6 +56,7 @@ from domain.text import (
     replace_surrogates,
     replace_surrogates_in,
     single_line,
+    truncate,
 )
 from domain.timeutil import iso_from_ms
 
@@ -223,9 +224,14 @@ def _rank_files(files: Iterable[ActiveFile]) -> tuple[ActiveFile, ...]:
     return tuple(sorted(files, key=lambda f: (-_file_score(f), -f.last_seen)))
 
 
+_MAX_PATH_CHARS: Final = 1024
+
+
 def touch_active_file(state: SessionState, path: str, action: FileAction, now_ms: int) -> SessionState:
     """Count one more touch of ``path``. The recorded action only moves to an equal or heavier one
-    (a read after an edit stays an edit). The list is re-ranked and cut to 20."""
+    (a read after an edit stays an edit). The list is re-ranked and cut to 20. The path passes the
+    safety gate like every stored text (a path may hold a token) and is kept to 1,024 characters."""
+    path = truncate(redact(cut_at_whitespace(path, _MAX_PATH_CHARS)), _MAX_PATH_CHARS)
     files: list[ActiveFile] = []
     found = False
     for item in state.active_files:
@@ -698,7 +704,7 @@ def render_hot_state(state: SessionState, workspace_root: str) -> str:
     if files:
         lines.append("active_files:")
         lines.extend(
-            f"- {single_line(display_path(workspace_root, f.path))} ({f.action.value}, {f.count}x)"
+            f"- {single_line(redact(display_path(workspace_root, f.path)))} ({f.action.value}, {f.count}x)"
             for f in files
         )
     if errors:

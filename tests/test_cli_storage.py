@@ -95,12 +95,18 @@ def test_corrupt_journal_or_session_is_moved_aside(cli: Cli, kind: str) -> None:
     assert "always use pnpm" in cli.ok("context", "--session", "S").out
 
 
-def test_directory_in_place_of_the_store_is_storage_unavailable(cli: Cli) -> None:
+def test_directory_in_place_of_the_store_is_moved_aside(cli: Cli) -> None:
     store = layout(cli).store
     store.mkdir(parents=True)
-    one_line_error(cli("remember", "Always run the linter before committing"), 4)
-    one_line_error(cli("list"), 4)
-    assert store.is_dir()  # nothing was moved or lost
+    (store / "inner").write_text("kept")
+    one_line_error(cli("list"), 4)  # a read-only command says it cannot read the store
+    assert store.is_dir()
+    # a writing command moves the directory aside (nothing lost) and carries on (issue 11)
+    run = cli("remember", "Always run the linter before committing")
+    assert run.code == 0 and "moved aside" in run.err
+    [aside] = [p for p in store.parent.iterdir() if p.name.startswith("workspace-memory.json.corrupt-")]
+    assert (aside / "inner").read_text() == "kept"
+    assert len(cli.memories()) == 1
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores permissions")

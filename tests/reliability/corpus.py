@@ -23,3 +23,20 @@ def load_corpus() -> list[SecretCase]:
 
 
 SECRETS: Final = load_corpus()
+
+
+def failed_tool(tool: str, args: str, output: str = "-", session: str = "s1") -> list[str]:
+    """The ``workmem tool`` arguments of a failed call (exit code 1) with ``output`` (``-``: stdin)."""
+    return [
+        "tool",
+        "--session",
+        session,
+        "--tool",
+        tool,
+        "--args",
+        args,
+        "--exit-code",
+        "1",
+        "--output",
+        output,
+    ]

@@ -18,6 +18,7 @@ from domain.bounds import (
 )
 from domain.extraction import extract_explicit, parse_compaction_candidates
 from domain.safety import preview, stored_text
+from tests.reliability.corpus import failed_tool
 from tests.test_cli_basics import Cli, make_cli
 from tests.test_cli_storage import events
 
@@ -133,20 +134,7 @@ def test_every_command_finishes_in_under_two_seconds_on_50_mb(
     timings = {
         "message": _timed(cli, "message", "--session", "s1", "-", stdin=big_prompt),
         "compacted": _timed(cli, "compacted", "--session", "s1", str(summary)),
-        "tool": _timed(
-            cli,
-            "tool",
-            "--session",
-            "s1",
-            "--tool",
-            "bash",
-            "--args",
-            '{"command": "npm test"}',
-            "--exit-code",
-            "1",
-            "--output",
-            str(output),
-        ),
+        "tool": _timed(cli, *failed_tool("bash", '{"command": "npm test"}', str(output))),
         "remember": _timed(cli, "remember", "-", stdin=big_prompt),
         "check": _timed(cli, "check", "-", stdin=big_prompt),
         "context": _timed(cli, "context", "--session", "s1"),

@@ -13,6 +13,7 @@ from adapters import paths
 from adapters.jsonl import append_bytes
 from domain.model import WorkspaceRef, WorkspaceStore
 from domain.salvage import SalvageMode, repair_text, salvage_document
+from tests.reliability.corpus import failed_tool
 from tests.test_cli_basics import Cli, make_cli
 from tests.test_cli_storage import events, layout
 
@@ -245,20 +246,7 @@ def test_a_lone_surrogate_in_tool_args_is_replaced_not_a_storage_error(
     cli: Cli, tool_args: tuple[str, str]
 ) -> None:
     tool, args = tool_args
-    run = cli(
-        "tool",
-        "--session",
-        "s1",
-        "--tool",
-        tool,
-        "--args",
-        args,
-        "--exit-code",
-        "1",
-        "--output",
-        "-",
-        stdin="Error: failed \\ud83d",
-    )
+    run = cli(*failed_tool(tool, args), stdin="Error: failed \\ud83d")
     assert run.code == 0, run
     state = cli.ok("context", "--session", "s1").out
     state.encode("utf-8")
