@@ -37,6 +37,7 @@ from adapters.jsonl import (
 from domain.evidence_records import build_record, event_time_ms, parse_event_line, prune_indices
 from domain.ids import event_id
 from domain.model import EvidenceEvent, EvidenceInput, EvidenceLogLimits
+from domain.text import strip_controls
 from domain.timeutil import iso_from_ms
 
 DAY_MS: Final = 86_400_000
@@ -51,7 +52,7 @@ _HEAD_BYTES: Final = 64 * 1024
 def warn(message: str) -> None:
     """One line on stderr; never raises."""
     try:
-        sys.stderr.write("workmem: " + " ".join(message.split()) + "\n")
+        sys.stderr.write("workmem: " + strip_controls(" ".join(message.split())) + "\n")
         sys.stderr.flush()
     except Exception:  # a warning must not become a failure
         pass
