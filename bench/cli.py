@@ -92,15 +92,22 @@ def build_store(home: Path, root: str, entries: int) -> None:
 
 
 def time_runs(
-    label: str, make_argv: Callable[[int], Sequence[str]], runs: int, env: dict[str, str]
+    label: str,
+    make_argv: Callable[[int], Sequence[str]],
+    runs: int,
+    env: dict[str, str],
+    *,
+    stdin: Path | None = None,
 ) -> Timing:
-    """One warm-up run, then ``runs`` timed runs; a failing run aborts the benchmark."""
+    """One warm-up run, then ``runs`` timed runs (``stdin``: a file fed to each run); a failing run
+    aborts the benchmark."""
     samples: list[float] = []
     for i in range(runs + 1):
         argv = list(make_argv(i))
-        started = time.perf_counter()
-        done = subprocess.run(argv, env=env, capture_output=True, check=False)
-        elapsed = (time.perf_counter() - started) * 1000
+        with open(stdin or os.devnull, "rb") as feed:
+            started = time.perf_counter()
+            done = subprocess.run(argv, env=env, stdin=feed, capture_output=True, check=False)
+            elapsed = (time.perf_counter() - started) * 1000
         if done.returncode != 0:
             raise SystemExit(
                 f"{label}: exit {done.returncode}: {done.stderr.decode(errors='replace').strip()}"

@@ -165,6 +165,8 @@ def strip_controls(text: str) -> str:
     or bidirectional overrides, and with lone surrogates replaced by U+FFFD. A carriage return
     becomes a newline (``\\r\\n`` one newline). Idempotent; text without such characters is returned
     unchanged."""
+    if text.isprintable():  # no control, format (bidi) or surrogate character at all: the usual case
+        return text
     text = replace_surrogates(text)
     if _CONTROL.search(text) is None:
         return text
