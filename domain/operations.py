@@ -99,7 +99,7 @@ class OpResult(msgspec.Struct, frozen=True, kw_only=True):
     journal: PendingJournal
     session: SessionState | None
     delete_session: bool = False
-    #: other sessions whose files the shell deletes (idle past the adoption limit, nothing pending)
+    #: other sessions whose files the shell deletes (idle for a week, nothing left pending)
     pruned_sessions: tuple[str, ...] = ()
     events: tuple[EvidenceInput, ...] = ()
     audit: tuple[MigrationAudit, ...] = ()
