@@ -262,7 +262,7 @@ def memory_rows(store: WorkspaceStore, now_ms: int, *, include_all: bool) -> tup
             text=entry.text,
             source=entry.source.value,
             status=entry.status.value,
-            strength=round(strength(entry, now_ms, dormancy), 6),
+            strength=strength(entry, now_ms, dormancy),  # full precision: rounding is for people
             rendered=entry.id in rendered,
             reinforcement_count=entry.reinforcement_count or 0,
             created_at=entry.created_at,
@@ -460,8 +460,10 @@ class WorkingMemory:
         """Store a manual memory, through the same safety gate as every other memory. ``type``
         defaults to the one classified from the text."""
         from domain import operations
+        from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
 
-        text = _text(text, "the memory text")
+        # a memory is stored with 260 characters: a huge text is not classified and gated whole
+        text = cut_at_whitespace(_text(text, "the memory text"), MEMORY_INPUT_CHARS)
         kind = _memory_type(type, text)
         level = _importance(importance)
         now = self.now_ms()
@@ -539,7 +541,18 @@ class WorkingMemory:
         now = self.now_ms()
         ws = self.workspace()
         try:
-            store = ws.read_store(now).value
+            loaded = ws.read_store(now)
+            if loaded.corrupt:
+                # never show an unreadable store as an empty one; the next write moves it aside
+                raise StorageError(
+                    f"the workspace store {ws.paths.store} cannot be read; it will be moved aside "
+                    "(not deleted) by the next command that writes"
+                )
+            if loaded.damage:
+                from adapters.evidence_log import warn
+
+                warn(loaded.damage)
+            store = loaded.value
             archive = ws.read_archive() if store.archived else {}
         except OSError as exc:
             raise _storage_from_os_error(exc) from None

@@ -44,8 +44,16 @@ TYPES = ("feedback", "project", "decision", "reference")
 HOSTS = ("claude-code", "codex", "opencode")
 
 
+def _terminal_safe(text: str) -> str:
+    """No terminal escape, control character or bidi override in a message (imported late: the
+    hook path keeps its start-up small)."""
+    from domain.text import strip_controls
+
+    return strip_controls(text)
+
+
 def _usage_error(message: str) -> None:
-    sys.stderr.write(f"workmem: {' '.join(message.split())}\n")  # always one line
+    sys.stderr.write(f"workmem: {_terminal_safe(' '.join(message.split()))}\n")  # always one line
     raise SystemExit(EXIT_USAGE)
 
 
@@ -369,11 +377,12 @@ def _main(arguments: list[str], args: argparse.Namespace | None) -> int:
         known = _known_error(exc)
         if known is not None:
             code, message = known
-            sys.stderr.write(f"workmem: {message}\n")
+            sys.stderr.write(f"workmem: {_terminal_safe(message)}\n")
             return code
         if os.environ.get("WORKMEM_DEBUG") == "1":
             raise
-        sys.stderr.write(f"workmem: unexpected failure: {type(exc).__name__}: {_one_line(str(exc))}\n")
+        detail = _terminal_safe(_one_line(str(exc)))
+        sys.stderr.write(f"workmem: unexpected failure: {type(exc).__name__}: {detail}\n")
         return EXIT_UNEXPECTED
 
 

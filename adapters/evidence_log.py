@@ -30,11 +30,13 @@ from adapters.jsonl import (
     encode_lines,
     ensure_private_dir,
     read_bytes,
+    refuse_symlink,
     split_lines,
 )
 from domain.evidence_records import build_record, event_time_ms, parse_event_line, prune_indices
 from domain.ids import event_id
 from domain.model import EvidenceEvent, EvidenceInput, EvidenceLogLimits
+from domain.text import strip_controls
 from domain.timeutil import iso_from_ms
 
 DAY_MS: Final = 86_400_000
@@ -49,7 +51,7 @@ _HEAD_BYTES: Final = 64 * 1024
 def warn(message: str) -> None:
     """One line on stderr; never raises."""
     try:
-        sys.stderr.write("workmem: " + " ".join(message.split()) + "\n")
+        sys.stderr.write("workmem: " + strip_controls(" ".join(message.split())) + "\n")
         sys.stderr.flush()
     except Exception:  # a warning must not become a failure
         pass
@@ -150,6 +152,7 @@ def _prune_locked(log: Path, now_ms: int) -> PruneReport | None:
 
 
 def _lock(log: Path, timeout_s: float) -> locking.FileLock:
+    refuse_symlink(lock_path(log), file_expected=True)
     return locking.FileLock(lock_path(log), timeout=timeout_s, mode=0o600, poll_interval=POLL_INTERVAL_S)
 
 
@@ -197,7 +200,7 @@ def append_events(
         return ()
     lock: locking.FileLock | None = None
     try:
-        ensure_private_dir(log.parent)
+        ensure_private_dir(log.parent, no_symlink=True)
         lock = _lock(log, lock_timeout_s)
         lock.acquire()
     except locking.Timeout:

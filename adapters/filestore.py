@@ -50,7 +50,17 @@ from returns.result import Result
 
 from adapters import locking
 from adapters.evidence_log import EvidenceLog, describe_os_error, warn
-from adapters.jsonl import append_records, atomic_write, ensure_private_dir, read_bytes, split_lines
+from adapters.jsonl import (
+    O_NOFOLLOW,
+    SymlinkRefused,
+    append_records,
+    atomic_write,
+    ensure_private_dir,
+    read_bytes,
+    refuse_symlink,
+    rotate_if_larger,
+    split_lines,
+)
 from adapters.paths import (
     WorkspacePaths,
     migration_log,
@@ -60,7 +70,7 @@ from adapters.paths import (
     workspace_paths_for_key,
     workspace_root_hash,
 )
-from domain.codec import DecodeFailure, decode, decode_journal, decode_session, decode_store, encode_pretty
+from domain.codec import DecodeFailure, decode, encode_pretty
 from domain.ids import hash16
 from domain.keys import exact_key
 from domain.model import (
@@ -75,6 +85,7 @@ from domain.model import (
     WorkspaceRef,
     WorkspaceStore,
 )
+from domain.salvage import Salvaged, describe_salvage, salvage_document
 from domain.timeutil import iso_from_ms
 
 T = TypeVar("T")
@@ -113,6 +124,9 @@ class Loaded(NamedTuple, Generic[T]):
     value: T
     corrupt: bool = False
     missing: bool = False
+    #: set when the file was damaged but salvaged (``value`` holds what could be read): a one-line,
+    #: content-free description for a warning
+    damage: str | None = None
 
 
 def _one_line(text: str) -> str:
@@ -125,8 +139,13 @@ def _unavailable(action: str, path: Path, exc: OSError) -> StorageUnavailable:
 
 
 def _read(path: Path) -> bytes | None:
+    """The file's bytes; a symbolic link or a directory reads as empty (unreadable) content, so a
+    transaction moves it aside like any corrupt file and nothing is ever read or written through a
+    link."""
     try:
         return read_bytes(path)
+    except (SymlinkRefused, IsADirectoryError):
+        return b""
     except OSError as exc:
         raise _unavailable("read", path, exc) from None
 
@@ -253,25 +272,31 @@ class Workspace:
 
     # ---- read-only views ------------------------------------------------------------------------
 
-    def _view(
-        self, path: Path, decoder: Callable[[bytes], Result[S, DecodeFailure]], empty: T
-    ) -> Loaded[S | T]:
+    def _view(self, path: Path, tp: type[S], empty: T) -> Loaded[S | T]:
         data = _read(path)
         if data is None:
             return Loaded(empty, missing=True)
-        value: S | None = _cached_decode(self.cache, path, data, decoder).value_or(None)
-        if value is not None:
-            return Loaded(value)
-        return Loaded(empty, corrupt=True)
+        if self.cache is not None:
+            hit = self.cache.get(path, data)
+            if hit is not None:
+                return Loaded(hit)  # type: ignore[arg-type]
+        salvaged = salvage_document(data, tp, empty if isinstance(empty, tp) else None)
+        if salvaged is None:
+            return Loaded(empty, corrupt=True)
+        if salvaged.damaged:
+            return Loaded(salvaged.value, damage=f"{path.name} is damaged; {describe_salvage(salvaged)}")
+        if self.cache is not None:
+            self.cache.put(path, data, salvaged.value)
+        return Loaded(salvaged.value)
 
     def read_store(self, now_ms: int) -> Loaded[WorkspaceStore]:
-        return self._view(self.paths.store, decode_store, self.empty_store(now_ms))
+        return self._view(self.paths.store, WorkspaceStore, self.empty_store(now_ms))
 
     def read_journal(self, now_ms: int) -> Loaded[PendingJournal]:
-        return self._view(self.paths.journal, decode_journal, self.empty_journal(now_ms))
+        return self._view(self.paths.journal, PendingJournal, self.empty_journal(now_ms))
 
     def read_session(self, session_id: str) -> Loaded[SessionState | None]:
-        return self._view(self.session_path(session_id), decode_session, None)
+        return self._view(self.session_path(session_id), SessionState, None)
 
     def read_events(self) -> tuple[tuple[EvidenceEvent, ...], int]:
         """(valid evidence records in file order, number of invalid lines)."""
@@ -306,7 +331,8 @@ class Workspace:
 
     def _acquire(self, now_ms: int) -> tuple[locking.FileLock, bool]:
         try:
-            ensure_private_dir(self.paths.directory)
+            ensure_private_dir(self.paths.directory, no_symlink=True)
+            refuse_symlink(self.paths.lock, file_expected=True)
         except OSError as exc:
             raise _unavailable("create", self.paths.directory, exc) from None
         lock = locking.FileLock(
@@ -343,13 +369,16 @@ class Workspace:
     def _claim_holder_record(self) -> bool:
         """Replace the holder record by ours; True when a previous holder left its record behind,
         which only happens when it died while holding the lock."""
+        refuse_symlink(self.paths.lock_holder, file_expected=True)
+        for inside in (self.paths.sessions, self.paths.evidence_dir):
+            refuse_symlink(inside)
         previous = read_bytes(self.paths.lock_holder)
         recovered = bool(previous and previous.strip())
         if recovered and previous is not None:
             dead_pid = previous.split(b"\n", 1)[0].strip().decode("ascii", "replace")
             if dead_pid.isdigit():
                 self._remove_orphan_temps(dead_pid)
-        fd = os.open(self.paths.lock_holder, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = os.open(self.paths.lock_holder, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | O_NOFOLLOW, 0o600)
         try:
             os.write(fd, f"{os.getpid()}\n{time.time_ns() // 1_000_000}\n".encode())
         finally:
@@ -421,6 +450,10 @@ class Transaction:
         self._archive_out: list[MemoryEntry] = []
         self._audit: list[msgspec.Struct] = []
         self._rejections: list[msgspec.Struct] = []
+        #: damaged files whose salvaged value must be written back, with the bytes they held
+        self._salvaged: dict[Path, bytes] = {}
+        #: kinds (``pending_journal``, ...) found damaged in this transaction: moved aside or salvaged
+        self.damaged: set[str] = set()
         #: values as written by the commit, with their new revisions: ``workspace_memory``,
         #: ``pending_journal`` and ``session:<id>``
         self.written: dict[str, msgspec.Struct] = {}
@@ -431,30 +464,69 @@ class Transaction:
         if not self._open:
             raise RuntimeError("the transaction is closed; use it only inside its with-block")
 
-    def _load(self, path: Path, kind: str, decoder: Callable[[bytes], Result[S, DecodeFailure]]) -> S | None:
+    def _load(self, path: Path, kind: str, tp: type[S], empty: S | None = None) -> S | None:
         data = _read(path)
         if data is None:
             return None
-        result = _cached_decode(self.workspace.cache, path, data, decoder)
+        result = _cached_decode(self.workspace.cache, path, data, lambda raw: decode(raw, tp))
         value: S | None = result.value_or(None)
         if value is not None:
             return value
+        salvaged = salvage_document(data, tp, empty)
+        if salvaged is not None:
+            self._keep_original(path, kind, data, salvaged)
+            return salvaged.value
         self._quarantine(path, kind, result.swap().value_or(DecodeFailure("invalid_json", "")))
         return None
 
-    def _quarantine(self, path: Path, kind: str, failure: DecodeFailure) -> None:
+    def _aside_name(self, path: Path) -> Path:
         pid = os.getpid()
         target = path.with_name(f"{path.name}.corrupt-{self.now_ms}-{pid}")
         n = 1
-        while target.exists():
+        while os.path.lexists(target):
             target = path.with_name(f"{path.name}.corrupt-{self.now_ms}-{pid}-{n}")
             n += 1
+        return target
+
+    def _keep_original(self, path: Path, kind: str, data: bytes, salvaged: Salvaged[S]) -> None:
+        """A damaged file was salvaged: its original bytes are copied aside (the file itself stays
+        until the salvaged value replaces it at commit), with a warning and an event."""
+        target = self._aside_name(path)
+        try:
+            atomic_write(target, data)
+        except OSError as exc:
+            raise _unavailable("keep a copy of damaged", path, exc) from None
+        self._salvaged[path] = data
+        self.damaged.add(kind)
+        warn(f"{path.name} is damaged; {describe_salvage(salvaged)}; the original is kept as {target.name}")
+        self._always.append(
+            _storage_event(
+                EventType.STORAGE_CORRUPT_JSON_QUARANTINED,
+                Outcome.RECOVERED,
+                "salvaged",
+                {
+                    "storeKind": kind,
+                    "quarantined": True,
+                    "salvageMode": salvaged.mode,
+                    "readableEntries": salvaged.readable_entries,
+                    "unreadableEntries": salvaged.unreadable_entries,
+                    "replacedCharacters": salvaged.replaced_characters,
+                },
+            )
+        )
+
+    def _quarantine(self, path: Path, kind: str, failure: DecodeFailure) -> None:
+        target = self._aside_name(path)
+        link = os.path.islink(path)
         try:
             os.rename(path, target)
         except OSError as exc:
             raise _unavailable("move aside corrupt", path, exc) from None
-        warn(f"invalid JSON in {path}; moved aside to {target.name}")
+        problem = "a symbolic link (never followed)" if link else "invalid JSON"
+        warn(f"{path} is {problem}; moved aside to {target.name}")
+        self.damaged.add(kind)
         reason = "invalid_json" if failure.kind == "invalid_json" else "invalid_shape"
+        reason = "symlink" if link else reason
         self._always.append(
             _storage_event(
                 EventType.STORAGE_CORRUPT_JSON_QUARANTINED,
@@ -471,7 +543,8 @@ class Transaction:
         if self._store_put is not None:
             return self._store_put
         if self._store is None:
-            loaded = self._load(self.workspace.paths.store, KIND_STORE, decode_store)
+            empty = self.workspace.empty_store(self.now_ms)
+            loaded = self._load(self.workspace.paths.store, KIND_STORE, WorkspaceStore, empty)
             self._store = loaded if loaded is not None else self.workspace.empty_store(self.now_ms)
         return self._store
 
@@ -495,7 +568,8 @@ class Transaction:
         if self._journal_put is not None:
             return self._journal_put
         if self._journal is None:
-            loaded = self._load(self.workspace.paths.journal, KIND_JOURNAL, decode_journal)
+            empty_journal = self.workspace.empty_journal(self.now_ms)
+            loaded = self._load(self.workspace.paths.journal, KIND_JOURNAL, PendingJournal, empty_journal)
             self._journal = loaded if loaded is not None else self.workspace.empty_journal(self.now_ms)
         return self._journal
 
@@ -506,7 +580,7 @@ class Transaction:
             return self._sessions_put[name]
         if name not in self._sessions:
             path = self.workspace.paths.sessions / name
-            self._sessions[name] = self._load(path, KIND_SESSION, decode_session)
+            self._sessions[name] = self._load(path, KIND_SESSION, SessionState)
         return self._sessions[name]
 
     def session(self, session_id: str) -> SessionState | None:
@@ -581,7 +655,11 @@ class Transaction:
     def _checked(self, path: Path, kind: str, value: S, base: int | None) -> S:
         """``value`` with its next revision, after checking that the disk is still at ``base``."""
         expected = base or 0
-        found = _disk_revision(path)
+        if path in self._salvaged:
+            # a salvaged file has no readable revision: it must still hold the bytes salvaged from
+            found: int | None = expected if _read(path) == self._salvaged[path] else None
+        else:
+            found = _disk_revision(path)
         if found != expected:
             self._always.append(
                 _storage_event(
@@ -607,18 +685,26 @@ class Transaction:
         # (path, label in ``written``, value with its new revision), in write order: store first, so a
         # crash between files can only leave pending entries that the next promotion absorbs.
         plan: list[tuple[Path, str, msgspec.Struct]] = []
-        if self._store_put is not None and self._store_put != self._store:
-            new_store = self._checked(ws.paths.store, KIND_STORE, self._store_put, self._store_put.revision)
+        salvaged = self._salvaged
+        store = self._store_put if self._store_put is not None else self._store
+        if store is not None and (store != self._store or ws.paths.store in salvaged):
+            new_store = self._checked(ws.paths.store, KIND_STORE, store, store.revision)
             plan.append((ws.paths.store, KIND_STORE, new_store))
-        if self._journal_put is not None and self._journal_put != self._journal:
-            new_journal = self._checked(
-                ws.paths.journal, KIND_JOURNAL, self._journal_put, self._journal_put.revision
-            )
+        journal = self._journal_put if self._journal_put is not None else self._journal
+        if journal is not None and (journal != self._journal or ws.paths.journal in salvaged):
+            new_journal = self._checked(ws.paths.journal, KIND_JOURNAL, journal, journal.revision)
             plan.append((ws.paths.journal, KIND_JOURNAL, new_journal))
-        for name in sorted(self._sessions_put):
-            state = self._sessions_put[name]
-            if state != self._sessions.get(name):
-                path = ws.paths.sessions / name
+        damaged_sessions = {
+            path.name: state
+            for path in salvaged
+            if path.parent == ws.paths.sessions
+            and path.name not in self._sessions_deleted
+            and (state := self._sessions.get(path.name)) is not None
+        }
+        for name in sorted({**damaged_sessions, **self._sessions_put}):
+            state = self._sessions_put.get(name) or damaged_sessions[name]
+            path = ws.paths.sessions / name
+            if state != self._sessions.get(name) or path in salvaged:
                 new_state = self._checked(path, KIND_SESSION, state, state.revision)
                 plan.append((path, f"session:{state.session_id}", new_state))
         deletions = [name for name in sorted(self._sessions_deleted) if self._sessions.get(name) is not None]
@@ -636,7 +722,7 @@ class Transaction:
                 raise _unavailable("append to", ws.paths.archive, exc) from None
         if any(label.startswith("session:") for _, label, _ in plan):
             try:
-                ensure_private_dir(ws.paths.sessions)
+                ensure_private_dir(ws.paths.sessions, no_symlink=True)
             except OSError as exc:
                 raise _unavailable("create", ws.paths.sessions, exc) from None
         for path, label, value, data in encoded:
@@ -680,6 +766,7 @@ class Transaction:
             targets.append((rejection_log(home), self._rejections))
         for path, records in targets:
             try:
+                rotate_if_larger(path)
                 append_records(path, records)
             except OSError as exc:
                 warn(f"failed to append to {path.name}: {describe_os_error(exc)}")

@@ -3,8 +3,10 @@
 The originals are only read, never modified, moved or locked. Each JSON file is decoded with the
 codec (unknown fields are kept and written back) and written to the same relative place under the
 workmem home; a file that already exists there is never overwritten (it is reported as kept). A file
-that cannot be read or decoded is skipped and reported. Evidence, rejection and migration logs are
-JSON lines: their valid lines are copied verbatim and invalid lines are counted.
+that is not valid UTF-8 or holds a lone surrogate is salvaged (the damage replaced by U+FFFD and
+reported); one that cannot be read or decoded at all is skipped and reported. Evidence, rejection
+and migration logs are JSON lines: their valid lines are copied verbatim and invalid lines are
+counted.
 
 Where a store names its workspace root, the workspace lands in the directory workmem computes for
 that root (the same ``sha256(realpath(root))[:16]`` rule as the reference, so normally the same
@@ -33,6 +35,8 @@ from domain.codec import (
     encode_pretty,
 )
 from domain.evidence_records import parse_event_line, sanitize_imported
+from domain.model import PendingJournal, SessionState, WorkspaceStore
+from domain.salvage import describe_salvage, salvage_document
 
 OWM_DIR_NAME: Final = "opencode-working-memory"
 LOCK_TIMEOUT_S: Final = 5.0
@@ -115,6 +119,13 @@ def _write_new(target: Path, data: bytes) -> bool:
 Decoder = Callable[[bytes], Result[Any, DecodeFailure]]
 
 
+_DOCUMENT_TYPES: Final[dict[Decoder, type[msgspec.Struct]]] = {
+    decode_store: WorkspaceStore,
+    decode_journal: PendingJournal,
+    decode_session: SessionState,
+}
+
+
 def _read(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
@@ -127,11 +138,19 @@ def _copy_json(source: Path, target: Path, decoder: Decoder) -> ImportedFile:
     if data is None:
         return ImportedFile(source, target, INVALID, "unreadable")
     decoded = decoder(data)
+    detail = ""
     if not isinstance(decoded, Success):
-        return ImportedFile(source, target, INVALID, decoded.failure().kind)
-    value: msgspec.Struct = decoded.unwrap()
+        # invalid UTF-8 or a lone surrogate (the reference's 260-unit cut can split an emoji):
+        # import what can be read, with the damage replaced by U+FFFD, and say so
+        salvaged = salvage_document(data, _DOCUMENT_TYPES[decoder])
+        if salvaged is None:
+            return ImportedFile(source, target, INVALID, decoded.failure().kind)
+        value: msgspec.Struct = salvaged.value
+        detail = describe_salvage(salvaged)
+    else:
+        value = decoded.unwrap()
     written = _write_new(target, encode_pretty(value))
-    return ImportedFile(source, target, COPIED if written else KEPT)
+    return ImportedFile(source, target, COPIED if written else KEPT, detail)
 
 
 def _valid_object(line: bytes) -> bool:

@@ -8,11 +8,13 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
+import filelock
 import msgspec
 
 from domain.codec import encode_line
@@ -20,12 +22,59 @@ from domain.codec import encode_line
 FILE_MODE: Final = 0o600
 DIR_MODE: Final = 0o700
 _O_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
-_O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 
 
-def ensure_private_dir(path: Path, *, fix_mode: bool = True) -> None:
+class SymlinkRefused(OSError):
+    """A file inside the data home is a symbolic link; workmem never reads or writes through one."""
+
+
+def _note(message: str) -> None:
+    """One line on stderr; never raises."""
+    with contextlib.suppress(Exception):
+        sys.stderr.write("workmem: " + message + "\n")
+        sys.stderr.flush()
+
+
+def move_aside(path: Path) -> Path:
+    """Rename ``path`` (a file, a directory or the link itself, never its target) to
+    ``<name>.corrupt-<ms>-<pid>``, never deleting anything; returns the new name."""
+    stem = f"{path.name}.corrupt-{time.time_ns() // 1_000_000}-{os.getpid()}"
+    target = path.with_name(stem)
+    n = 1
+    while os.path.lexists(target):
+        target = path.with_name(f"{stem}-{n}")
+        n += 1
+    os.rename(path, target)
+    return target
+
+
+def refuse_symlink(path: Path, *, file_expected: bool = False) -> bool:
+    """When ``path`` is a symbolic link (or, with ``file_expected``, anything but a regular file, such
+    as a directory), move it aside (see :func:`move_aside`) with a warning and return True, so that
+    nothing is ever written through a link and a stray directory does not block every write."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        problem = "a symbolic link (never followed)"
+    elif file_expected and not stat.S_ISREG(st.st_mode):
+        problem = "not a regular file"
+    else:
+        return False
+    target = move_aside(path)
+    _note(f"{path.name} was {problem}; moved aside to {target.name}")
+    return True
+
+
+def ensure_private_dir(path: Path, *, fix_mode: bool = True, no_symlink: bool = False) -> None:
     """Create ``path`` (and missing parents) with mode 0700. An existing directory we own gets its
-    mode tightened to 0700 when ``fix_mode`` is set. ``NotADirectoryError`` when a file is in the way."""
+    mode tightened to 0700 when ``fix_mode`` is set. ``NotADirectoryError`` when a file is in the way.
+    With ``no_symlink`` (directories inside the data home) a symbolic link at ``path`` is moved aside
+    and a real directory created instead."""
+    if no_symlink:
+        refuse_symlink(path)
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -87,7 +136,7 @@ def atomic_write(target: Path, data: bytes, *, mode: int = FILE_MODE) -> None:
     directory, fsync, ``os.replace``, directory fsync. The temp file is removed when anything fails,
     and the target is then untouched."""
     tmp = temp_name(target)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_NOFOLLOW, FILE_MODE)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | O_NOFOLLOW, FILE_MODE)
     try:
         try:
             os.fchmod(fd, mode)
@@ -103,19 +152,59 @@ def atomic_write(target: Path, data: bytes, *, mode: int = FILE_MODE) -> None:
     fsync_dir(target.parent)
 
 
+def _open_no_follow(target: Path, flags: int, mode: int = FILE_MODE) -> int:
+    """``os.open`` that refuses a symbolic link: the link is moved aside and a new file created."""
+    try:
+        return os.open(target, flags | O_NOFOLLOW | _O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.EISDIR) or not refuse_symlink(target, file_expected=True):
+            raise
+    return os.open(target, flags | O_NOFOLLOW | _O_CLOEXEC, mode)
+
+
 def append_bytes(target: Path, data: bytes, *, durable: bool = False) -> None:
     """Append ``data`` in one ``O_APPEND`` write sequence; the file is created 0600 and an existing
-    file with wider permissions is tightened to 0600."""
-    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC, FILE_MODE)
+    file with wider permissions is tightened to 0600. A symbolic link is moved aside, never followed.
+    When the file's last line is torn (no final newline, for example after a crash or a full disk),
+    a newline is written first, so the new records never glue onto it."""
+    fd = _open_no_follow(target, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "not a regular file", str(target))
         if stat.S_IMODE(st.st_mode) != FILE_MODE and st.st_uid == os.getuid():
             os.fchmod(fd, FILE_MODE)
+        if st.st_size > 0 and os.pread(fd, 1, st.st_size - 1) != b"\n":
+            data = b"\n" + data
         _write_all(fd, data)
         if durable:
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+#: The rejection and migration logs rotate past this size: the full file becomes ``<name>.1``
+#: (replacing the previous one), so each log holds at most twice this.
+ROTATE_BYTES: Final = 1024 * 1024
+
+
+def rotate_if_larger(target: Path, limit: int = ROTATE_BYTES) -> bool:
+    """Rename ``target`` to ``<name>.1`` when it is larger than ``limit``; under the log's own lock
+    (``<name>.lock``, short wait, skipped when busy) so that two writers never rotate twice."""
+    try:
+        if os.lstat(target).st_size <= limit:
+            return False
+    except OSError:
+        return False
+    lock = filelock.FileLock(target.with_name(target.name + ".lock"), timeout=1.0, mode=FILE_MODE)
+    try:
+        with lock:
+            if os.lstat(target).st_size <= limit:
+                return False
+            os.replace(target, target.with_name(target.name + ".1"))
+            return True
+    except (OSError, filelock.Timeout):
+        return False
 
 
 def encode_lines(records: Iterable[msgspec.Struct]) -> bytes:
@@ -134,12 +223,18 @@ def append_records(target: Path, records: Iterable[msgspec.Struct], *, durable: 
 
 
 def read_bytes(target: Path) -> bytes | None:
-    """The file's bytes, or ``None`` when it does not exist. Other errors propagate."""
+    """The file's bytes, or ``None`` when it does not exist. :class:`SymlinkRefused` when it is a
+    symbolic link (never followed); other errors propagate."""
     try:
-        with open(target, "rb") as handle:
-            return handle.read()
+        fd = os.open(target, os.O_RDONLY | O_NOFOLLOW | _O_CLOEXEC)
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SymlinkRefused(errno.ELOOP, "is a symbolic link", str(target)) from None
+        raise
+    with open(fd, "rb") as handle:
+        return handle.read()
 
 
 def split_lines(data: bytes) -> list[bytes]:

@@ -123,6 +123,32 @@ def time_interleaved(commands: Sequence[Command], runs: int, env: dict[str, str]
     return [Timing(c.label, tuple(s)) for c, s in zip(commands, samples, strict=True)]
 
 
+def time_runs(
+    label: str,
+    make_argv: Callable[[int], Sequence[str]],
+    runs: int,
+    env: dict[str, str],
+    *,
+    stdin: Path | None = None,
+) -> Timing:
+    """One warm-up run, then ``runs`` timed runs (``stdin``: a file fed to each run); a failing run
+    aborts the benchmark."""
+    samples: list[float] = []
+    for i in range(runs + 1):
+        argv = list(make_argv(i))
+        with open(stdin or os.devnull, "rb") as feed:
+            started = time.perf_counter()
+            done = subprocess.run(argv, env=env, stdin=feed, capture_output=True, check=False)
+            elapsed = (time.perf_counter() - started) * 1000
+        if done.returncode != 0:
+            raise SystemExit(
+                f"{label}: exit {done.returncode}: {done.stderr.decode(errors='replace').strip()}"
+            )
+        if i > 0:
+            samples.append(elapsed)
+    return Timing(label, tuple(samples))
+
+
 def table(timings: Sequence[Timing], baseline: Timing) -> str:
     lines = [
         "| command | median ms | min ms | max ms | × `python -c pass` |",

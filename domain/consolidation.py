@@ -47,6 +47,7 @@ from domain.model import (
 )
 from domain.retention import (
     REINFORCEMENT_MAX_COUNT,
+    USER_IMPORTANCE_FACTOR,
     dormancy_at,
     reinforce,
     reinforcement_count,
@@ -276,6 +277,22 @@ def _merge_ids(*groups: Iterable[str] | None, exclude: str) -> tuple[str, ...] |
     return tuple(merged) or None
 
 
+def _never_weaker(survivor: MemoryEntry, members: Sequence[MemoryEntry], now_ms: int) -> MemoryEntry:
+    """The survivor of a merge is never weaker than the strongest member of its group at that moment:
+    it keeps the most recent retention clock of the group (a duplicate's recent activity is not
+    thrown away) and the highest user importance. Members share their type (identity keys include
+    it), and the survivor has the highest source priority, so with the highest count (inherited
+    above) no member can outlast it."""
+    latest = max(retention_start_ms(m, now_ms) for m in members)
+    if latest > retention_start_ms(survivor, now_ms):
+        survivor = replace(survivor, retention_clock=int(latest) if float(latest).is_integer() else latest)
+    strongest = max(members, key=lambda m: USER_IMPORTANCE_FACTOR.get(m.user_importance or "normal", 1.0))
+    factor = USER_IMPORTANCE_FACTOR.get
+    if factor(strongest.user_importance or "normal", 1.0) > factor(survivor.user_importance or "normal", 1.0):
+        survivor = replace(survivor, user_importance=strongest.user_importance)
+    return survivor
+
+
 def _absorb_component(
     members: list[MemoryEntry], now_ms: int
 ) -> tuple[MemoryEntry, list[Absorption], list[EvidenceInput]]:
@@ -292,6 +309,7 @@ def _absorb_component(
     survivor = winner
     if inherited > reinforcement_count(winner):
         survivor = replace(survivor, reinforcement_count=inherited)
+    survivor = _never_weaker(survivor, members, now_ms)
     survivor = replace(
         survivor,
         absorbed_ids=_merge_ids(

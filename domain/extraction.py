@@ -21,12 +21,19 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from itertools import islice
 from typing import Final
 
 import msgspec
 from returns.result import Success
 
 from domain import safety
+from domain.bounds import (
+    MAX_COMPACTION_CANDIDATES,
+    MAX_EXPLICIT_REQUESTS,
+    SUMMARY_BLOCK_CHARS,
+    message_window,
+)
 from domain.evidence import event, memory_ref
 from domain.ids import memory_id
 from domain.model import (
@@ -220,6 +227,22 @@ _NEGATION: Final = lazy_compile(
 _NEGATION_LEAD: Final = lazy_compile(f"[{_HS}]*(?:please[{_HS}]+)?", re.IGNORECASE)
 
 _DEFERRAL: Final = lazy_compile("(?:再说|再說|later|next time)", re.IGNORECASE)
+#: A trigger's remainder that is only a hedge or a courtesy (``from now onwards if possible``) says
+#: nothing to remember (issue 11).
+_HEDGE_WORDS: Final = (
+    "please|pls|thanks|thank you|thx|ok|okay|too|also|as well|for now|if possible|if at all possible"
+    "|if you can|if you could|when possible|whenever possible|where possible|as much as possible"
+    "|if needed|as needed|if necessary|if that'?s (?:ok|okay|fine|alright)|if you don'?t mind"
+)
+_HEDGE_ONLY: Final = lazy_compile(
+    f"(?:(?:{_HEDGE_WORDS})[{WS},;:.!?…]*)+",
+    re.IGNORECASE,
+)
+
+
+def is_bare_hedge(body: str) -> bool:
+    """True when ``body`` is nothing but hedges and courtesies (``if possible``, ``please, thanks``)."""
+    return _HEDGE_ONLY.fullmatch(js_trim(body)) is not None
 _URL: Final = lazy_compile(r"https?://")
 
 _EXPLICIT_MIN_CHARS: Final = 8
@@ -321,6 +344,11 @@ def _ignored(reason: str, text: str) -> EvidenceInput:
     )
 
 
+def _skipped(type_: EventType, phase: Phase, reason: str, details: dict[str, int]) -> EvidenceInput:
+    """One event that records how much of a large input was not examined (issue 11)."""
+    return event(type_, phase, Outcome.REJECTED, (reason,), details=details)
+
+
 def _explicit_matches(text: str) -> list[_Match]:
     found: list[_Match] = []
     for index, pattern in enumerate(_EXPLICIT_PATTERNS):
@@ -384,10 +412,31 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
     pattern and in text order, one event per remaining trigger match (``deferral``, ``too_short``,
     ``negated_request``, ``duplicate_in_message``, ``prompt_injection`` or ``explicit_memory_detected``).
     Entries come out in pattern order, as in the reference."""
+    window = message_window(text)
+    text = window.text
     lines = _Lines(text)
     scopes, events = _negation_scopes(text, lines)
+    if window.skipped:
+        events.append(
+            _skipped(
+                EventType.EXPLICIT_MEMORY_IGNORED,
+                Phase.EXPLICIT,
+                "input_window",
+                {"skippedChars": window.skipped},
+            )
+        )
     scope_starts = [scope.start for scope in scopes]
     matches = _outermost(_explicit_matches(text), lines)
+    if len(matches) > MAX_EXPLICIT_REQUESTS:
+        events.append(
+            _skipped(
+                EventType.EXPLICIT_MEMORY_IGNORED,
+                Phase.EXPLICIT,
+                "request_limit",
+                {"skippedRequests": len(matches) - MAX_EXPLICIT_REQUESTS},
+            )
+        )
+        matches = matches[:MAX_EXPLICIT_REQUESTS]
 
     entries: list[MemoryEntry] = []
     seen: set[str] = set()
@@ -398,6 +447,9 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
         body = js_trim(match.body)
         if body and _DEFERRAL.fullmatch(body):
             events.append(_ignored("deferral", body))
+            continue
+        if body and is_bare_hedge(body):
+            events.append(_ignored("hedge_only", body))
             continue
         if len(body) < _EXPLICIT_MIN_CHARS:
             events.append(_ignored("too_short", body))
@@ -490,11 +542,25 @@ class _Body(msgspec.Struct, frozen=True):
     had_trigger: bool
 
 
+#: Where a candidate block can start (every format names "memory candidates" in some spelling).
+_BLOCK_NEEDLE: Final = lazy_compile("memory[ _]candidates", re.IGNORECASE)
+_MAX_BLOCK_STARTS: Final = 16
+
+
 def _extract_block(summary: str) -> str | None:
+    """The candidate block, by format priority. A long summary is only searched in windows of
+    :data:`~domain.bounds.SUMMARY_BLOCK_CHARS` after each of its first 16 block labels, so the
+    block is at most that long."""
+    if len(summary) <= SUMMARY_BLOCK_CHARS:
+        windows = [summary]
+    else:
+        starts = [m.start() for m in islice(_BLOCK_NEEDLE.finditer(summary), _MAX_BLOCK_STARTS)]
+        windows = [summary[max(0, start - 64) : start + SUMMARY_BLOCK_CHARS] for start in starts]
     for pattern in _BLOCK_FORMATS:
-        found = pattern.search(summary)
-        if found is not None:
-            return found.group(1) or None
+        for window in windows:
+            found = pattern.search(window)
+            if found is not None:
+                return found.group(1) or None
     return None
 
 
@@ -545,10 +611,16 @@ def parse_compaction_candidates(
     rejections: list[RejectionRecord] = []
     requests: list[SupersedeRequest] = []
     seen: set[str] = set()
+    examined = 0
+    skipped = 0
     for line in block.split("\n"):
         item = _CANDIDATE_LINE.match(js_trim(line))
         if item is None:
             continue
+        if examined >= MAX_COMPACTION_CANDIDATES:
+            skipped += 1
+            continue
+        examined += 1
         type_ = MemoryType((item.group(1) or item.group(2)).lower())
         raw_body = item.group(3)
         label: str | None = None
@@ -559,6 +631,9 @@ def parse_compaction_candidates(
         body = _normalize_candidate_body(raw_body)
         if body is None:
             events.append(_candidate_rejected(type_, ("negated_request",), item.group(3)))
+            continue
+        if body.had_trigger and is_bare_hedge(body.text):
+            events.append(_candidate_rejected(type_, ("hedge_only",), body.text))
             continue
         outcome = safety.gate_memory(
             type_.value, body.text, source=MemorySource.COMPACTION.value, from_trigger=body.had_trigger
@@ -597,6 +672,15 @@ def parse_compaction_candidates(
                 memory=memory_ref(entry, with_keys=False),
                 text=entry.text,
                 preview_limit=_PREVIEW_ACCEPTED,
+            )
+        )
+    if skipped:
+        events.append(
+            _skipped(
+                EventType.EXTRACTION_CANDIDATE_REJECTED,
+                Phase.EXTRACTION,
+                "candidate_limit",
+                {"skippedCandidates": skipped, "examinedCandidates": examined},
             )
         )
     return ExtractionResult(

@@ -121,6 +121,8 @@ class EventType(StrEnum):
     STORAGE_STALE_WRITE_REJECTED = "storage_stale_write_rejected"
     #: a pending memory that did not make it into the store for a reason other than capacity (B16)
     PROMOTION_REJECTED = "promotion_rejected"
+    #: the file of a session idle past the adoption limit, whose pending memories were adopted
+    SESSION_PRUNED = "session_pruned"
 
 
 class Phase(StrEnum):
@@ -216,6 +218,12 @@ class HotStateLimits:
     MAX_RECENT_DECISIONS_STORED: Final = 8
     MAX_PENDING_MEMORIES_STORED: Final = 12
     MAX_PENDING_MEMORIES_RENDERED: Final = 6
+
+
+class SessionFileLimits:
+    #: issue 11: a session that never ended is pruned once idle this long and nothing of it is left
+    #: in the pending journal (its pending memories were adopted after 24 hours, D7)
+    PRUNE_IDLE_AFTER_MS: Final = 7 * 24 * 3_600_000
 
 
 class PromotionRetryLimits:

@@ -45,6 +45,7 @@ from domain.model import (
     PendingJournalLimits,
     Phase,
     RelationRole,
+    SessionFileLimits,
     SessionState,
     Tombstone,
     WorkspaceStore,
@@ -98,6 +99,8 @@ class OpResult(msgspec.Struct, frozen=True, kw_only=True):
     journal: PendingJournal
     session: SessionState | None
     delete_session: bool = False
+    #: other sessions whose files the shell deletes (idle for a week, nothing left pending)
+    pruned_sessions: tuple[str, ...] = ()
     events: tuple[EvidenceInput, ...] = ()
     audit: tuple[MigrationAudit, ...] = ()
     archived: tuple[MemoryEntry, ...] = ()
@@ -171,6 +174,46 @@ def _session_or_new(snap: Snapshot, session_id: str, now_ms: int) -> SessionStat
 # ---------------------------------------------------------------------------------------------
 
 
+def _last_activity(session: SessionState) -> float:
+    seen = session.last_activity_ms
+    if seen is None:
+        parsed = parse_iso_ms(session.updated_at)
+        seen = parsed if parsed is not None else 0
+    return float(seen)
+
+
+def prunable_sessions(
+    journal: PendingJournal, others: Sequence[SessionState], session_id: str | None, now_ms: int
+) -> tuple[tuple[str, ...], tuple[EvidenceInput, ...]]:
+    """Sessions that never ended: idle for a week and with nothing left in the journal (their
+    pending memories were adopted after 24 hours, D7). Their files would otherwise accumulate
+    forever; each one pruned gets a ``session_pruned`` event."""
+    limit = SessionFileLimits.PRUNE_IDLE_AFTER_MS
+    owners = {e.pending_owner_session_id for e in journal.entries}
+    pruned = tuple(
+        sorted(
+            other.session_id
+            for other in others
+            if other.session_id != session_id
+            and other.session_id not in owners
+            and now_ms - _last_activity(other) > limit
+        )
+    )
+    events = tuple(
+        evidence.event(
+            EventType.SESSION_PRUNED,
+            Phase.LIFECYCLE,
+            Outcome.REMOVED,
+            ("idle_session_pruned",),
+            details={"pendingAdopted": len(other.pending_memories)},
+            session_id=other.session_id,
+        )
+        for other in others
+        if other.session_id in pruned
+    )
+    return pruned, events
+
+
 def idle_owner_ids(
     journal: PendingJournal, others: Sequence[SessionState], session_id: str | None, now_ms: int
 ) -> tuple[str, ...]:
@@ -179,13 +222,7 @@ def idle_owner_ids(
     A session's last activity is its ``lastActivityMs`` (else its ``updatedAt``); an owner without a
     session file counts from the newest of its entries' timestamps."""
     limit = PendingJournalLimits.ORPHAN_ADOPT_AFTER_MS
-    known: dict[str, float] = {}
-    for other in others:
-        seen = other.last_activity_ms
-        if seen is None:
-            parsed = parse_iso_ms(other.updated_at)
-            seen = parsed if parsed is not None else 0
-        known[other.session_id] = float(seen)
+    known = {other.session_id: _last_activity(other) for other in others}
     latest_entry: dict[str, float] = {}
     for entry in journal.entries:
         owner = entry.pending_owner_session_id
@@ -333,11 +370,13 @@ def open_session(
     session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
     store, session, rendered = _freeze(promoted.store, session, now_ms)
     events.extend(rendered.events)
+    pruned, pruned_events = prunable_sessions(promoted.journal, snap.others, session_id, now_ms)
     return OpResult(
         store=store,
         journal=promoted.journal,
         session=session,
-        events=evidence.with_session(events, session_id),
+        pruned_sessions=pruned,
+        events=(*evidence.with_session(events, session_id), *pruned_events),
         audit=promoted.audit,
         archived=promoted.archived,
         output=context_text(session, root),

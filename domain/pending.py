@@ -31,6 +31,7 @@ from domain.model import (
     Phase,
     PromotionRetryLimits,
     RelationRole,
+    SessionState,
     WorkspaceRef,
 )
 from domain.retention import source_priority
@@ -213,6 +214,26 @@ def append_pending(
     appended = tuple(appended_event(entry, session_id) for entry in entries)
     updated, events = normalize_journal(replace(journal, entries=(*journal.entries, *entries)), now_ms)
     return updated, appended + events
+
+
+def rebuild_from_sessions(
+    journal: PendingJournal, sessions: Iterable[SessionState], now_ms: int
+) -> tuple[PendingJournal, tuple[EvidenceInput, ...]]:
+    """The journal after it was found damaged (moved aside or only partly salvaged): every pending
+    memory a session still holds and the journal lacks is appended again, owned by that session, so
+    that the damage does not silently drop it. Emits ``pending_memory_appended`` for each one (and
+    whatever retention then clears); a journal that lacks nothing is returned unchanged."""
+    present = {journal_key(e) for e in journal.entries}
+    missing: list[MemoryEntry] = []
+    for session in sessions:
+        for memory in session.pending_memories:
+            owner = owner_of(memory) or session.session_id
+            owned = replace(memory, pending_owner_session_id=owner)
+            key = journal_key(owned)
+            if key not in present:
+                present.add(key)
+                missing.append(owned)
+    return append_pending(journal, missing, now_ms)
 
 
 def _in_scope(entry: MemoryEntry, owner: str | None, clear_unowned: bool) -> bool:

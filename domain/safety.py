@@ -30,7 +30,16 @@ from typing import Final
 import msgspec
 from returns.result import Failure, Result, Success
 
-from domain.text import WS, collapse_whitespace, js_trim, lazy_compile, truncate
+from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
+from domain.text import (
+    JS_WHITESPACE,
+    WS,
+    collapse_whitespace,
+    js_trim,
+    lazy_compile,
+    strip_controls,
+    truncate,
+)
 
 __all__ = [
     "HARD_QUALITY_REASONS",
@@ -198,7 +207,7 @@ _STOP_WORD_LINES: Final = (
     "key keys token tokens secret secrets credential credentials auth bearer header headers scheme ",
     "type types format formats used using use",
     "out safe shared known public private hidden visible available ready done ok fine good bad correct ",
-    "right same different unknown new old",
+    "right same different unknown new old none null nil unlimited",
 )
 _STOP_WORDS: Final = frozenset(w for line in _STOP_WORD_LINES for w in line.split())
 _LEADING_WORD: Final = lazy_compile(f"[{_WORD}]+")
@@ -257,10 +266,25 @@ _PIN_PREFIX: Final = (
     f"|{_PIN_UPPER}{_BARE_DELIM}"
     f"|{_PIN_ANY_CASE}{_S}+(?!{_DELIM}){_DIGITS_VALUE})"
 )
-_PASSWORD_PREFIX: Final = f"(?:{_PASSWORD_LABELS})(?:{_HARD_DELIM}|{_SOFT_DELIM})"
+#: A quoted label (``"client_secret": "x"``, ``'api_key': 'x'``) closes its quote before the delimiter.
+_LABEL_QUOTE: Final = f"{_QUOTE}?"
+#: Words between a password label and ``is`` (``the password for the db is X``): a preposition and
+#: at most four short words.
+_QUALIFIER: Final = f"{_S}+(?:for|of|on|to|in|at){_S}+(?:{_NOT_S}{{1,40}}{_S}+){{0,3}}?{_NOT_S}{{1,40}}"
+_PASSWORD_PREFIX: Final = (
+    f"(?:{_PASSWORD_LABELS})(?:{_QUALIFIER}{_IS_DELIM}|{_LABEL_QUOTE}{_HARD_DELIM}|{_SOFT_DELIM})"
+)
 _USERNAME_PREFIX: Final = f"(?:{_USERNAME_LABELS})(?:{_HARD_DELIM}|{_SOFT_DELIM})"
 _BEARER_PREFIX: Final = f"Bearer(?:{_S}+token)?(?:{_HARD_DELIM}|{_SOFT_DELIM})(?!token{_S}*(?-i:[:=：]))"
-_SENSITIVE_PREFIX: Final = f"(?:{_SENSITIVE_LABELS})(?:{_HARD_DELIM_SENSITIVE}|{_IS_DELIM})"
+_SENSITIVE_PREFIX: Final = (
+    f"(?:{_SENSITIVE_LABELS})(?:{_LABEL_QUOTE}{_HARD_DELIM_SENSITIVE}|{_QUALIFIER}{_IS_DELIM}|{_IS_DELIM})"
+)
+#: Plural labels (``secrets: X``) with an explicit delimiter. A count is prose (``tokens: 5``), and
+#: so is a stop word after the delimiter (``secrets: none``), so this pass always checks the value.
+_PLURAL_LABELS: Final = (
+    f"(?:(?:api|auth|private|secret|access)(?:[_-]|{_S})?keys|tokens|secrets|credentials|passwords)"
+)
+_PLURAL_PREFIX: Final = f"{_PLURAL_LABELS}{_LABEL_QUOTE}{_HARD_DELIM}(?![0-9][0-9,._]*(?:[{_VALUE_END}]|\\Z))"
 
 #: The label passes, in the reference's order.
 _LABEL_PASSES: Final[tuple[re.Pattern[str], ...]] = tuple(
@@ -273,6 +297,7 @@ _LABEL_PASSES: Final[tuple[re.Pattern[str], ...]] = tuple(
         _SENSITIVE_PREFIX + _value("1"),
     )
 )
+_PLURAL_PASS: Final = lazy_compile(_PLURAL_PREFIX + _value("1"), _I)
 _VALUE_GROUPS: Final = ("qv1", "cv1", "v1", "qv2", "cv2", "v2")
 
 _TOKEN_BEFORE: Final = "(?<![A-Za-z0-9])"
@@ -299,6 +324,33 @@ _TOKEN_PASSES: Final[tuple[re.Pattern[str], ...]] = (
     lazy_compile(f"{_TOKEN_BEFORE}(?:AKIA|ASIA)[A-Z0-9]{{16,}}"),
     # Slack tokens.
     lazy_compile(f"{_TOKEN_BEFORE}xox[abprs]-[A-Za-z0-9-]{{10,}}"),
+    # GitLab tokens (personal, deploy, runner, pipeline trigger, feed, OAuth application secrets).
+    lazy_compile(f"{_TOKEN_BEFORE}gl(?:pat|dt|rt|ptt|ft|cbt|oas|soat|agent)-[A-Za-z0-9_-]{{20,}}"),
+    # Slack incoming-webhook and workflow URLs: the path after the host is the secret.
+    lazy_compile("(?P<keep>hooks\\.slack\\.com/)(?:services|workflows|triggers)/[A-Za-z0-9_/-]{10,}", re.I),
+    # Google API keys and OAuth client secrets.
+    lazy_compile(f"{_TOKEN_BEFORE}AIza[A-Za-z0-9_-]{{30,}}"),
+    lazy_compile(f"{_TOKEN_BEFORE}GOCSPX-[A-Za-z0-9_-]{{20,}}"),
+    # npm and PyPI tokens.
+    lazy_compile(f"{_TOKEN_BEFORE}npm_[A-Za-z0-9]{{30,}}"),
+    lazy_compile(f"{_TOKEN_BEFORE}pypi-[A-Za-z0-9_-]{{40,}}"),
+    # SendGrid keys: SG.<id>.<secret>.
+    lazy_compile(f"{_TOKEN_BEFORE}SG\\.[A-Za-z0-9_-]{{16,}}\\.[A-Za-z0-9_-]{{16,}}"),
+    # Twilio API keys: SK and 32 hex digits.
+    lazy_compile(f"{_TOKEN_BEFORE}SK[0-9a-fA-F]{{32}}(?![A-Za-z0-9])"),
+    # HashiCorp Vault service, batch and recovery tokens.
+    lazy_compile(f"{_TOKEN_BEFORE}hv[sbr]\\.[A-Za-z0-9_-]{{20,}}"),
+    # DigitalOcean personal, OAuth and refresh tokens.
+    lazy_compile(f"{_TOKEN_BEFORE}do[opr]_v1_[a-fA-F0-9]{{40,}}"),
+    # Shopify access, custom-app, private-app tokens and shared secrets.
+    lazy_compile(f"{_TOKEN_BEFORE}shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32,}}"),
+    # Azure storage account keys and shared access keys in connection strings.
+    lazy_compile("(?P<keep>(?:AccountKey|SharedAccessKey)=)(?!\\[REDACTED\\])[A-Za-z0-9+/=]{16,}", re.I),
+    # The password of a URL's user information (``scheme://user:password@host``); the user is kept.
+    lazy_compile(
+        f"(?P<keep>{_TOKEN_BEFORE}[A-Za-z][A-Za-z0-9+.-]{{0,30}}://[^{WS}:/@?#\\[]{{0,200}}:)"
+        f"(?!\\[REDACTED\\])[^{WS}/@?#]{{1,300}}(?=@)"
+    ),
 )
 
 #: A cheap pre-filter: a text that contains none of these (in any case) cannot be changed by any pass.
@@ -320,11 +372,29 @@ _TRIGGERS: Final = "|".join(
         "akia",
         "asia",
         "xox",
+        "gl[a-z]{1,5}-",
+        "hooks\\.slack",
+        "aiza",
+        "gocspx",
+        "npm_",
+        "pypi-",
+        "sg\\.",
+        "sk[0-9a-f]{32}",
+        "hv[sbr]\\.",
+        "do[opr]_v1",
+        "shp[a-z]{2}_",
+        "://[^@]{0,600}@",
     )
 )
 _MAY_NEED_REDACTION: Final = lazy_compile(_TRIGGERS, _I)
-#: The same for ASCII text once lower-cased, without the (slower) case-insensitive search.
-_MAY_NEED_REDACTION_ASCII: Final = lazy_compile(_TRIGGERS)
+#: The same for ASCII text once lower-cased, without the (slower) case-insensitive search, and
+#: factored by first letter: one branch is tried per position instead of every trigger (this runs
+#: on every stored memory at every session start).
+_MAY_NEED_REDACTION_ASCII: Final = lazy_compile(
+    "a(?:uth|kia|sia|iza)|bearer|credential|do[opr]_v1|eyj|g(?:ithub_pat_|h[pousr]_|l[a-z]{1,5}-|ocspx)"
+    "|h(?:ooks\\.slack|v[sbr]\\.)|key|mot de passe|npm_|p(?:ass(?:word|wd|phrase|wort)|wd|in|ypi-)|rk[-_]"
+    "|s(?:ecret|k[-_]|k[0-9a-f]{32}|g\\.|hp[a-z]{2}_)|token|xox|-----begin|://[^@]{0,600}@"
+)
 
 
 def _redact_values(match: re.Match[str]) -> str:
@@ -341,9 +411,10 @@ def _redact_values(match: re.Match[str]) -> str:
     return "".join(out)
 
 
-def _is_prose(match: re.Match[str]) -> bool:
+def _is_prose(match: re.Match[str], always_check_value: bool = False) -> bool:
     """True when a value slot follows a bare-space or ``is`` delimiter, unquoted, and its leading
-    word is a stop word (``password reset``): then the match is not a credential."""
+    word is a stop word (``password reset``): then the match is not a credential. With
+    ``always_check_value`` the stop-word check applies after any delimiter (plural labels)."""
     text = match.string
     lead_start = match.start()
     for tag in ("1", "2"):
@@ -356,7 +427,10 @@ def _is_prose(match: re.Match[str]) -> bool:
         start, end = match.span(f"v{tag}")
         lead = text[lead_start:start]
         lead_start = end
-        if lead.endswith(("`", "'", '"')) or _EXPLICIT_DELIM_CHARS.intersection(lead):
+        # Only the delimiter right before the value counts: words between a label and ``is``
+        # (``password for my-db is``) may hold a dash.
+        explicit = lead.endswith(("`", "'", '"')) or lead.rstrip(JS_WHITESPACE)[-1:] in _EXPLICIT_DELIM_CHARS
+        if explicit and not always_check_value:
             continue
         word = _LEADING_WORD.match(text, start, end)
         if word is not None and word.group(0).lower() in _STOP_WORDS:
@@ -364,7 +438,7 @@ def _is_prose(match: re.Match[str]) -> bool:
     return False
 
 
-def _label_pass(pattern: re.Pattern[str], text: str) -> str:
+def _label_pass(pattern: re.Pattern[str], text: str, *, always_check_value: bool = False) -> str:
     """``pattern.sub(_redact_values, text)``, except that a match that is prose is skipped and the
     search goes on from the next character, as a failed lookahead would."""
     out: list[str] = []
@@ -374,7 +448,7 @@ def _label_pass(pattern: re.Pattern[str], text: str) -> str:
         match = pattern.search(text, pos)
         if match is None:
             break
-        if _is_prose(match):
+        if _is_prose(match, always_check_value):
             pos = match.start() + 1
             continue
         out.append(text[last : match.start()])
@@ -385,16 +459,24 @@ def _label_pass(pattern: re.Pattern[str], text: str) -> str:
     return "".join(out)
 
 
+def _replace_token(match: re.Match[str]) -> str:
+    """A format match becomes ``[REDACTED]``; a ``keep`` group (the URL before a password, the
+    ``AccountKey=`` label) stays in front of it."""
+    keep = match.group("keep") if "keep" in match.re.groupindex else None
+    return (keep or "") + REDACTED
+
+
 def _redact_once(text: str) -> str:
     for token in _TOKEN_PASSES:
-        text = token.sub(REDACTED, text)
+        text = token.sub(_replace_token, text)
     for label in _LABEL_PASSES:
         text = _label_pass(label, text)
-    return text
+    return _label_pass(_PLURAL_PASS, text, always_check_value=True)
 
 
 def _redact_unfiltered(text: str) -> str:
     """All passes, repeated until nothing changes (bounded), without the pre-filter."""
+    text = strip_controls(text)
     for _ in range(6):
         redacted = _redact_once(text)
         if redacted == text:
@@ -408,13 +490,24 @@ def redact(text: str) -> str:
 
     Total and idempotent: ``redact(redact(x)) == redact(x)`` (the passes are repeated until they
     change nothing, and ``[REDACTED]`` is never a value).
+
+    Control characters, terminal escape sequences and bidirectional overrides are removed first
+    (:func:`domain.text.strip_controls`), so the one gate every stored or shown text passes also keeps
+    them out of the store, the rendered block and the terminal.
     """
+    text = strip_controls(text)
     if text.isascii():
         if not _MAY_NEED_REDACTION_ASCII.search(text.lower()):
             return text
     elif not _MAY_NEED_REDACTION.search(text):
         return text
     return _redact_unfiltered(text)
+
+
+#: A long text is cut (at a whitespace) this far beyond the excerpt it is shown or stored as, before
+#: it is redacted: redaction then costs the same for a 50 MB text as for a short one, and no
+#: credential that reaches into the excerpt is split.
+_CUT_MARGIN: Final = 4096
 
 
 def _stable_cut(excerpt: str, limit: int) -> str:
@@ -432,7 +525,7 @@ def _stable_cut(excerpt: str, limit: int) -> str:
 def stored_text(text: str, limit: int = 260) -> str:
     """The text a memory is stored with: redacted and cut to ``limit`` code points, stable under
     both (so normalising a stored memory again changes nothing)."""
-    return _stable_cut(truncate(redact(text), limit), limit)
+    return _stable_cut(truncate(redact(cut_at_whitespace(text, limit + _CUT_MARGIN)), limit), limit)
 
 
 def preview(text: str, limit: int = 120) -> str:
@@ -443,6 +536,7 @@ def preview(text: str, limit: int = 120) -> str:
     redacted again until it is stable.
     """
     limit = max(0, limit)
+    text = cut_at_whitespace(text, limit + _CUT_MARGIN)
     return _stable_cut(truncate(collapse_whitespace(redact(text)), limit), limit)
 
 
@@ -733,7 +827,9 @@ def gate_memory(
     returned with ``from_quality_gate=True``. Explicit and manual memories bypass only the length and
     quality rules. Never raises.
     """
-    redacted = redact(js_trim(text))
+    # bounded (a memory is stored with 260 characters), then trimmed again: removing control
+    # characters can expose whitespace at either end
+    redacted = js_trim(redact(js_trim(cut_at_whitespace(text, MEMORY_INPUT_CHARS))))
     compaction = source == "compaction"
     if compaction and _too_short(type_, redacted, from_trigger):
         return Failure(Rejected(text=redacted, reasons=("too_short",), from_quality_gate=False))

@@ -32,6 +32,7 @@ from typing import Any, Final
 import msgspec
 from msgspec.structs import replace
 
+from domain.bounds import cut_at_whitespace, tool_output_window
 from domain.ids import decision_id, sha1
 from domain.keys import first_per_key
 from domain.model import (
@@ -47,7 +48,16 @@ from domain.model import (
     SessionState,
 )
 from domain.safety import redact
-from domain.text import WS, collapse_whitespace, lazy_compile, memory_key, single_line
+from domain.text import (
+    WS,
+    collapse_whitespace,
+    lazy_compile,
+    memory_key,
+    replace_surrogates,
+    replace_surrogates_in,
+    single_line,
+    truncate,
+)
 from domain.timeutil import iso_from_ms
 
 HEADER: Final = "Hot session state (current session):"
@@ -166,7 +176,16 @@ def observe_tool(state: SessionState, event: ToolEvent, workspace_root: str, now
     as maybe fixed; ``grep`` touches the absolute paths found in its output. ``bash`` with a known exit
     code clears the errors of the command's category on success and records the errors in its output on
     failure; with no exit code it changes nothing. Other tools are ignored. The result is normalised.
+    Lone surrogates anywhere in the event become U+FFFD (bad input never becomes a storage error);
+    only a bounded window of the output is scanned (:func:`domain.bounds.tool_output_window`).
     """
+    event = ToolEvent(
+        tool=replace_surrogates(event.tool),
+        args=replace_surrogates_in(event.args),
+        output=replace_surrogates(tool_output_window(event.output).text),
+        exit_code=event.exit_code,
+        metadata=replace_surrogates_in(event.metadata),
+    )
     updated = state
     if event.tool in _FILE_TOOLS:
         path = event.args.get("filePath")
@@ -205,9 +224,14 @@ def _rank_files(files: Iterable[ActiveFile]) -> tuple[ActiveFile, ...]:
     return tuple(sorted(files, key=lambda f: (-_file_score(f), -f.last_seen)))
 
 
+_MAX_PATH_CHARS: Final = 1024
+
+
 def touch_active_file(state: SessionState, path: str, action: FileAction, now_ms: int) -> SessionState:
     """Count one more touch of ``path``. The recorded action only moves to an equal or heavier one
-    (a read after an edit stays an edit). The list is re-ranked and cut to 20."""
+    (a read after an edit stays an edit). The list is re-ranked and cut to 20. The path passes the
+    safety gate like every stored text (a path may hold a token) and is kept to 1,024 characters."""
+    path = truncate(redact(cut_at_whitespace(path, _MAX_PATH_CHARS)), _MAX_PATH_CHARS)
     files: list[ActiveFile] = []
     found = False
     for item in state.active_files:
@@ -680,7 +704,7 @@ def render_hot_state(state: SessionState, workspace_root: str) -> str:
     if files:
         lines.append("active_files:")
         lines.extend(
-            f"- {single_line(display_path(workspace_root, f.path))} ({f.action.value}, {f.count}x)"
+            f"- {single_line(redact(display_path(workspace_root, f.path)))} ({f.action.value}, {f.count}x)"
             for f in files
         )
     if errors:

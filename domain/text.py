@@ -124,6 +124,57 @@ def lazy_compile(source: str, flags: int = 0) -> re.Pattern[str]:
     return cast("re.Pattern[str]", _LazyPattern(source, flags))
 
 
+#: Characters that must never reach the store, a prompt or a terminal: C0 controls except tab and
+#: newline, DEL, C1 controls, and the bidirectional overrides and isolates (``U+202E`` and friends)
+#: that make a terminal or an editor show text in a different order than it is read.
+_CONTROL: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: Terminal escape sequences, removed whole so that no ``[31m`` residue is left: CSI (colours,
+#: cursor moves), OSC with its terminator (titles, hyperlinks, clipboard writes), and two-character
+#: escapes.
+_ESCAPE_SEQUENCE: Final = re.compile(
+    "\x1b(?:\\[[0-?]*[ -/]*[@-~]|\\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\\\)|[@-Z\\\\^_])"
+)
+#: Controls that separate words or lines are replaced by a space rather than removed.
+_SPACING_CONTROLS: Final = str.maketrans(
+    {"\v": " ", "\f": " ", "\x1c": " ", "\x1d": " ", "\x1e": " ", "\x1f": " ", "\x85": " "}
+)
+
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(text: str) -> str:
+    """``text`` with every lone UTF-16 surrogate (from a JSON ``"\\ud83d"`` escape or an undecodable
+    byte) replaced by U+FFFD, so it can always be encoded as UTF-8."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def replace_surrogates_in(value: Any) -> Any:
+    """:func:`replace_surrogates` applied to every string (keys too) of parsed JSON."""
+    if isinstance(value, str):
+        return replace_surrogates(value)
+    if isinstance(value, dict):
+        return {replace_surrogates_in(k): replace_surrogates_in(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [replace_surrogates_in(v) for v in value]
+    return value
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without terminal escape sequences, control characters (other than tab and newline)
+    or bidirectional overrides, and with lone surrogates replaced by U+FFFD. A carriage return
+    becomes a newline (``\\r\\n`` one newline). Idempotent; text without such characters is returned
+    unchanged."""
+    if text.isprintable():  # no control, format (bidi) or surrogate character at all: the usual case
+        return text
+    text = replace_surrogates(text)
+    if _CONTROL.search(text) is None:
+        return text
+    text = _ESCAPE_SEQUENCE.sub("", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_SPACING_CONTROLS)
+    return _CONTROL.sub("", text)
+
+
 #: Every character ``str.splitlines`` breaks on, in runs.
 _LINE_BREAK_RUN: Final = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
 

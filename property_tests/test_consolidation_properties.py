@@ -11,7 +11,7 @@ from msgspec.structs import replace
 from domain.consolidation import NormalizeResult, dedupe, normalize_store
 from domain.keys import exact_key, identity_key, key_hash
 from domain.model import EventType, LongTermLimits, MemoryEntry, MemoryStatus, MemoryType, WorkspaceStore
-from domain.retention import REINFORCEMENT_MAX_COUNT
+from domain.retention import REINFORCEMENT_MAX_COUNT, strength
 from domain.timeutil import iso_from_ms
 from property_tests.store_strategies import NOW_MS, big_stores, entry_lists, stores
 
@@ -185,3 +185,19 @@ def test_archive_above_the_limit_and_revival(store: WorkspaceStore, data: st.Dat
         (survivor,) = survivors
         other = "mem_duplicate" if survivor.id == target.id else target.id
         assert other in (survivor.absorbed_ids or ())
+
+
+@given(entry_lists(status=MemoryStatus.ACTIVE, duplicate_ids=False, min_size=1))
+def test_a_merged_survivor_is_never_weaker_than_any_member(entries: list[MemoryEntry]) -> None:
+    """Issue 11: the survivor of a merge keeps the group's freshest clock, highest count and highest
+    importance, so at the moment of the merge it is at least as strong as each member."""
+    result = dedupe(entries, NOW_MS)
+    originals = {e.id: e for e in entries}
+    for survivor in result.kept:
+        members = [a.absorbed for a in result.absorptions if a.survivor_id == survivor.id]
+        if not members:
+            continue
+        if survivor.id in originals and exact_key(originals[survivor.id]) == exact_key(survivor):
+            members.append(originals[survivor.id])
+        floor = max(strength(m, NOW_MS) for m in members)
+        assert strength(survivor, NOW_MS) >= floor * (1 - 1e-9)

@@ -55,8 +55,9 @@ def test_corrupt_store_is_moved_aside_and_the_command_works(cli: Cli) -> None:
     store = layout(cli).store
     store.parent.mkdir(parents=True)
     store.write_text("{ truncated store")
-    # a read-only command treats it as empty and touches nothing
-    assert cli.memories() == []
+    # a read-only command says it cannot read it (never "no memories"), and touches nothing
+    listed = cli("list", "--json")
+    assert listed.code == 4 and listed.out == "" and "cannot be read" in listed.err
     assert store.read_text() == "{ truncated store"
     # a writing command quarantines it and carries on from an empty store
     run = cli("remember", "Always run the linter before committing", "--type", "feedback")
@@ -94,12 +95,18 @@ def test_corrupt_journal_or_session_is_moved_aside(cli: Cli, kind: str) -> None:
     assert "always use pnpm" in cli.ok("context", "--session", "S").out
 
 
-def test_directory_in_place_of_the_store_is_storage_unavailable(cli: Cli) -> None:
+def test_directory_in_place_of_the_store_is_moved_aside(cli: Cli) -> None:
     store = layout(cli).store
     store.mkdir(parents=True)
-    one_line_error(cli("remember", "Always run the linter before committing"), 4)
-    one_line_error(cli("list"), 4)
-    assert store.is_dir()  # nothing was moved or lost
+    (store / "inner").write_text("kept")
+    one_line_error(cli("list"), 4)  # a read-only command says it cannot read the store
+    assert store.is_dir()
+    # a writing command moves the directory aside (nothing lost) and carries on (issue 11)
+    run = cli("remember", "Always run the linter before committing")
+    assert run.code == 0 and "moved aside" in run.err
+    [aside] = [p for p in store.parent.iterdir() if p.name.startswith("workspace-memory.json.corrupt-")]
+    assert (aside / "inner").read_text() == "kept"
+    assert len(cli.memories()) == 1
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores permissions")

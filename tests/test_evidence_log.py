@@ -229,16 +229,19 @@ def test_5_newest_first_and_limit(log: EvidenceLog) -> None:
     assert len({r.event_id for r in records}) == 3
 
 
-def test_6_append_returns_a_record_when_the_write_fails(
+def test_6_a_directory_at_the_log_path_is_moved_aside_and_the_append_succeeds(
     log: EvidenceLog, root: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # (issue 11: a directory in place of a file no longer blocks every write; the failing write
+    # itself is covered by 6b)
     log.path.mkdir(parents=True)
     (record,) = log.append([event_input()], NOW)
     assert record.version == 1
     assert EVENT_ID.match(record.event_id)
     assert record.workspace_key == workspace_key(root)
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "failed to write evidence event" in err
+    assert err.count("\n") == 1 and "moved aside" in err
+    assert log.path.is_file() and any(".corrupt-" in p.name and p.is_dir() for p in log.path.parent.iterdir())
 
 
 def test_6b_append_survives_a_missing_parent_that_is_a_file(

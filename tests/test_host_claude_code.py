@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import sys
 import threading
 from collections.abc import Iterator
@@ -456,9 +457,11 @@ def test_lock_timeout_becomes_one_hook_failed_event(cli: Cli) -> None:
 
 def test_storage_error_becomes_one_hook_failed_event(cli: Cli) -> None:
     ok(hook(cli, "SessionStart", source="startup"))
-    store = layout(cli).store
-    store.unlink(missing_ok=True)
-    store.mkdir()  # a directory where the store file should be
+    # a file where the sessions directory should be (a directory where a file should be is moved
+    # aside since issue 11, so it no longer fails)
+    sessions = layout(cli).sessions
+    shutil.rmtree(sessions)
+    sessions.write_text("in the way")
     run = hook(cli, "SessionEnd", reason="other")
     one_failure(cli, run, "SessionEnd")
 

@@ -106,7 +106,7 @@ KEPT_ROWS = [
     ("author: John", "author: John"),
     ("tokens: 5", "tokens: 5"),
     ("max_tokens=100", "max_tokens=100"),
-    ("secrets: foo", "secrets: foo"),
+    ("secrets: none", "secrets: none"),
     ("password:", "password:"),
     ("password: ", "password: "),
     ("token:", "token:"),

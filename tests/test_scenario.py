@@ -91,6 +91,8 @@ class World:
             self.sessions.pop(session_id, None)
         elif result.session is not None:
             self.sessions[session_id] = result.session
+        for pruned in result.pruned_sessions:
+            self.sessions.pop(pruned, None)
         return result
 
 
@@ -254,7 +256,10 @@ def test_two_sessions_compaction_break_and_return() -> None:
         (*SELECTED, PNPM),
         (*SELECTED, API),
         (*SELECTED, GRAFANA),
+        # A never ended and has been idle for more than a week with nothing pending (issue 11)
+        ("session_pruned", "removed", ("idle_session_pruned",), None),
     ]
+    assert r.pruned_sessions == ("A",)
     assert w.store.dormant_spans == (DormantSpan(start=t_compact + 14 * DAY_MS, end=t_return),)
     assert w.store.last_activity_at == iso_from_ms(t_return)
     assert r.output == BLOCK_FOUR
@@ -269,8 +274,8 @@ def test_two_sessions_compaction_break_and_return() -> None:
         assert strength(entry, t_return, dormancy_at(before_return, t_return)) == strength(
             entry, t_return, discounted
         )
-    # A's old session still holds its own frozen block, byte for byte
-    assert w.sessions["A"].frozen_block == BLOCK_FOUR
+    # A's file is gone: a session idle for a week starts afresh (its frozen block had expired anyway)
+    assert "A" not in w.sessions
 
 
 def test_block_after_end_of_b_alone() -> None:

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from domain.text import strip_controls
+
 if TYPE_CHECKING:
     import argparse
 
@@ -121,10 +123,12 @@ def one_line(text: str) -> str:
 
 
 def write(text: str) -> None:
-    """Print ``text`` followed by a newline (nothing at all for an empty text)."""
+    """Print ``text`` followed by a newline (nothing at all for an empty text). Terminal escapes,
+    control characters and bidi overrides never reach the terminal, whatever the text came from."""
     if text:
+        text = strip_controls(text)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def write_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(strip_controls(json.dumps(value, indent=2, ensure_ascii=False)) + "\n")

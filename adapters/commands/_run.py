@@ -36,10 +36,17 @@ def run_operation(
     reads only the store's workspace and activity time, such as a message or a tool observation);
     when it changes the store, run it again on the full store — a pure operation gives the same
     result on the same values, so only the cheaper read differs."""
+    from adapters.filestore import KIND_JOURNAL
     from domain.operations import Snapshot
+    from domain.pending import rebuild_from_sessions
 
     with ws.transaction(now_ms) as tx:
         journal = tx.journal
+        if KIND_JOURNAL in tx.damaged:
+            # a damaged journal must not silently drop what the sessions still hold as pending
+            journal, rebuilt = rebuild_from_sessions(journal, tx.sessions(), now_ms)
+            tx.put_journal(journal)
+            tx.emit(rebuilt)
         session = tx.session(session_id) if session_id is not None else None
         others = tuple(s for s in tx.sessions() if s.session_id != session_id) if with_others else ()
         head = tx.store_head() if store_head else None
@@ -65,6 +72,8 @@ def run_operation(
                     tx.delete_session(session_id)
             elif result.session is not None and result.session != session:
                 tx.put_session(result.session)
+        for pruned in result.pruned_sessions:
+            tx.delete_session(pruned)
         if result.events:
             tx.emit(result.events)
         if result.archived:

@@ -15,12 +15,23 @@ from adapters.commands import (
     context,
     memory,
     one_line,
+    open_workspace,
     write,
     write_json,
 )
 
 if TYPE_CHECKING:
     from adapters.api import Edit
+
+
+def _note_set_aside(args: argparse.Namespace) -> None:
+    """An empty listing says so when earlier stores of this workspace were moved aside."""
+    from adapters.evidence_log import warn
+
+    ws = open_workspace(context(args))
+    aside = [p for p in ws.quarantined_files() if p.name.startswith(ws.paths.store.name + ".corrupt-")]
+    if aside:
+        warn(f"{len(aside)} damaged store file(s) of this workspace were moved aside in {ws.paths.directory}")
 
 
 def list_memories(args: argparse.Namespace) -> int:
@@ -30,6 +41,7 @@ def list_memories(args: argparse.Namespace) -> int:
         return EXIT_OK
     if not rows:
         write("No memories stored.")
+        _note_set_aside(args)
         return EXIT_OK
     for r in rows:
         shown = "yes" if r.rendered else "no"
