@@ -21,7 +21,9 @@ __all__ = [
     "SUMMARY_BLOCK_CHARS",
     "TOOL_OUTPUT_HEAD_CHARS",
     "TOOL_OUTPUT_TAIL_CHARS",
+    "TRANSCRIPT_TAIL_BYTES",
     "Window",
+    "complete_lines",
     "cut_at_whitespace",
     "head_and_tail",
     "message_window",
@@ -43,6 +45,9 @@ MEMORY_INPUT_CHARS: Final = 8 * 1024
 #: Tool output is scanned for errors in its first 16 Ki and last 64 Ki characters.
 TOOL_OUTPUT_HEAD_CHARS: Final = 16 * 1024
 TOOL_OUTPUT_TAIL_CHARS: Final = 64 * 1024
+#: A host transcript is read from its last 1 MiB only (the adapter reads regular files only, and only
+#: this tail; :func:`complete_lines` then drops the partial first line).
+TRANSCRIPT_TAIL_BYTES: Final = 1024 * 1024
 #: How far a cut may move to reach a whitespace or a line boundary.
 _SLACK: Final = 4096
 
@@ -88,3 +93,14 @@ def message_window(text: str) -> Window:
 def tool_output_window(output: str) -> Window:
     """What of a tool's output is scanned for errors."""
     return head_and_tail(output, TOOL_OUTPUT_HEAD_CHARS, TOOL_OUTPUT_TAIL_CHARS)
+
+
+def complete_lines(tail: str, *, started_mid_file: bool) -> Window:
+    """The whole lines of a file tail: when the read did not start at the beginning of the file, the
+    first (partial) line is dropped and counted as skipped. For JSON-lines transcripts."""
+    if not started_mid_file:
+        return Window(tail)
+    cut = tail.find("\n")
+    if cut < 0:
+        return Window("", skipped=len(tail))
+    return Window(tail[cut + 1 :], skipped=cut + 1)

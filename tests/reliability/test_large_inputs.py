@@ -12,6 +12,8 @@ import pytest
 from domain.bounds import (
     MAX_COMPACTION_CANDIDATES,
     MAX_EXPLICIT_REQUESTS,
+    Window,
+    complete_lines,
     cut_at_whitespace,
     head_and_tail,
     message_window,
@@ -176,3 +178,10 @@ def test_list_json_prints_strengths_at_full_precision(cli: Cli) -> None:
     text = cli.ok("list", "--json").out
     assert repr(row["strength"]) in text and len(repr(row["strength"]).split(".")[1]) > 6
     assert f"strength={row['strength']:.3f}" in cli.ok("list").out
+
+
+def test_a_file_tail_keeps_only_whole_lines() -> None:
+    assert complete_lines('{"a": 1}\n{"b": 2}\n', started_mid_file=False).text == '{"a": 1}\n{"b": 2}\n'
+    window = complete_lines('tail of a line"}\n{"b": 2}\n', started_mid_file=True)
+    assert window.text == '{"b": 2}\n' and window.skipped == len('tail of a line"}\n')
+    assert complete_lines("no newline at all", started_mid_file=True) == Window("", skipped=17)
