@@ -47,7 +47,7 @@ TOOL_OUTPUT_HEAD_CHARS: Final = 16 * 1024
 TOOL_OUTPUT_TAIL_CHARS: Final = 64 * 1024
 #: A host transcript is read from its last 1 MiB only (the adapter reads regular files only, and only
 #: this tail; :func:`complete_lines` then drops the partial first line).
-TRANSCRIPT_TAIL_BYTES: Final = 1024 * 1024
+TRANSCRIPT_TAIL_BYTES: Final = 8 * 1024 * 1024
 #: How far a cut may move to reach a whitespace or a line boundary.
 _SLACK: Final = 4096
 

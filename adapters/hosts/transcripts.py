@@ -15,8 +15,11 @@ import stat
 from collections.abc import Iterator
 from typing import Any, Final
 
-#: The most a hook reads from the end of a transcript.
-MAX_TAIL_BYTES: Final = 8 * 1024 * 1024
+from domain.bounds import TRANSCRIPT_TAIL_BYTES
+
+#: The most a hook reads from the end of a transcript (a Codex compaction record holds the kept user
+#: messages too, so the bound is generous; reading stays well under a second).
+MAX_TAIL_BYTES: Final = TRANSCRIPT_TAIL_BYTES
 
 
 def read_tail(path: str | None, limit: int = MAX_TAIL_BYTES) -> bytes:
