@@ -45,7 +45,7 @@ MEMORY_INPUT_CHARS: Final = 8 * 1024
 #: Tool output is scanned for errors in its first 16 Ki and last 64 Ki characters.
 TOOL_OUTPUT_HEAD_CHARS: Final = 16 * 1024
 TOOL_OUTPUT_TAIL_CHARS: Final = 64 * 1024
-#: A host transcript is read from its last 1 MiB only (the adapter reads regular files only, and only
+#: A host transcript is read from its last 8 MiB only (the adapter reads regular files only, and only
 #: this tail; :func:`complete_lines` then drops the partial first line).
 TRANSCRIPT_TAIL_BYTES: Final = 8 * 1024 * 1024
 #: How far a cut may move to reach a whitespace or a line boundary.
