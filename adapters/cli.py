@@ -304,29 +304,16 @@ def _clean_argument(value: str) -> str:
 def _hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
     """``[--home DIR] [--workspace DIR] hook HOST`` and nothing else, parsed without building the
     whole parser: a host runs this on every event, so start-up time counts (docs/performance.md)."""
-    values: dict[str, str] = {}
-    index = 0
-    while index < len(argv) and argv[index] != "hook":
-        word = argv[index]
-        name, eq, value = word.partition("=")
-        if name not in _GLOBAL_OPTIONS_WITH_VALUE or name[2:] in values:
-            return None
-        if not eq:
-            if index + 1 >= len(argv) or argv[index + 1].startswith("-"):
-                return None
-            value = argv[index + 1]
-            index += 1
-        values[name[2:]] = value
-        index += 1
-    rest = argv[index:]
-    if len(rest) != 2 or rest[1].startswith("-"):
-        return None
-    home, workspace = values.get("home"), values.get("workspace")
     from types import SimpleNamespace
 
-    host = rest[1]
-    parsed = SimpleNamespace(command="hook", handler="hooks:hook", host=host, home=home, workspace=workspace)
-    return cast("argparse.Namespace", parsed)  # the handler reads attributes only
+    from adapters.hook_client import parse_hook_call
+
+    parsed = parse_hook_call(list(argv))
+    if parsed is None:
+        return None
+    host, home, workspace = parsed
+    args = SimpleNamespace(command="hook", handler="hooks:hook", host=host, home=home, workspace=workspace)
+    return cast("argparse.Namespace", args)  # the handler reads attributes only
 
 
 def main(argv: Sequence[str] | None = None) -> int:

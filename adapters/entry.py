@@ -26,7 +26,7 @@ def main() -> int:
             call = hook_client.prepare(argv, raw)
             answer = call.ask() if call is not None else None
             if answer is not None:
-                _write(*answer)
+                hook_client.write_output(*answer)
                 return 0
             # no server: this process handles the event, reading the payload it already read
             sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", errors="replace")
@@ -38,17 +38,6 @@ def main() -> int:
 
         hook_client.start(call.home, call.fingerprint)
     return code
-
-
-def _write(stdout: str, stderr: str) -> None:
-    try:
-        if stdout:
-            sys.stdout.write(stdout)
-            sys.stdout.flush()
-        if stderr:
-            sys.stderr.write(stderr)
-    except Exception:  # a closed stream or a broken pipe: the host is gone, stay silent
-        pass
 
 
 if __name__ == "__main__":

@@ -195,6 +195,18 @@ def start(home: str, print_: str) -> None:
         return
 
 
+def write_output(stdout: str, stderr: str) -> None:
+    """Print a hook's answer; a closed stream or a broken pipe (the host is gone) is ignored."""
+    try:
+        if stdout:
+            sys.stdout.write(stdout)
+            sys.stdout.flush()
+        if stderr:
+            sys.stderr.write(stderr)
+    except Exception:
+        pass
+
+
 def _lock_wait() -> float:
     try:
         return max(0.0, float(os.environ.get("WORKMEM_LOCK_TIMEOUT", "") or DEFAULT_LOCK_WAIT_S))

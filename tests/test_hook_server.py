@@ -244,23 +244,6 @@ def test_the_server_is_off_when_asked() -> None:
     assert hook_client.enabled({hook_client.SERVER_ENV: "off"}) is False
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [["hook", "claude-code"], ["--home", "/h", "hook", "codex"], ["--workspace=/w", "hook", "x"],
-     ["hook"], ["list"], ["--bogus", "hook", "x"], ["hook", "a", "b"],
-     ["--home", "/a", "--home", "/b", "hook", "x"]],
-)  # fmt: skip
-def test_the_thin_client_reads_a_hook_command_line_like_the_cli(argv: list[str]) -> None:
-    from adapters.cli import _hook_fast_path
-
-    full = _hook_fast_path(argv)
-    thin = hook_client.parse_hook_call(argv)
-    if full is None:
-        assert thin is None
-    else:
-        assert thin == (full.host, full.home, full.workspace)
-
-
 def test_the_thin_client_finds_the_data_home_like_the_core(tmp_path: Path) -> None:
     homes: tuple[dict[str, str], ...] = (
         {"WORKMEM_HOME": str(tmp_path)}, {"XDG_DATA_HOME": str(tmp_path)}, {"XDG_DATA_HOME": "rel"}, {},

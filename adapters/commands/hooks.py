@@ -44,14 +44,9 @@ def hook(args: argparse.Namespace) -> int:
     except Exception:  # unreadable or closed input fails like bad JSON: recorded, exit 0
         raw = ""
     stdout, stderr = _run_here(args, raw, workspace)
-    try:
-        if stdout:
-            sys.stdout.write(stdout)
-            sys.stdout.flush()
-        if stderr:
-            sys.stderr.write(stderr)
-    except Exception:  # a closed stream (None) or a broken pipe: the host is gone, stay silent
-        pass
+    from adapters.hook_client import write_output
+
+    write_output(stdout, stderr)
     return EXIT_OK
 
 
