@@ -46,7 +46,8 @@ from domain.model import (
     WorkspaceStore,
 )
 from domain.retention import (
-    REINFORCEMENT_MAX_COUNT,
+    DEFAULT_TUNING,
+    Tuning,
     dormancy_at,
     reinforce,
     reinforcement_count,
@@ -277,7 +278,7 @@ def _merge_ids(*groups: Iterable[str] | None, exclude: str) -> tuple[str, ...] |
 
 
 def _absorb_component(
-    members: list[MemoryEntry], now_ms: int
+    members: list[MemoryEntry], now_ms: int, tuning: Tuning
 ) -> tuple[MemoryEntry, list[Absorption], list[EvidenceInput]]:
     """The survivor of one group of duplicates, the absorptions and their evidence."""
     ordered = sorted(members, key=_canonical)
@@ -288,7 +289,7 @@ def _absorb_component(
     losers = [m for m in ordered if m is not winner]
 
     # D2: the losers' reinforcement moves to the survivor (never beyond the maximum count).
-    inherited = min(REINFORCEMENT_MAX_COUNT, max(reinforcement_count(m) for m in members))
+    inherited = min(tuning.reinforcement_cap, max(reinforcement_count(m) for m in members))
     survivor = winner
     if inherited > reinforcement_count(winner):
         survivor = replace(survivor, reinforcement_count=inherited)
@@ -324,7 +325,7 @@ def _absorb_component(
         session = loser.pending_owner_session_id
         if session is None:
             session = winner.pending_owner_session_id
-        reinforced = reinforce(survivor, session, now_ms)
+        reinforced = reinforce(survivor, session, now_ms, tuning)
         if reinforcement_count(reinforced) > reinforcement_count(survivor):
             duplicate = "duplicate_identity" if reason == ABSORBED_IDENTITY else "duplicate_exact"
             events.append(
@@ -345,7 +346,7 @@ def _absorb_component(
     return survivor, absorptions, events
 
 
-def dedupe(entries: Sequence[MemoryEntry], now_ms: int) -> DedupeResult:
+def dedupe(entries: Sequence[MemoryEntry], now_ms: int, tuning: Tuning = DEFAULT_TUNING) -> DedupeResult:
     """Merge duplicates among the active entries: entries with equal exact keys always merge, and
     project/reference entries with equal identity keys merge too (transitively). One survivor per
     group, chosen by :func:`choose_better` with a deterministic tie-break, so the surviving exact
@@ -365,7 +366,7 @@ def dedupe(entries: Sequence[MemoryEntry], now_ms: int) -> DedupeResult:
         if len(group) == 1:
             replacement[active_positions[group[0]]] = active[group[0]]
             continue
-        survivor, absorbed, group_events = _absorb_component([active[i] for i in group], now_ms)
+        survivor, absorbed, group_events = _absorb_component([active[i] for i in group], now_ms, tuning)
         absorptions.extend(absorbed)
         events.extend(group_events)
         replacement[active_positions[group[0]]] = survivor
@@ -601,11 +602,10 @@ def _archive_eligible(entry: MemoryEntry, now_ms: int) -> bool:
 
 
 def _archive_overflow(
-    ordered: list[MemoryEntry], markers: tuple[ArchiveMarker, ...], now_ms: int, now_iso: str
+    ordered: list[MemoryEntry], markers: tuple[ArchiveMarker, ...], now_ms: int, now_iso: str, limit: int
 ) -> tuple[list[MemoryEntry], tuple[ArchiveMarker, ...], list[MemoryEntry], list[EvidenceInput]]:
     """D2: while more than 500 entries are active, move the weakest eligible one out. ``ordered`` is
-    strongest first."""
-    limit = LongTermLimits.MAX_STORED_ACTIVE
+    strongest first. ``limit`` is the tuning's ``max_stored_active``."""
     if len(ordered) <= limit:
         return ordered, markers, [], []
     excess = len(ordered) - limit
@@ -647,7 +647,11 @@ def _archive_overflow(
 
 
 def normalize_store(
-    store: WorkspaceStore, now_ms: int, *, archive: Mapping[str, MemoryEntry] | None = None
+    store: WorkspaceStore,
+    now_ms: int,
+    *,
+    archive: Mapping[str, MemoryEntry] | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> NormalizeResult:
     """The whole normalisation of a workspace store (module docstring), as one pure step.
 
@@ -686,12 +690,14 @@ def normalize_store(
     revived, markers, revival_events = _revive(active, store, archive or {}, now_ms, now_iso)
     events.extend(revival_events)
 
-    deduped = dedupe([*active, *revived, *superseded], now_ms)
+    deduped = dedupe([*active, *revived, *superseded], now_ms, tuning)
     events.extend(deduped.events)
     kept_active = [e for e in deduped.kept if e.status is not MemoryStatus.SUPERSEDED]
 
-    ordered = sort_by_retention(kept_active, now_ms, dormancy_at(store, now_ms))
-    ordered, markers, archived, archive_events = _archive_overflow(ordered, markers, now_ms, now_iso)
+    ordered = sort_by_retention(kept_active, now_ms, dormancy_at(store, now_ms, tuning), tuning)
+    ordered, markers, archived, archive_events = _archive_overflow(
+        ordered, markers, now_ms, now_iso, tuning.max_stored_active
+    )
     events.extend(archive_events)
 
     new_entries: tuple[MemoryEntry, ...] = (*ordered, *superseded)

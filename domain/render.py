@@ -32,7 +32,6 @@ import msgspec
 from domain.evidence import event, memory_ref
 from domain.model import (
     DAY_MS,
-    RETENTION_TYPE_MAX,
     SECTION_ORDER,
     EventType,
     EvidenceInput,
@@ -46,7 +45,7 @@ from domain.model import (
     RelationRole,
     WorkspaceStore,
 )
-from domain.retention import dormancy_at, sort_by_retention
+from domain.retention import DEFAULT_TUNING, Tuning, dormancy_at, sort_by_retention
 from domain.text import single_line, truncate
 from domain.timeutil import parse_iso_ms
 
@@ -87,9 +86,10 @@ class RenderResult(msgspec.Struct, frozen=True):
     events: tuple[EvidenceInput, ...]
 
 
-def render_budget(store: WorkspaceStore) -> int:
-    """``min(store.limits.max_rendered_chars, 3600)``: the store may only lower the budget."""
-    return min(store.limits.max_rendered_chars, LongTermLimits.MAX_RENDERED_CHARS)
+def render_budget(store: WorkspaceStore, tuning: Tuning = DEFAULT_TUNING) -> int:
+    """``min(store.limits.max_rendered_chars, 3600)``: the store may only lower the budget
+    (3600 is the tuning's character budget)."""
+    return min(store.limits.max_rendered_chars, tuning.char_budget)
 
 
 def _js_truthy_number(value: int | float | None) -> bool:
@@ -206,39 +206,42 @@ class Selection(msgspec.Struct, frozen=True):
     global_capped: tuple[MemoryEntry, ...]
 
 
-def select_candidates(store: WorkspaceStore, now_ms: int) -> Selection:
+def select_candidates(store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING) -> Selection:
     """Rank the active entries (D3: with the store's dormancy at ``now_ms``) and apply the per-type
-    caps, then the global cap. The character budget is not applied here."""
+    caps, then the global cap (both from ``tuning``). The character budget is not applied here."""
     active = [e for e in store.entries if e.status != MemoryStatus.SUPERSEDED]
-    ranked = sort_by_retention(active, now_ms, dormancy_at(store, now_ms))
+    ranked = sort_by_retention(active, now_ms, dormancy_at(store, now_ms, tuning), tuning)
+    caps = tuning.type_caps
     per_type: dict[MemoryType, int] = {}
     capped: list[MemoryEntry] = []
     type_capped: list[MemoryEntry] = []
     for entry in ranked:
         count = per_type.get(entry.type, 0)
-        if count >= RETENTION_TYPE_MAX.get(entry.type, math.inf):
+        if count >= caps.get(entry.type, math.inf):
             type_capped.append(entry)
             continue
         per_type[entry.type] = count + 1
         capped.append(entry)
-    limit = LongTermLimits.MAX_ENTRIES
+    limit = tuning.global_cap
     return Selection(tuple(ranked), tuple(capped[:limit]), tuple(type_capped), tuple(capped[limit:]))
 
 
-def render_workspace_block(store: WorkspaceStore, now_ms: int) -> RenderResult:
+def render_workspace_block(
+    store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING
+) -> RenderResult:
     """Select, pack and format the workspace block of ``store`` at ``now_ms``."""
     superseded = [e for e in store.entries if e.status == MemoryStatus.SUPERSEDED]
     stamps = [e.last_rendered_at for e in store.entries if e.last_rendered_at is not None]
     latest = max(stamps) if stamps else None  # when the most recent block was rendered
     markers = [Omission(m.memory_id, "", REASON_ARCHIVED) for m in store.archived]
-    selection = select_candidates(store, now_ms)
+    selection = select_candidates(store, now_ms, tuning)
     shortlist = selection.shortlist
     omitted: list[tuple[MemoryEntry, str]] = [(e, REASON_TYPE_CAP) for e in selection.type_capped]
     omitted.extend((e, REASON_GLOBAL_CAP) for e in selection.global_capped)
 
     if not shortlist:
         return _finish("", [], omitted, markers, superseded, latest)
-    budget = render_budget(store)
+    budget = render_budget(store, tuning)
     if budget < MIN_RENDER_BUDGET:
         omitted.extend((entry, REASON_EMPTY_BUDGET) for entry in shortlist)
         return _finish("", [], omitted, markers, superseded, latest)

@@ -17,14 +17,18 @@ import math
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
+import msgspec
 from msgspec.structs import replace
 
 from domain.model import (
     DAY_MS,
     HOUR_MS,
+    RETENTION_TYPE_MAX,
     DormancyLimits,
     DormantSpan,
+    LongTermLimits,
     MemoryEntry,
+    MemoryType,
     WorkspaceStore,
 )
 from domain.timeutil import iso_from_ms, parse_iso_ms, timestamp_ms, utc_day
@@ -40,6 +44,32 @@ USER_IMPORTANCE_FACTOR: Final[dict[str, float]] = {"low": 0.7, "normal": 1.0, "h
 
 _DORMANT_AFTER_MS: Final = DormancyLimits.WORKSPACE_DORMANT_AFTER_DAYS * DAY_MS
 _DORMANT_SAVED: Final = 1.0 - DormancyLimits.DORMANT_DECAY_MULTIPLIER  # 0.75 of dormant time is forgiven
+
+
+class Tuning(msgspec.Struct, frozen=True, kw_only=True):
+    """The numbers that shape forgetting and the block, as one value (docs/simulation.md).
+
+    Every operation takes the defaults below, which are the constants above and the limits of
+    ``domain.model``; only the simulator passes other values, to ask "what if". Nothing here is
+    written to a store: a store read back later decays with the defaults again."""
+
+    half_life_days: float = BASE_HALF_LIFE_DAYS
+    reinforcement_factor: float = REINFORCEMENT_HALFLIFE_FACTOR
+    reinforcement_cap: int = REINFORCEMENT_MAX_COUNT
+    dormant_after_days: float = float(DormancyLimits.WORKSPACE_DORMANT_AFTER_DAYS)
+    dormant_multiplier: float = DormancyLimits.DORMANT_DECAY_MULTIPLIER
+    type_caps: dict[MemoryType, int] = msgspec.field(default_factory=lambda: dict(RETENTION_TYPE_MAX))
+    global_cap: int = LongTermLimits.MAX_ENTRIES
+    char_budget: int = LongTermLimits.MAX_RENDERED_CHARS
+    max_stored_active: int = LongTermLimits.MAX_STORED_ACTIVE
+
+    @property
+    def dormant_after_ms(self) -> float:
+        return self.dormant_after_days * DAY_MS
+
+
+#: Today's parameters: what every host runs with.
+DEFAULT_TUNING: Final = Tuning()
 
 
 def initial_strength(entry: MemoryEntry) -> float:
@@ -58,10 +88,10 @@ def reinforcement_count(entry: MemoryEntry) -> int:
     return entry.reinforcement_count if entry.reinforcement_count is not None else 0
 
 
-def half_life_days(entry: MemoryEntry) -> float:
-    """45 days, lengthened by 1/0.85 per reinforcement, counting at most 6."""
-    count = min(reinforcement_count(entry), REINFORCEMENT_MAX_COUNT)
-    return BASE_HALF_LIFE_DAYS / REINFORCEMENT_HALFLIFE_FACTOR**count
+def half_life_days(entry: MemoryEntry, tuning: Tuning = DEFAULT_TUNING) -> float:
+    """45 days, lengthened by 1/0.85 per reinforcement, counting at most 6 (by default)."""
+    count = min(reinforcement_count(entry), tuning.reinforcement_cap)
+    return tuning.half_life_days / tuning.reinforcement_factor**count
 
 
 def retention_start_ms(entry: MemoryEntry, now_ms: float) -> float:
@@ -78,29 +108,33 @@ def retention_start_ms(entry: MemoryEntry, now_ms: float) -> float:
 
 class Dormancy(NamedTuple):
     """The dormant stretches that apply at one instant: closed spans plus the open one, if any,
-    as sorted disjoint ``(start_ms, end_ms)`` intervals."""
+    as sorted disjoint ``(start_ms, end_ms)`` intervals, and the share of dormant time forgiven
+    (``1 - dormant multiplier``)."""
 
     spans: tuple[tuple[float, float], ...]
+    saved: float = _DORMANT_SAVED
 
 
 NO_DORMANCY: Final = Dormancy(())
 
 
-def open_dormant_start(last_activity_at: str | None, now_ms: float) -> float | None:
+def open_dormant_start(
+    last_activity_at: str | None, now_ms: float, after_ms: float = _DORMANT_AFTER_MS
+) -> float | None:
     """Start of the dormant stretch still open at ``now_ms`` (``lastActivityAt + 14 d``), if any."""
     if not last_activity_at:
         return None
     last = parse_iso_ms(last_activity_at)
     if last is None:
         return None
-    start = last + _DORMANT_AFTER_MS
+    start = last + after_ms
     return float(start) if now_ms > start else None
 
 
-def dormancy_at(store: WorkspaceStore, now_ms: float) -> Dormancy:
+def dormancy_at(store: WorkspaceStore, now_ms: float, tuning: Tuning = DEFAULT_TUNING) -> Dormancy:
     """Every dormant stretch of ``store`` as seen at ``now_ms``."""
     spans = sorted((float(s.start), float(s.end)) for s in store.dormant_spans if s.end > s.start)
-    open_start = open_dormant_start(store.last_activity_at, now_ms)
+    open_start = open_dormant_start(store.last_activity_at, now_ms, tuning.dormant_after_ms)
     if open_start is not None:
         spans.append((open_start, float(now_ms)))
         spans.sort()
@@ -110,12 +144,12 @@ def dormancy_at(store: WorkspaceStore, now_ms: float) -> Dormancy:
             merged[-1] = (merged[-1][0], max(merged[-1][1], end))
         else:
             merged.append((start, end))
-    return Dormancy(tuple(merged))
+    return Dormancy(tuple(merged), 1.0 - tuning.dormant_multiplier)
 
 
 def effective_age_days(start_ms: float, now_ms: float, dormancy: Dormancy = NO_DORMANCY) -> float:
-    """Wall age of ``[start_ms, now_ms]`` in days, with every dormant millisecond counted at 0.25.
-    Always within ``[0.25 x wall, wall]``."""
+    """Wall age of ``[start_ms, now_ms]`` in days, with every dormant millisecond counted at 0.25
+    (the dormant multiplier). Always within ``[0.25 x wall, wall]``."""
     wall_ms = max(0.0, now_ms - start_ms)
     if wall_ms == 0.0:
         return 0.0
@@ -125,14 +159,16 @@ def effective_age_days(start_ms: float, now_ms: float, dormancy: Dormancy = NO_D
         if overlap > 0:
             dormant_ms += overlap
     dormant_ms = min(dormant_ms, wall_ms)
-    return (wall_ms - _DORMANT_SAVED * dormant_ms) / DAY_MS
+    return (wall_ms - dormancy.saved * dormant_ms) / DAY_MS
 
 
-def strength(entry: MemoryEntry, now_ms: float, dormancy: Dormancy = NO_DORMANCY) -> float:
+def strength(
+    entry: MemoryEntry, now_ms: float, dormancy: Dormancy = NO_DORMANCY, tuning: Tuning = DEFAULT_TUNING
+) -> float:
     """Current retention strength: finite and ``>= 0`` for any stored values."""
     start = retention_start_ms(entry, now_ms)
     age = effective_age_days(start, now_ms, dormancy)
-    value = initial_strength(entry) * 2.0 ** (-age / half_life_days(entry))
+    value = initial_strength(entry) * 2.0 ** (-age / half_life_days(entry, tuning))
     return max(0.0, value) if math.isfinite(value) else 0.0
 
 
@@ -146,7 +182,9 @@ def _truthy_ms(value: int | float | None) -> float | None:
     return number
 
 
-def can_reinforce(entry: MemoryEntry, session_id: str | None, now_ms: float) -> bool:
+def can_reinforce(
+    entry: MemoryEntry, session_id: str | None, now_ms: float, cap: int = REINFORCEMENT_MAX_COUNT
+) -> bool:
     """The v1.5.2 guard order (D8): same session, same UTC day, under one hour, count >= 6.
     The same-session guard only applies to real session ids (B15)."""
     if session_id is not None and entry.last_reinforced_session_id == session_id:
@@ -157,13 +195,15 @@ def can_reinforce(entry: MemoryEntry, session_id: str | None, now_ms: float) -> 
             return False
         if now_ms - last < REINFORCEMENT_MIN_INTERVAL_MS:
             return False
-    return reinforcement_count(entry) < REINFORCEMENT_MAX_COUNT
+    return reinforcement_count(entry) < cap
 
 
-def reinforce(entry: MemoryEntry, session_id: str | None, now_ms: int) -> MemoryEntry:
+def reinforce(
+    entry: MemoryEntry, session_id: str | None, now_ms: int, tuning: Tuning = DEFAULT_TUNING
+) -> MemoryEntry:
     """Reinforce ``entry`` if the guards allow it: +1 count, the clock restarts at ``now_ms``.
     When blocked, the very same object is returned."""
-    if not can_reinforce(entry, session_id, now_ms):
+    if not can_reinforce(entry, session_id, now_ms, tuning.reinforcement_cap):
         return entry
 
     return replace(
@@ -195,20 +235,24 @@ def merge_spans(spans: Sequence[DormantSpan]) -> tuple[DormantSpan, ...]:
     return tuple(merged)
 
 
-def closing_dormant_span(store: WorkspaceStore, now_ms: int) -> DormantSpan | None:
+def closing_dormant_span(
+    store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING
+) -> DormantSpan | None:
     """The span to record when activity resumes at ``now_ms``: ``[lastActivityAt + 14 d, now]``
     when the workspace has been idle for more than 14 days, else ``None``."""
-    start = open_dormant_start(store.last_activity_at, now_ms)
+    start = open_dormant_start(store.last_activity_at, now_ms, tuning.dormant_after_ms)
     if start is None:
         return None
     return DormantSpan(start=int(start), end=int(now_ms))
 
 
-def mark_activity(store: WorkspaceStore, now_ms: int) -> tuple[WorkspaceStore, DormantSpan | None]:
+def mark_activity(
+    store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING
+) -> tuple[WorkspaceStore, DormantSpan | None]:
     """Record activity at ``now_ms``: first close any dormant stretch (D3), then stamp
     ``lastActivityAt``. Returns the new store and the span recorded, if any."""
 
-    span = closing_dormant_span(store, now_ms)
+    span = closing_dormant_span(store, now_ms, tuning)
     spans = merge_spans((*store.dormant_spans, span)) if span is not None else store.dormant_spans
     return replace(store, dormant_spans=spans, last_activity_at=iso_from_ms(now_ms)), span
 
@@ -232,7 +276,7 @@ def source_priority(entry: MemoryEntry) -> int:
 
 
 def retention_sort_key(
-    entry: MemoryEntry, now_ms: float, dormancy: Dormancy = NO_DORMANCY
+    entry: MemoryEntry, now_ms: float, dormancy: Dormancy = NO_DORMANCY, tuning: Tuning = DEFAULT_TUNING
 ) -> tuple[float, int, float, str]:
     """Sort key for "strongest first": strength desc, source priority desc, createdAt desc, id asc.
 
@@ -240,11 +284,14 @@ def retention_sort_key(
     the oldest instead of making the comparison undefined, and ids compare by code point."""
     created = parse_iso_ms(entry.created_at)
     created_key = -float(created) if created is not None else math.inf
-    return (-strength(entry, now_ms, dormancy), -source_priority(entry), created_key, entry.id)
+    return (-strength(entry, now_ms, dormancy, tuning), -source_priority(entry), created_key, entry.id)
 
 
 def sort_by_retention(
-    entries: Sequence[MemoryEntry], now_ms: float, dormancy: Dormancy = NO_DORMANCY
+    entries: Sequence[MemoryEntry],
+    now_ms: float,
+    dormancy: Dormancy = NO_DORMANCY,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> list[MemoryEntry]:
     """``entries`` strongest first (stable, total)."""
-    return sorted(entries, key=lambda e: retention_sort_key(e, now_ms, dormancy))
+    return sorted(entries, key=lambda e: retention_sort_key(e, now_ms, dormancy, tuning))
