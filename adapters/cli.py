@@ -181,6 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--include-orphans", action="store_true", help="also missing non-temp roots")
     _command(sub, "tour", "adapters.tour:tour", "a 60-second scripted tour on a temporary workspace")
+    p = _command(sub, "simulate", "simulate:simulate_cmd", "run a scenario offline: months in seconds")
+    from adapters.commands.simulate_args import add_arguments  # imports nothing of the simulator
+
+    add_arguments(p)
     return parser
 
 

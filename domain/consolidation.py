@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Final
 
 import msgspec
@@ -204,11 +205,15 @@ def _components(entries: Sequence[MemoryEntry]) -> list[list[int]]:
     groups in order of their first member, members in input order."""
     groups = _UnionFind(len(entries))
     first_seen: dict[str, int] = {}
+    shared = False  # no key seen twice: every entry is its own group (the common case)
     for index, entry in enumerate(entries):
-        keys = {exact_key(entry), "identity\x1f" + identity_key(entry)}
-        for key in keys:
+        for key in (exact_key(entry), "identity\x1f" + identity_key(entry)):
             seen = first_seen.setdefault(key, index)
-            groups.union(seen, index)
+            if seen != index:
+                shared = True
+                groups.union(seen, index)
+    if not shared:
+        return [[index] for index in range(len(entries))]
     members: dict[int, list[int]] = {}
     for index in range(len(entries)):
         members.setdefault(groups.find(index), []).append(index)
@@ -223,6 +228,9 @@ def _unique_ids(
     it (unless a superseded entry holds it); every other group gets ``<id>_<suffix>`` derived from its
     exact key, with a ``memory_migrated`` event. Entries sharing both id and exact key stay as they are
     and are merged by dedupe."""
+    ids = {entry.id for entry in entries}
+    if len(ids) == len(entries) and ids.isdisjoint(reserved):
+        return list(entries), []  # every id held once and none by a superseded entry: no rename
     by_id: dict[str, set[str]] = {}
     for entry in entries:
         by_id.setdefault(entry.id, set()).add(exact_key(entry))
@@ -388,10 +396,17 @@ def dedupe(entries: Sequence[MemoryEntry], now_ms: int, tuning: Tuning = DEFAULT
 # ---------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=65536)
+def _redact_stored(text: str) -> str:
+    """``safety.redact``, memoised: every normalisation redacts every stored text again, and stored
+    texts rarely change (docs/performance.md)."""
+    return safety.redact(text)
+
+
 def _redacted(entry: MemoryEntry, now_iso: str) -> tuple[MemoryEntry, EvidenceInput | None]:
     """Redact text and rationale; an empty rationale is left as it is (B16)."""
-    text = safety.redact(entry.text)
-    rationale = safety.redact(entry.rationale) if entry.rationale else entry.rationale
+    text = _redact_stored(entry.text)
+    rationale = _redact_stored(entry.rationale) if entry.rationale else entry.rationale
     if text == entry.text and rationale == entry.rationale:
         return entry, None
     fields = tuple(

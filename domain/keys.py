@@ -17,6 +17,7 @@ import ipaddress
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Final
 
 from domain.ids import hash16
@@ -32,7 +33,8 @@ _ENTITY_TYPES: Final = frozenset({MemoryType.PROJECT, MemoryType.REFERENCE})
 
 def exact_key(entry: MemoryEntry) -> str:
     """``type:canonical(text)``."""
-    return memory_key(entry.type.value, entry.text)
+    # A StrEnum formats as its value; reading ``.value`` goes through the slow enum descriptor.
+    return memory_key(entry.type, entry.text)
 
 
 def identity_key(entry: MemoryEntry) -> str:
@@ -41,18 +43,22 @@ def identity_key(entry: MemoryEntry) -> str:
     if entry.type in _ENTITY_TYPES:
         concrete = concrete_identity(entry.text)
         if concrete is not None:
-            return f"{entry.type.value}:{concrete}"
+            return f"{entry.type}:{concrete}"
     return exact_key(entry)
 
 
+@lru_cache(maxsize=65536)
 def key_hash(key: str) -> str:
-    """The 16-hex digest of a key, as stored in tombstones and archive markers."""
+    """The 16-hex digest of a key, as stored in tombstones and archive markers. Memoised: archive
+    revival hashes every stored memory's keys at every normalisation (docs/performance.md)."""
     return hash16(key)
 
 
+@lru_cache(maxsize=65536)
 def concrete_identity(text: str) -> str | None:
     """``url:…`` for the first http(s) URL that parses, else ``path:…`` for the first concrete path
-    (quoted candidates first, then bare ones), else ``None``."""
+    (quoted candidates first, then bare ones), else ``None``. Memoised: every normalisation asks
+    again for each stored memory (docs/performance.md)."""
     url_match = _URL_IN_TEXT.search(text)
     if url_match is not None:
         url = normalize_url(url_match.group(0))

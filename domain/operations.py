@@ -392,7 +392,7 @@ def observe_tool_result(
     session = _session_or_new(snap, session_id, now_ms)
     session = _touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
     events: list[EvidenceInput] = []
-    store = _note_activity(snap.store, now_ms, events, always=False)
+    store = _note_activity(snap.store, now_ms, events, always=False, tuning=snap.tuning)
     return OpResult(
         store=store,
         journal=snap.journal,

@@ -68,6 +68,10 @@ SELECTED_REASONS: Final = ("within_caps", "within_char_budget")
 # shown as a single space.
 
 
+#: Type names as plain strings (``.value`` goes through the slow enum descriptor, once per omission).
+_TYPE_NAME: Final[dict[MemoryType, str]] = {t: t.value for t in MemoryType}
+
+
 class Omission(msgspec.Struct, frozen=True):
     """One memory that is not in the block, and the single reason why. ``type`` is empty for an
     archive marker (markers do not record the memory's type)."""
@@ -158,9 +162,9 @@ def _finish(
     """Assemble the result: omissions are listed superseded first (store order), then archive
     markers, then the selection losers in the order they were decided."""
     losers = [(entry, REASON_SUPERSEDED) for entry in superseded] + omitted
-    omissions = [Omission(e.id, e.type.value, REASON_SUPERSEDED) for e in superseded]
+    omissions = [Omission(e.id, _TYPE_NAME[e.type], REASON_SUPERSEDED) for e in superseded]
     omissions.extend(markers)
-    omissions.extend(Omission(e.id, e.type.value, reason) for e, reason in omitted)
+    omissions.extend(Omission(e.id, _TYPE_NAME[e.type], reason) for e, reason in omitted)
     events = [_render_event(e, None) for e in rendered]
     events.extend(_omission_events(losers, markers, latest))
     return RenderResult(text=text, rendered=tuple(rendered), omitted=tuple(omissions), events=tuple(events))

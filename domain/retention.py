@@ -293,5 +293,55 @@ def sort_by_retention(
     dormancy: Dormancy = NO_DORMANCY,
     tuning: Tuning = DEFAULT_TUNING,
 ) -> list[MemoryEntry]:
-    """``entries`` strongest first (stable, total)."""
-    return sorted(entries, key=lambda e: retention_sort_key(e, now_ms, dormancy, tuning))
+    """``entries`` strongest first (stable, total): the order of :func:`retention_sort_key`.
+
+    Every normalisation and every render sorts the whole store, so the key is computed here in one
+    loop with the same arithmetic as :func:`strength`, step for step (equal floats, equal order;
+    a property test holds the two together). See docs/performance.md."""
+    spans = dormancy.spans
+    saved = dormancy.saved
+    base = tuning.half_life_days
+    factor = tuning.reinforcement_factor
+    cap = tuning.reinforcement_cap
+    now = float(now_ms)
+    half_lives: dict[int, float] = {}
+    keyed: list[tuple[tuple[float, int, float, str], int, MemoryEntry]] = []
+    for position, entry in enumerate(entries):
+        clock = entry.retention_clock
+        if type(clock) is int or type(clock) is float:
+            start = float(clock) if math.isfinite(clock) else retention_start_ms(entry, now)
+        else:
+            start = retention_start_ms(entry, now)
+        wall = max(0.0, now - start)
+        if wall == 0.0:
+            age = 0.0
+        else:
+            dormant = 0.0
+            for span_start, span_end in spans:
+                overlap = min(now, span_end) - max(start, span_start)
+                if overlap > 0:
+                    dormant += overlap
+            age = (wall - saved * min(dormant, wall)) / DAY_MS
+        count = entry.reinforcement_count
+        counted = min(count if count is not None else 0, cap)
+        half_life = half_lives.get(counted)
+        if half_life is None:
+            half_life = half_lives[counted] = base / factor**counted
+        importance: str = entry.user_importance if entry.user_importance is not None else "normal"
+        initial = (
+            TYPE_FACTOR.get(entry.type, 1.0)
+            * SOURCE_FACTOR.get(entry.source, 1.0)
+            * USER_IMPORTANCE_FACTOR.get(importance, 1.0)
+        )
+        value = initial * 2.0 ** (-age / half_life)
+        power = max(0.0, value) if math.isfinite(value) else 0.0
+        created = parse_iso_ms(entry.created_at)
+        created_key = -float(created) if created is not None else math.inf
+        key = (-power, -SOURCE_PRIORITY.get(entry.source, 1), created_key, entry.id)
+        keyed.append((key, position, entry))
+    keyed.sort(key=_first_two)
+    return [item[2] for item in keyed]
+
+
+def _first_two(item: tuple[tuple[float, int, float, str], int, MemoryEntry]) -> tuple[object, int]:
+    return item[0], item[1]
