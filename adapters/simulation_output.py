@@ -255,6 +255,7 @@ def plot(run: SimRun, path: str) -> int:
     import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
+    from matplotlib.ticker import ScalarFormatter
 
     plt.rcParams["svg.hashsalt"] = "workmem"  # the same run gives the same SVG bytes
     first = dt.date.fromisoformat(run.start)
@@ -271,6 +272,9 @@ def plot(run: SimRun, path: str) -> int:
     threshold = [v if v is not None else float("nan") for v in run.thresholds]
     top.plot(dates[: len(threshold)], threshold, color="black", lw=1.6, ls="--")
     top.set_yscale("log")
+    top.yaxis.set_major_formatter(ScalarFormatter())
+    top.yaxis.set_minor_formatter(ScalarFormatter())
+    top.tick_params(axis="y", which="minor", labelsize=7)
     top.set_ylabel("strength (log scale)")
     top.set_title(f"{run.name}: strength of the {len(shown)} memories that were ever in the block")
     handles = [Line2D([], [], color=c, lw=2, label=t) for t, c in TYPE_COLOURS.items()]

@@ -287,6 +287,43 @@ def retention_sort_key(
     return (-strength(entry, now_ms, dormancy, tuning), -source_priority(entry), created_key, entry.id)
 
 
+#: What the retention order needs of an entry that does not depend on ``now``: the retention start
+#: (``None`` when it must be worked out at ``now``), the initial strength, the reinforcement count
+#: and the tie-breakers.
+_Static = tuple[MemoryEntry, float | None, float, int, int, float, str]
+
+# The static parts by entry object (docs/performance.md). Every normalisation and render sorts the
+# whole store again, and the entries are the same frozen objects from one operation to the next.
+# They hold a dict (``extras``) and cannot be hashed, so the memo is keyed by ``id(entry)`` and keeps
+# the entry itself in the value: an id cannot be reused by another object while it is remembered,
+# and a hit is only a hit for the very same object. Bounded (emptied when full) and invisible: a hit
+# gives exactly what computing the parts again would give.
+_STATIC_LIMIT: Final = 16384
+_STATIC: Final[dict[int, _Static]] = {}
+
+
+def _static_parts(entry: MemoryEntry) -> _Static:
+    hit = _STATIC.get(id(entry))
+    if hit is not None and hit[0] is entry:
+        return hit
+    clock = entry.retention_clock
+    start = float(clock) if (type(clock) is int or type(clock) is float) and math.isfinite(clock) else None
+    created = parse_iso_ms(entry.created_at)
+    parts: _Static = (
+        entry,
+        start,
+        initial_strength(entry),
+        reinforcement_count(entry),
+        -source_priority(entry),
+        -float(created) if created is not None else math.inf,
+        entry.id,
+    )
+    if len(_STATIC) >= _STATIC_LIMIT:
+        _STATIC.clear()
+    _STATIC[id(entry)] = parts
+    return parts
+
+
 def sort_by_retention(
     entries: Sequence[MemoryEntry],
     now_ms: float,
@@ -297,7 +334,8 @@ def sort_by_retention(
 
     Every normalisation and every render sorts the whole store, so the key is computed here in one
     loop with the same arithmetic as :func:`strength`, step for step (equal floats, equal order;
-    a property test holds the two together). See docs/performance.md."""
+    a property test holds the two together), from parts remembered per entry. See
+    docs/performance.md."""
     spans = dormancy.spans
     saved = dormancy.saved
     base = tuning.half_life_days
@@ -305,43 +343,30 @@ def sort_by_retention(
     cap = tuning.reinforcement_cap
     now = float(now_ms)
     half_lives: dict[int, float] = {}
-    keyed: list[tuple[tuple[float, int, float, str], int, MemoryEntry]] = []
+    keyed: list[tuple[float, int, float, str, int, MemoryEntry]] = []
     for position, entry in enumerate(entries):
-        clock = entry.retention_clock
-        if type(clock) is int or type(clock) is float:
-            start = float(clock) if math.isfinite(clock) else retention_start_ms(entry, now)
-        else:
+        _, start, initial, count, priority, created_key, ident = _static_parts(entry)
+        if start is None:
             start = retention_start_ms(entry, now)
         wall = max(0.0, now - start)
         if wall == 0.0:
             age = 0.0
-        else:
+        elif spans:
             dormant = 0.0
             for span_start, span_end in spans:
                 overlap = min(now, span_end) - max(start, span_start)
                 if overlap > 0:
                     dormant += overlap
             age = (wall - saved * min(dormant, wall)) / DAY_MS
-        count = entry.reinforcement_count
-        counted = min(count if count is not None else 0, cap)
+        else:
+            age = (wall - saved * 0.0) / DAY_MS
+        counted = min(count, cap)
         half_life = half_lives.get(counted)
         if half_life is None:
             half_life = half_lives[counted] = base / factor**counted
-        importance: str = entry.user_importance if entry.user_importance is not None else "normal"
-        initial = (
-            TYPE_FACTOR.get(entry.type, 1.0)
-            * SOURCE_FACTOR.get(entry.source, 1.0)
-            * USER_IMPORTANCE_FACTOR.get(importance, 1.0)
-        )
         value = initial * 2.0 ** (-age / half_life)
         power = max(0.0, value) if math.isfinite(value) else 0.0
-        created = parse_iso_ms(entry.created_at)
-        created_key = -float(created) if created is not None else math.inf
-        key = (-power, -SOURCE_PRIORITY.get(entry.source, 1), created_key, entry.id)
-        keyed.append((key, position, entry))
-    keyed.sort(key=_first_two)
-    return [item[2] for item in keyed]
-
-
-def _first_two(item: tuple[tuple[float, int, float, str], int, MemoryEntry]) -> tuple[object, int]:
-    return item[0], item[1]
+        # positions are unique, so the comparison never reaches the entry itself
+        keyed.append((-power, priority, created_key, ident, position, entry))
+    keyed.sort()
+    return [item[5] for item in keyed]
