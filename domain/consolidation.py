@@ -557,6 +557,27 @@ def _truncated(entry: MemoryEntry) -> MemoryEntry:
     return replace(entry, text=safety.stored_text(entry.text, LongTermLimits.MAX_ENTRY_TEXT_CHARS))
 
 
+# The hashes of a store's archive markers, by the markers tuple (docs/performance.md). The tuple
+# is carried unchanged from one operation to the next until something is archived or revived, and
+# it grows with the archive, so looking at every marker at every normalisation would make a long
+# life cost more per operation. Keyed by ``id`` with the tuple kept in the value (an id cannot be
+# reused while remembered; a hit is only a hit for the very same tuple); bounded and invisible.
+_MARKER_HASHES: Final[dict[int, tuple[tuple[ArchiveMarker, ...], frozenset[str], frozenset[str]]]] = {}
+
+
+def _marker_hashes(markers: tuple[ArchiveMarker, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """The exact and identity key hashes of ``markers``."""
+    hit = _MARKER_HASHES.get(id(markers))
+    if hit is not None and hit[0] is markers:
+        return hit[1], hit[2]
+    exact = frozenset(m.key_hash for m in markers)
+    identity = frozenset(m.identity_key_hash for m in markers)
+    if len(_MARKER_HASHES) >= 64:
+        _MARKER_HASHES.clear()
+    _MARKER_HASHES[id(markers)] = (markers, exact, identity)
+    return exact, identity
+
+
 def _revive(
     active: list[MemoryEntry],
     store: WorkspaceStore,
@@ -573,6 +594,9 @@ def _revive(
     for entry in active:
         exact_hashes.setdefault(key_hash(exact_key(entry)), entry)
         identity_hashes.setdefault(key_hash(identity_key(entry)), entry)
+    marked_exact, marked_identity = _marker_hashes(store.archived)
+    if marked_exact.isdisjoint(exact_hashes) and marked_identity.isdisjoint(identity_hashes):
+        return [], store.archived, []  # no active entry duplicates an archived one
     revived: list[MemoryEntry] = []
     remaining: list[ArchiveMarker] = []
     events: list[EvidenceInput] = []

@@ -25,6 +25,7 @@ deterministic: the same store and ``now_ms`` give byte-identical text.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Final
 
 import msgspec
@@ -33,6 +34,7 @@ from domain.evidence import event, memory_ref
 from domain.model import (
     DAY_MS,
     SECTION_ORDER,
+    ArchiveMarker,
     EventType,
     EvidenceInput,
     LongTermLimits,
@@ -155,7 +157,7 @@ def _finish(
     text: str,
     rendered: list[MemoryEntry],
     omitted: list[tuple[MemoryEntry, str]],
-    markers: list[Omission],
+    markers: Sequence[Omission],
     superseded: list[MemoryEntry],
     latest: float | None = None,
 ) -> RenderResult:
@@ -171,7 +173,7 @@ def _finish(
 
 
 def _omission_events(
-    losers: list[tuple[MemoryEntry, str]], markers: list[Omission], latest: float | None
+    losers: list[tuple[MemoryEntry, str]], markers: Sequence[Omission], latest: float | None
 ) -> list[EvidenceInput]:
     """Evidence for what was left out, bounded so that a large store (D2 keeps up to 500 active
     entries) does not flood the evidence log at every cache epoch.
@@ -230,6 +232,23 @@ def select_candidates(store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAU
     return Selection(tuple(ranked), tuple(capped[:limit]), tuple(type_capped), tuple(capped[limit:]))
 
 
+# The omissions of a store's archive markers, by the markers tuple (docs/performance.md): the tuple
+# is carried unchanged between operations and grows with the archive. Keyed by ``id`` with the tuple
+# kept in the value, so a hit is only a hit for the very same tuple; bounded and invisible.
+_MARKER_OMISSIONS: Final[dict[int, tuple[tuple[ArchiveMarker, ...], tuple[Omission, ...]]]] = {}
+
+
+def _marker_omissions(markers: tuple[ArchiveMarker, ...]) -> tuple[Omission, ...]:
+    hit = _MARKER_OMISSIONS.get(id(markers))
+    if hit is not None and hit[0] is markers:
+        return hit[1]
+    omissions = tuple(Omission(m.memory_id, "", REASON_ARCHIVED) for m in markers)
+    if len(_MARKER_OMISSIONS) >= 64:
+        _MARKER_OMISSIONS.clear()
+    _MARKER_OMISSIONS[id(markers)] = (markers, omissions)
+    return omissions
+
+
 def render_workspace_block(
     store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING
 ) -> RenderResult:
@@ -237,7 +256,7 @@ def render_workspace_block(
     superseded = [e for e in store.entries if e.status == MemoryStatus.SUPERSEDED]
     stamps = [e.last_rendered_at for e in store.entries if e.last_rendered_at is not None]
     latest = max(stamps) if stamps else None  # when the most recent block was rendered
-    markers = [Omission(m.memory_id, "", REASON_ARCHIVED) for m in store.archived]
+    markers = _marker_omissions(store.archived)
     selection = select_candidates(store, now_ms, tuning)
     shortlist = selection.shortlist
     omitted: list[tuple[MemoryEntry, str]] = [(e, REASON_TYPE_CAP) for e in selection.type_capped]
