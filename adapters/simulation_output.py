@@ -73,11 +73,12 @@ def week_table(rows: Sequence[WeekRow]) -> list[str]:
     head = (
         f"{'week':>4}  {'from':<10}  {'sess':>4}  {'active':>6}  {'shown':>5}  "
         + "  ".join(f"{short:>2}" for short, _ in TYPE_COLUMNS)
-        + f"  {'chars':>5}  {'archived':>8}  {'in':>3}  {'out':>3}  {'cand':>4}  rejected (reason:count)"
+        + f"  {'chars':>5}  {'archived':>8}  {'in':>3}  {'out':>3}  {'cand':>4}  rejected  (by reason)"
     )
     lines = [head]
     for row in rows:
-        rejected = " ".join(f"{REASON_SHORT.get(r, r)}:{n}" for r, n in row.rejected.items()) or "-"
+        reasons = " ".join(f"{REASON_SHORT.get(r, r)}:{n}" for r, n in row.rejected.items())
+        rejected = f"{row.rejected_total} {reasons}" if row.rejected_total else "-"
         lines.append(
             f"{row.week:>4}  {row.start:<10}  {row.sessions:>4}  {row.active:>6}  {row.rendered:>5}  "
             + "  ".join(f"{row.rendered_by_type.get(name, 0):>2}" for _, name in TYPE_COLUMNS)

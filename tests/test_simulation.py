@@ -406,3 +406,12 @@ def test_the_break_scenario_shows_the_persistent_dormancy_discount() -> None:
     shown_before = sum(m.days_rendered for m in with_break.memories if m.id in before)
     shown_no_discount = sum(m.days_rendered for m in no_discount.memories if m.id in before)
     assert shown_before > shown_no_discount
+
+
+def test_a_candidate_with_two_reasons_is_one_rejection() -> None:
+    store, journal = empty_workspace(NOW)
+    ws = Workspace(store, journal, {}, DEFAULT_TUNING)
+    summary = "Memory candidates:\n- [decision] fix: handle empty billing payloads\n"
+    ws.run("s", lambda s: ops.observe_compaction(s, "s", summary, NOW))
+    assert ws.rejected_total == 1
+    assert ws.rejected == {"bad_decision": 1, "commit_or_ci_snapshot": 1}

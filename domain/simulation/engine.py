@@ -83,6 +83,9 @@ class Tally(msgspec.Struct, frozen=True, kw_only=True):
     entered: int
     left: int
     candidates: int
+    #: candidates and explicit requests turned down (one may have several reasons)
+    rejected_total: int
+    #: reason code -> rejections with that reason
     rejected: dict[str, int]
 
 
@@ -145,6 +148,7 @@ class Workspace:
         self.archive = archive
         self.tuning = tuning
         self.rejected: dict[str, int] = {}
+        self.rejected_total = 0
 
     def run(self, session_id: str | None, op: Callable[[Snapshot], OpResult]) -> OpResult:
         """One operation: snapshot, pure step, keep what it returned (as ``run_operation`` does)."""
@@ -175,6 +179,7 @@ class Workspace:
     def _count_rejections(self, events: Sequence[EvidenceInput]) -> None:
         for event in events:
             if event.type in _REJECTION_EVENTS:
+                self.rejected_total += 1
                 for reason in event.reason_codes:
                     self.rejected[reason] = self.rejected.get(reason, 0) + 1
 
@@ -419,6 +424,7 @@ def simulate(
         spacing = min(pattern.session_minutes + 10, day_minutes // max(1, sessions))
         length = min(pattern.session_minutes, max(1, spacing - 1)) * 60_000
         ws.rejected = {}
+        ws.rejected_total = 0
         offered = 0
         for number in range(sessions):
             session_id = f"sim-{index:04d}-{number:02d}"
@@ -455,6 +461,7 @@ def simulate(
                 entered=len(current - previous_probe),
                 left=len(previous_probe - current),
                 candidates=offered,
+                rejected_total=ws.rejected_total,
                 rejected=dict(sorted(ws.rejected.items())),
             )
         )

@@ -74,6 +74,7 @@ def weeks(days: Sequence[DayStat]) -> list[WeekRow]:
                 entered=sum(d.entered for d in chunk),
                 left=sum(d.left for d in chunk),
                 candidates=sum(d.candidates for d in chunk),
+                rejected_total=sum(d.rejected_total for d in chunk),
                 rejected=dict(sorted(rejected.items())),
             )
         )
@@ -96,7 +97,7 @@ def summarize(run: SimRun) -> Summary:
         days=len(run.days),
         sessions=sum(d.sessions for d in run.days),
         candidates=sum(d.candidates for d in run.days),
-        rejected=sum(rejected.values()),
+        rejected=sum(d.rejected_total for d in run.days),
         rejected_by_reason=dict(sorted(rejected.items())),
         memories_stored=len(run.memories),
         never_rendered=sum(1 for m in run.memories if m.days_rendered == 0 and not m.in_session_block),
