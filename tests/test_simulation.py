@@ -415,3 +415,10 @@ def test_a_candidate_with_two_reasons_is_one_rejection() -> None:
     ws.run("s", lambda s: ops.observe_compaction(s, "s", summary, NOW))
     assert ws.rejected_total == 1
     assert ws.rejected == {"bad_decision": 1, "commit_or_ci_snapshot": 1}
+
+
+def test_noise_never_reaches_the_store() -> None:
+    run = simulate(small(session__noise_share=0.9, session__explicit=2.0, session__manual=1.0))
+    assert sum(d.rejected_total for d in run.days) > 0
+    for memory in run.final_store.entries:
+        assert is_successful(gate_memory(memory.type.value, memory.text, source="compaction")), memory.text

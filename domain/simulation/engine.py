@@ -233,10 +233,15 @@ class _Generator:
         self.fact_of: dict[str, int] = {}
 
     def candidate(self, rng: Rng, scenario: Scenario) -> tuple[texts.Said, Rng]:
-        plan = scenario.session
-        is_noise, rng = chance(rng, plan.noise_share)
+        """A compaction candidate: noise with the scenario's noise share, else a fact."""
+        is_noise, rng = chance(rng, scenario.session.noise_share)
         if is_noise:
             return texts.noise(rng)
+        return self.fact(rng, scenario)
+
+    def fact(self, rng: Rng, scenario: Scenario) -> tuple[texts.Said, Rng]:
+        """A new or repeated fact (what a user asks to remember is never noise)."""
+        plan = scenario.session
         said, rng = texts.candidate(rng, self.catalogue, self.core, plan.types.weights(), plan.repeat_share)
         self.fact_of.setdefault(said.text, said.fact)
         return said, rng
@@ -291,7 +296,7 @@ def run_session(
     explicit, rng = poisson(rng, plan.explicit)
     for index in range(max(plan.messages, explicit)):
         if index < explicit:
-            said, rng = gen.candidate(rng, scenario)
+            said, rng = gen.fact(rng, scenario)
             text = texts.explicit_request(said)
         else:
             text, rng = texts.chatter(rng)
@@ -330,7 +335,7 @@ def run_session(
 
     manual, rng = poisson(rng, plan.manual)
     for _ in range(manual):
-        said, rng = gen.candidate(rng, scenario)
+        said, rng = gen.fact(rng, scenario)
         ws.run(None, partial(ops.remember, text=said.text, type_=said.type, now_ms=at + 1))
     forgets, rng = chance(rng, plan.forget)
     which, rng = uniform(rng)
