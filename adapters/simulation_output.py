@@ -244,6 +244,20 @@ def check_plot_target(path: str) -> None:
 SIM_EXTRA_HINT: Final = "--plot needs matplotlib: pip install 'workmem[sim]'"
 
 
+def _idle_stretches(run: SimRun, min_days: int = 7) -> list[tuple[int, int]]:
+    """(first, last) day indexes of stretches of at least ``min_days`` days without a session."""
+    stretches: list[tuple[int, int]] = []
+    start: int | None = None
+    for index, day in enumerate([*run.days, None]):
+        if day is not None and day.sessions == 0:
+            start = index if start is None else start
+            continue
+        if start is not None and index - start >= min_days:
+            stretches.append((start, index - 1))
+        start = None
+    return stretches
+
+
 def plot(run: SimRun, path: str) -> int:
     """Two charts in one file: the strength of every memory that was ever in the block, with the
     render threshold (the weakest strength shown that day), and the block's composition by type.
@@ -255,8 +269,10 @@ def plot(run: SimRun, path: str) -> int:
     matplotlib.use("Agg")
     import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
+    from matplotlib.artist import Artist
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import ScalarFormatter
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
     plt.rcParams["svg.hashsalt"] = "workmem"  # the same run gives the same SVG bytes
     first = dt.date.fromisoformat(run.start)
@@ -273,14 +289,20 @@ def plot(run: SimRun, path: str) -> int:
     threshold = [v if v is not None else float("nan") for v in run.thresholds]
     top.plot(dates[: len(threshold)], threshold, color="black", lw=1.6, ls="--")
     top.set_yscale("log")
+    top.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     top.yaxis.set_major_formatter(ScalarFormatter())
-    top.yaxis.set_minor_formatter(ScalarFormatter())
-    top.tick_params(axis="y", which="minor", labelsize=7)
+    top.yaxis.set_minor_formatter(NullFormatter())
     top.set_ylabel("strength (log scale)")
+    idle = _idle_stretches(run)
+    for axis in (top, bottom):
+        for first_day, last_day in idle:
+            axis.axvspan(dates[first_day], dates[last_day], color="#999999", alpha=0.15, lw=0)
     top.set_title(f"{run.name}: strength of the {len(shown)} memories that were ever in the block")
-    handles = [Line2D([], [], color=c, lw=2, label=t) for t, c in TYPE_COLOURS.items()]
+    handles: list[Artist] = [Line2D([], [], color=c, lw=2, label=t) for t, c in TYPE_COLOURS.items()]
     handles.append(Line2D([], [], color="black", lw=1.6, ls="--", label="render threshold (weakest shown)"))
-    top.legend(handles=handles, loc="upper right", fontsize=8, ncols=5)
+    if idle:
+        handles.append(Patch(color="#999999", alpha=0.3, label="no sessions"))
+    top.legend(handles=handles, loc="upper right", fontsize=8, ncols=6)
     top.grid(alpha=0.3)
 
     stacks = [[d.rendered_by_type.get(t, 0) for d in run.days] for t in TYPE_COLOURS]

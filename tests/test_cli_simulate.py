@@ -197,3 +197,15 @@ def test_building_the_parser_does_not_import_the_simulator() -> None:
 def test_help_lists_simulate(cli: Cli) -> None:
     run = cli("simulate", "--help")
     assert run.code == 0 and "--compare" in run.out and "--from-store" in run.out
+
+
+def test_idle_stretches_are_the_long_runs_without_sessions(scenario: Path) -> None:
+    import tomllib
+
+    from adapters.simulation_output import _idle_stretches
+
+    data = tomllib.loads(scenario.read_text(encoding="utf-8"))
+    data["days"] = 30
+    data["pattern"]["breaks"] = [{"start": "2026-01-12", "days": 9}]
+    run = simulate(decode_scenario(data).unwrap())
+    assert _idle_stretches(run) == [(7, 15)]  # weekend sessions keep the short gaps out
