@@ -548,7 +548,7 @@ def _same_entries(a: Sequence[MemoryEntry], b: Sequence[MemoryEntry]) -> bool:
     if len(a) != len(b):
         return False
     by_id = {e.id: e for e in b}
-    return len(by_id) == len(b) and all(by_id.get(e.id) == e for e in a)
+    return len(by_id) == len(b) and all((x := by_id.get(e.id)) is e or x == e for e in a)
 
 
 def _truncated(entry: MemoryEntry) -> MemoryEntry:
@@ -685,6 +685,26 @@ def _archive_overflow(
     return kept, kept_markers, moved, events
 
 
+# Entries that redaction, retention-clock backfill and truncation leave as they are, by object
+# (docs/performance.md). Every normalisation looks at every stored entry again, and the entries are
+# the same frozen objects from one operation to the next. Keyed by ``id`` with the entry itself as
+# the value, so a hit is only a hit for the very same object (an id cannot be reused while it is
+# remembered); bounded (emptied when full) and invisible: being clean depends on the entry alone.
+_CLEAN_LIMIT: Final = 16384
+_CLEAN: Final[dict[int, MemoryEntry]] = {}
+
+
+def _cleaned(entry: MemoryEntry, now_ms: int) -> MemoryEntry:
+    """Backfill and truncation of one entry (after redaction); remembers entries all three steps
+    leave unchanged."""
+    result = _truncated(backfill_retention_clock(entry, now_ms))
+    if result is entry and _redacted(entry, "")[1] is None:
+        if len(_CLEAN) >= _CLEAN_LIMIT:
+            _CLEAN.clear()
+        _CLEAN[id(entry)] = entry
+    return result
+
+
 def normalize_store(
     store: WorkspaceStore,
     now_ms: int,
@@ -703,6 +723,9 @@ def normalize_store(
 
     entries: list[MemoryEntry] = []
     for entry in store.entries:
+        if _CLEAN.get(id(entry)) is entry:
+            entries.append(entry)  # redaction, backfill and truncation would leave it as it is
+            continue
         cleaned, event = _redacted(entry, now_iso)
         entries.append(cleaned)
         if event is not None:
@@ -719,10 +742,9 @@ def normalize_store(
         events.extend(found)
         audit.extend(records)
         migrations.append(P0_CLEANUP_MIGRATION_ID)
-    entries = [backfill_retention_clock(entry, now_ms) for entry in entries]
+    entries = [entry if _CLEAN.get(id(entry)) is entry else _cleaned(entry, now_ms) for entry in entries]
     if RETENTION_CLOCK_BACKFILL_MIGRATION_ID not in migrations:
         migrations.append(RETENTION_CLOCK_BACKFILL_MIGRATION_ID)
-    entries = [_truncated(entry) for entry in entries]
 
     active = [e for e in entries if e.status is not MemoryStatus.SUPERSEDED]
     superseded = [e for e in entries if e.status is MemoryStatus.SUPERSEDED]

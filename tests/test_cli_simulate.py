@@ -209,3 +209,17 @@ def test_idle_stretches_are_the_long_runs_without_sessions(scenario: Path) -> No
     data["pattern"]["breaks"] = [{"start": "2026-01-12", "days": 9}]
     run = simulate(decode_scenario(data).unwrap())
     assert _idle_stretches(run) == [(7, 15)]  # weekend sessions keep the short gaps out
+
+
+def test_progress_bar_only_on_a_terminal_for_long_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("tqdm")
+    from adapters.commands import simulate as command
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    bar = command._progress(90, True)
+    assert bar is not None
+    bar.close()
+    assert command._progress(90, False) is None  # --json
+    assert command._progress(30, True) is None  # short run
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    assert command._progress(90, True) is None
