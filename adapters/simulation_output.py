@@ -110,7 +110,7 @@ def summary_lines(summary: Summary) -> list[str]:
 
 def _final_block(run: SimRun, scenario: Scenario) -> str:
     """The block a session opening right after the last simulated day would see."""
-    from domain.simulation.engine import date_ms
+    from domain.simulation.workspace import date_ms
 
     end_ms = date_ms(scenario.start) + scenario.days * 86_400_000
     return render_workspace_block(run.final_store, end_ms, scenario.parameters.tuning()).text

@@ -42,9 +42,11 @@ from domain.retention import (
 )
 from domain.safety import gate_memory
 from domain.simulation import texts
-from domain.simulation.engine import SimRun, Workspace, date_ms, empty_workspace, sessions_on, simulate
+from domain.simulation.engine import SimRun, simulate
 from domain.simulation.rng import below, chance, next_u64, poisson, stream, uniform, weighted
 from domain.simulation.scenario import Scenario, decode_scenario, with_overrides
+from domain.simulation.session import sessions_on
+from domain.simulation.workspace import Workspace, date_ms, empty_workspace
 from domain.timeutil import iso_from_ms
 
 REPO = Path(__file__).resolve().parent.parent
