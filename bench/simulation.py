@@ -18,6 +18,7 @@ The exit status is 1 when a target is missed.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import resource
 import statistics
@@ -88,6 +89,27 @@ def table(timings: Sequence[Timing], baseline: Timing) -> str:
     return "\n".join(lines)
 
 
+def quarters(days: int = 360, size: int = 90) -> list[float]:
+    """CPU seconds of each ``size``-day stretch of one in-process ``days``-day steady run: equal
+    stretches once the store is full mean the cost per simulated day stays flat."""
+    import tomllib
+
+    from domain.simulation.engine import simulate
+    from domain.simulation.scenario import decode_scenario, with_overrides
+
+    with STEADY.open("rb") as handle:
+        data = tomllib.load(handle)
+    scenario = decode_scenario(with_overrides(data, [("days", days)])).unwrap()
+    marks = [time.process_time()]
+
+    def on_day(day: int) -> None:
+        if day % size == 0:
+            marks.append(time.process_time())
+
+    simulate(scenario, on_day=on_day)
+    return [b - a for a, b in itertools.pairwise(marks)]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.simulation", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="timed runs per length (at least 3)")
@@ -110,7 +132,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         quarter = time_runs("steady, 90 days", simulate(90), runs, env)
         long = time_runs("steady, 360 days", simulate(360), runs, env)
         year = time_runs("steady, one year (365 days)", simulate(None), runs, env)
+    stretches = quarters()
     print(table((quarter, long, year), baseline))
+    print()
+    print(
+        "CPU s per 90 simulated days of one 360-day run (in-process): "
+        + ", ".join(f"{q:.1f}" for q in stretches)
+    )
     ratio = long.wall / quarter.wall
     cpu_ratio = long.cpu / quarter.cpu
     year_ok = year.wall <= YEAR_TARGET_S
