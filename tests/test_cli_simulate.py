@@ -223,3 +223,16 @@ def test_progress_bar_only_on_a_terminal_for_long_runs(monkeypatch: pytest.Monke
     assert command._progress(30, True) is None  # short run
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
     assert command._progress(90, True) is None
+
+
+def test_compare_and_sweep_plot_the_variant_and_the_first_value(
+    cli: Cli, scenario: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("matplotlib")
+    for mode in (["--compare", "global_cap=5"], ["--sweep", "global_cap=5,9"]):
+        svg = tmp_path / "chart.svg"
+        cli.ok("simulate", str(scenario), *mode, "--plot", str(svg))
+        root = ET.parse(svg).getroot()
+        lines = [el for el in root.iter() if el.get("id", "").startswith("memory-")]
+        paths = [p.get("d", "") for el in lines for p in el.iter("{http://www.w3.org/2000/svg}path")]
+        assert sum(" L " in d for d in paths) > len(lines) // 2  # lines with data, not empty series

@@ -147,18 +147,24 @@ def run_one(
 class _Job(msgspec.Struct, frozen=True):
     scenario: Scenario
     start: _Start | None
+    trace: bool = False  # keep strengths per day (the run that gets plotted)
 
 
 def _worker(payload: bytes) -> bytes:
     """One run in a worker process. Scenario and start go in, the run comes out, both as JSON
     bytes, so that only plain data crosses the process boundary."""
     job = msgspec.json.decode(payload, type=_Job)
-    return msgspec.json.encode(run_one(job.scenario, job.start))
+    return msgspec.json.encode(run_one(job.scenario, job.start, trace=job.trace))
 
 
-def run_many(scenarios: Sequence[Scenario], start: _Start | None) -> list[SimRun]:
-    """Each scenario in its own process (at most one per core), results in input order."""
-    payloads = [msgspec.json.encode(_Job(scenario=s, start=start)) for s in scenarios]
+def run_many(
+    scenarios: Sequence[Scenario], start: _Start | None, *, traced: int | None = None
+) -> list[SimRun]:
+    """Each scenario in its own process (at most one per core), results in input order; the run at
+    index ``traced`` keeps its strengths for a plot."""
+    payloads = [
+        msgspec.json.encode(_Job(scenario=s, start=start, trace=i == traced)) for i, s in enumerate(scenarios)
+    ]
     workers = max(1, min(len(payloads), os.cpu_count() or 1))
     if workers == 1:
         results = [_worker(p) for p in payloads]
@@ -198,7 +204,7 @@ def simulate_cmd(args: argparse.Namespace) -> int:
         if not name.strip() or not choices:
             raise CommandError(f"expected --sweep NAME=V1,V2,..., got {args.sweep[:60]!r}")
         variants = [build(data, [*assignments, (name.strip(), parse_value(v))], args.days) for v in choices]
-        runs = run_many(variants, start)
+        runs = run_many(variants, start, traced=0 if args.plot is not None else None)
         out.print_sweep(name.strip(), choices, runs, as_json=args.json)
         if args.plot is not None:
             out.plot(runs[0], args.plot)
@@ -206,7 +212,9 @@ def simulate_cmd(args: argparse.Namespace) -> int:
     if args.compare is not None:
         extra = [parse_assignment(a) for a in args.compare]
         variant = build(data, [*assignments, *extra], args.days)
-        base_run, variant_run = run_many([baseline, variant], start)
+        base_run, variant_run = run_many(
+            [baseline, variant], start, traced=1 if args.plot is not None else None
+        )
         out.print_compare(base_run, variant_run, baseline, variant, as_json=args.json)
         if args.plot is not None:
             out.plot(variant_run, args.plot)
