@@ -7,14 +7,16 @@ and returns an exit code; failures are reported here as exactly one ``workmem: â
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from adapters import __version__
+
+if TYPE_CHECKING:
+    import argparse
 
 EXIT_OK = 0
 EXIT_UNEXPECTED = 1
@@ -34,16 +36,17 @@ environment:
   WORKMEM_NOW           fixed clock: ISO-8601 time or epoch milliseconds
   WORKMEM_LOCK_TIMEOUT  seconds to wait for a workspace lock (default 5)
   WORKMEM_DEBUG=1       show a traceback for unexpected failures
+  WORKMEM_HOOK_SERVER=0 hook calls handle their events themselves (no hook server)
 
 Global options go before the command, --json after it: workmem --workspace . list --json"""
 
 TYPES = ("feedback", "project", "decision", "reference")
+HOSTS = ("claude-code", "codex", "opencode")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"workmem: {' '.join(message.split())}\n")  # always one line
-        raise SystemExit(EXIT_USAGE)
+def _usage_error(message: str) -> None:
+    sys.stderr.write(f"workmem: {' '.join(message.split())}\n")  # always one line
+    raise SystemExit(EXIT_USAGE)
 
 
 def _command(
@@ -71,6 +74,13 @@ def _raw_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # imported here, not at the top: a host hook call never builds the parser (docs/performance.md)
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # type: ignore[override]
+            _usage_error(message)
+
     parser = _Parser(
         prog="workmem",
         description="Durable, decaying working memory for AI coding agents.",
@@ -114,8 +124,24 @@ def build_parser() -> argparse.ArgumentParser:
     _session_args(p)
     p = _command(sub, "compaction-prompt", "session:compaction_prompt", "print the compaction prompt")
     _session_args(p, parent=False)
+    _command(
+        sub, "serve", "adapters.serve:serve", "answer JSON-lines requests on stdin/stdout (docs/protocol.md)"
+    )
+    _command(
+        sub, "mcp", "adapters.mcp_server:mcp_cmd", "an MCP stdio server for the agent (needs workmem[mcp])"
+    )
     p = _command(sub, "hook", "hooks:hook", "run a host hook: payload JSON on stdin, always exits 0")
-    p.add_argument("host", metavar="HOST", help="the host whose hook payload is on stdin: claude-code")
+    p.add_argument("host", metavar="HOST", help="the host whose hook payload is on stdin: claude-code, codex")
+
+    # --- hosts ------------------------------------------------------------------------------------
+    for name, verb in (("install", "register workmem's hooks with"), ("uninstall", "remove workmem from")):
+        p = _command(sub, name, f"install:{name}", f"{verb} a host's settings (merging; see docs/hosts.md)")
+        p.add_argument("host", choices=HOSTS, metavar="HOST", help="claude-code, codex or opencode")
+        scope = p.add_mutually_exclusive_group()
+        scope.add_argument("--project", action="store_true", help="the workspace's settings (the default)")
+        scope.add_argument("--user", action="store_true", help="the user's settings, for every project")
+        p.add_argument("--dry-run", action="store_true", help="print the diff of every file, write nothing")
+        p.add_argument("--mcp", action="store_true", help="also the MCP server (`workmem mcp`)")
 
     # --- memories ---------------------------------------------------------------------------------
     p = _command(sub, "list", "memories:list_memories", "list stored memories (read-only)", json_flag=True)
@@ -202,6 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _non_negative(value: str) -> float:
+    import argparse
+
     try:
         number = float(value)
     except ValueError:
@@ -227,8 +255,11 @@ def _storage_error(exc: BaseException) -> bool:
     filestore = sys.modules.get("adapters.filestore")
     if filestore is not None and isinstance(exc, filestore.StorageError):
         return True
-    lock = sys.modules.get("filelock")
-    return lock is not None and isinstance(exc, lock.Timeout)
+    lock = sys.modules.get("adapters.locking")
+    if lock is not None and isinstance(exc, lock.Timeout):
+        return True
+    third_party = sys.modules.get("filelock")
+    return third_party is not None and isinstance(exc, third_party.Timeout)
 
 
 def _known_error(exc: BaseException) -> tuple[int, str] | None:
@@ -236,6 +267,9 @@ def _known_error(exc: BaseException) -> tuple[int, str] | None:
     commands = sys.modules.get("adapters.commands")
     if commands is not None and isinstance(exc, commands.CommandError):
         return exc.code, _one_line(str(exc))
+    api = sys.modules.get("adapters.api")
+    if api is not None and isinstance(exc, api.InvalidInput):
+        return EXIT_USAGE, _one_line(str(exc))
     clock = sys.modules.get("adapters.clock")
     if clock is not None and isinstance(exc, clock.ClockError):
         return EXIT_USAGE, _one_line(str(exc))
@@ -276,14 +310,60 @@ def _clean_argument(value: str) -> str:
     return value
 
 
+def _hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
+    """``[--home DIR] [--workspace DIR] hook HOST`` and nothing else, parsed without building the
+    whole parser: a host runs this on every event, so start-up time counts (docs/performance.md)."""
+    values: dict[str, str] = {}
+    index = 0
+    while index < len(argv) and argv[index] != "hook":
+        word = argv[index]
+        name, eq, value = word.partition("=")
+        if name not in _GLOBAL_OPTIONS_WITH_VALUE or name[2:] in values:
+            return None
+        if not eq:
+            if index + 1 >= len(argv) or argv[index + 1].startswith("-"):
+                return None
+            value = argv[index + 1]
+            index += 1
+        values[name[2:]] = value
+        index += 1
+    rest = argv[index:]
+    if len(rest) != 2 or rest[1].startswith("-"):
+        return None
+    home, workspace = values.get("home"), values.get("workspace")
+    from types import SimpleNamespace
+
+    host = rest[1]
+    parsed = SimpleNamespace(command="hook", handler="hooks:hook", host=host, home=home, workspace=workspace)
+    return cast("argparse.Namespace", parsed)  # the handler reads attributes only
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = [_clean_argument(a) for a in (sys.argv[1:] if argv is None else argv)]
-    parser = build_parser()
+    args = _hook_fast_path(arguments)
+    if args is None:
+        return _main(arguments, None)
+    # A hook process lives for one event and frees everything at exit: the cyclic garbage collector
+    # would only spend time walking the objects that importing the core creates.
+    import gc
+
+    was_enabled = gc.isenabled()
+    gc.disable()
     try:
-        args = parser.parse_args(arguments)
-        if args.command is None:
-            parser.print_help()
-            return EXIT_OK
+        return _main(arguments, args)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _main(arguments: list[str], args: argparse.Namespace | None) -> int:
+    try:
+        if args is None:
+            parser = build_parser()
+            args = parser.parse_args(arguments)
+            if args.command is None:
+                parser.print_help()
+                return EXIT_OK
         return _handler(args.handler)(args)
     except SystemExit as exc:
         code = int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE

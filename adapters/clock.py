@@ -8,15 +8,15 @@
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Mapping
 from typing import Final
 
+from domain.text import lazy_compile
 from domain.timeutil import parse_iso_ms
 
 NOW_ENV: Final = "WORKMEM_NOW"
-_EPOCH_MS: Final = re.compile(r"^[+-]?\d{1,16}$")
+_EPOCH_MS: Final = lazy_compile(r"^[+-]?\d{1,16}$")
 
 
 class ClockError(ValueError):

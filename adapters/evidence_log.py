@@ -22,8 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final, NamedTuple
 
-import filelock
-
+from adapters import locking
 from adapters.clock import real_now_ms
 from adapters.jsonl import (
     append_bytes,
@@ -150,12 +149,12 @@ def _prune_locked(log: Path, now_ms: int) -> PruneReport | None:
     return PruneReport(len(kept), len(valid) - len(kept), len(invalid), quarantine)
 
 
-def _lock(log: Path, timeout_s: float) -> filelock.BaseFileLock:
-    return filelock.FileLock(lock_path(log), timeout=timeout_s, mode=0o600, poll_interval=POLL_INTERVAL_S)
+def _lock(log: Path, timeout_s: float) -> locking.FileLock:
+    return locking.FileLock(lock_path(log), timeout=timeout_s, mode=0o600, poll_interval=POLL_INTERVAL_S)
 
 
 def prune_log(log: Path, now_ms: int, *, lock_timeout_s: float = LOCK_TIMEOUT_S) -> PruneReport | None:
-    """Prune now, under the log's lock (§3.6). Raises ``OSError`` (including ``filelock.Timeout``)."""
+    """Prune now, under the log's lock (§3.6). Raises ``OSError`` (including ``locking.Timeout``)."""
     with _lock(log, lock_timeout_s):
         return _prune_locked(log, now_ms)
 
@@ -196,12 +195,12 @@ def append_events(
     items = tuple(inputs)
     if not items:
         return ()
-    lock: filelock.BaseFileLock | None = None
+    lock: locking.FileLock | None = None
     try:
         ensure_private_dir(log.parent)
         lock = _lock(log, lock_timeout_s)
         lock.acquire()
-    except filelock.Timeout:
+    except locking.Timeout:
         warn("evidence log is busy; appending without its lock")
         lock = None
     except Exception:

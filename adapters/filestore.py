@@ -13,9 +13,9 @@ Guarantees:
 
 * Reads never write. ``read_*`` views never create, rewrite or move anything; a corrupt file reads as
   an empty value flagged ``corrupt``.
-* One cross-process lock per workspace (``workspace.lock``, ``filelock``), bounded wait (default 5 s)
-  ending in :class:`LockTimeout` and a ``storage_lock_timeout`` event. The OS releases the lock of a
-  process that dies; the holder record beside the lock (``workspace.lock.holder``: pid and time,
+* One cross-process lock per workspace (``workspace.lock``, :mod:`adapters.locking`), bounded wait
+  (default 5 s) ending in :class:`LockTimeout` and a ``storage_lock_timeout`` event. The OS releases
+  the lock of a process that dies; the holder record beside the lock (``workspace.lock.holder``: pid and time,
   written after acquiring and removed before releasing) tells the next holder that the previous one
   died, which is reported as ``storage_stale_lock_recovered``. Neither pid nor file content ever
   reaches an event.
@@ -41,15 +41,14 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Generic, TypeVar
+from typing import Final, Generic, NamedTuple, TypeVar
 
-import filelock
 import msgspec
 from msgspec.structs import replace
 from returns.result import Result
 
+from adapters import locking
 from adapters.evidence_log import EvidenceLog, describe_os_error, warn
 from adapters.jsonl import append_records, atomic_write, ensure_private_dir, read_bytes, split_lines
 from adapters.paths import (
@@ -107,8 +106,7 @@ class StorageUnavailable(StorageError):
     directory where a file should be."""
 
 
-@dataclass(frozen=True)
-class Loaded(Generic[T]):
+class Loaded(NamedTuple, Generic[T]):
     """A read-only view of one file: ``missing`` when it does not exist, ``corrupt`` when it could not
     be decoded (``value`` is then the empty value)."""
 
@@ -160,6 +158,58 @@ def _storage_event(
     )
 
 
+class SnapshotCache:
+    """Decoded files kept between transactions by a long-running process (``workmem serve``).
+
+    An entry is the file's path, its bytes and the value decoded from them. It is used only when the
+    bytes read now, inside the lock, are the very bytes it was decoded from: every write bumps the
+    file's ``revision``, so a write by any other process changes the bytes and the file is decoded
+    again. The cache therefore never holds anything the files do not hold; it only saves decoding.
+    At most ``max_files`` files are kept (the least recently used go first).
+    """
+
+    def __init__(self, max_files: int = 256) -> None:
+        self.max_files = max_files
+        self._items: dict[Path, tuple[bytes, msgspec.Struct]] = {}
+        #: decodes avoided and decodes done, for tests and benchmarks
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, path: Path, data: bytes) -> msgspec.Struct | None:
+        item = self._items.pop(path, None)
+        if item is None or item[0] != data:
+            self.misses += 1
+            return None
+        self._items[path] = item  # most recently used last
+        self.hits += 1
+        return item[1]
+
+    def put(self, path: Path, data: bytes, value: msgspec.Struct) -> None:
+        self._items.pop(path, None)
+        self._items[path] = (data, value)
+        while len(self._items) > self.max_files:
+            del self._items[next(iter(self._items))]
+
+    def drop(self, path: Path) -> None:
+        self._items.pop(path, None)
+
+
+def _cached_decode(
+    cache: SnapshotCache | None, path: Path, data: bytes, decoder: Callable[[bytes], Result[S, DecodeFailure]]
+) -> Result[S, DecodeFailure]:
+    from returns.result import Success
+
+    if cache is not None:
+        hit = cache.get(path, data)
+        if hit is not None:
+            return Success(hit)  # type: ignore[arg-type]
+    result = decoder(data)
+    value = result.value_or(None)
+    if cache is not None and value is not None:
+        cache.put(path, data, value)
+    return result
+
+
 def archive_key(entry: MemoryEntry) -> str:
     """The key an archived entry is found by: ``hash16`` of its exact key (as archive markers use)."""
     return hash16(exact_key(entry))
@@ -168,8 +218,16 @@ def archive_key(entry: MemoryEntry) -> str:
 class Workspace:
     """The files of one workspace under a data home."""
 
-    def __init__(self, home: Path, root: str, *, lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        home: Path,
+        root: str,
+        *,
+        lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
+        cache: SnapshotCache | None = None,
+    ) -> None:
         self.home = Path(home)
+        self.cache = cache
         self.root = root
         self.key = workspace_key(root)
         self.root_hash = workspace_root_hash(root)
@@ -195,12 +253,13 @@ class Workspace:
 
     # ---- read-only views ------------------------------------------------------------------------
 
-    @staticmethod
-    def _view(path: Path, decoder: Callable[[bytes], Result[S, DecodeFailure]], empty: T) -> Loaded[S | T]:
+    def _view(
+        self, path: Path, decoder: Callable[[bytes], Result[S, DecodeFailure]], empty: T
+    ) -> Loaded[S | T]:
         data = _read(path)
         if data is None:
             return Loaded(empty, missing=True)
-        value: S | None = decoder(data).value_or(None)
+        value: S | None = _cached_decode(self.cache, path, data, decoder).value_or(None)
         if value is not None:
             return Loaded(value)
         return Loaded(empty, corrupt=True)
@@ -245,17 +304,17 @@ class Workspace:
 
     # ---- the lock -------------------------------------------------------------------------------
 
-    def _acquire(self, now_ms: int) -> tuple[filelock.BaseFileLock, bool]:
+    def _acquire(self, now_ms: int) -> tuple[locking.FileLock, bool]:
         try:
             ensure_private_dir(self.paths.directory)
         except OSError as exc:
             raise _unavailable("create", self.paths.directory, exc) from None
-        lock = filelock.FileLock(
+        lock = locking.FileLock(
             self.paths.lock, timeout=self.lock_timeout_s, mode=0o600, poll_interval=POLL_INTERVAL_S
         )
         try:
             lock.acquire()
-        except filelock.Timeout:
+        except locking.Timeout:
             wait_ms = round(self.lock_timeout_s * 1000)
             self.evidence.append(
                 [
@@ -307,7 +366,7 @@ class Workspace:
                         with contextlib.suppress(OSError):
                             path.unlink()
 
-    def _release(self, lock: filelock.BaseFileLock) -> None:
+    def _release(self, lock: locking.FileLock) -> None:
         try:
             with contextlib.suppress(OSError):
                 os.unlink(self.paths.lock_holder)
@@ -376,7 +435,7 @@ class Transaction:
         data = _read(path)
         if data is None:
             return None
-        result = decoder(data)
+        result = _cached_decode(self.workspace.cache, path, data, decoder)
         value: S | None = result.value_or(None)
         if value is not None:
             return value
@@ -415,6 +474,19 @@ class Transaction:
             loaded = self._load(self.workspace.paths.store, KIND_STORE, decode_store)
             self._store = loaded if loaded is not None else self.workspace.empty_store(self.now_ms)
         return self._store
+
+    def store_head(self) -> WorkspaceStore | None:
+        """The store without its entries (``domain.codec.decode_store_head``), for an operation that
+        only reads its workspace and activity time; ``None`` when only a full read will do. Never a
+        value to write back: :func:`adapters.commands._run.run_operation` re-runs an operation that
+        changed it on the full store."""
+        self._check_open()
+        if self._store_put is not None or self._store is not None:
+            return self.store
+        from domain.codec import decode_store_head
+
+        data = _read(self.workspace.paths.store)
+        return decode_store_head(data) if data is not None else None
 
     @property
     def journal(self) -> PendingJournal:
@@ -568,11 +640,17 @@ class Transaction:
             except OSError as exc:
                 raise _unavailable("create", ws.paths.sessions, exc) from None
         for path, label, value, data in encoded:
+            if ws.cache is not None:
+                ws.cache.drop(path)
             try:
                 atomic_write(path, data)
             except OSError as exc:
                 raise _unavailable("write", path, exc) from None
             self.written[label] = value
+            if ws.cache is not None:
+                # the value these very bytes decode to (the codec round-trips every value it writes),
+                # so the next transaction of this process need not decode what it just wrote
+                ws.cache.put(path, data, value)
         for name in deletions:
             path = ws.paths.sessions / name
             try:

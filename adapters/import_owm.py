@@ -20,11 +20,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-import filelock
 import msgspec
 from returns.result import Result, Success
 
-from adapters import jsonl, paths
+from adapters import jsonl, locking, paths
 from domain.codec import (
     DecodeFailure,
     decode_journal,
@@ -187,7 +186,7 @@ def _import_workspace(source_dir: Path, home: Path) -> list[ImportedFile]:
     layout = paths.workspace_paths_for_key(home, _destination_key(source_dir))
     jsonl.ensure_private_dir(layout.directory, fix_mode=False)
     done: list[ImportedFile] = []
-    with filelock.FileLock(str(layout.lock), timeout=LOCK_TIMEOUT_S, mode=0o600):
+    with locking.FileLock(str(layout.lock), timeout=LOCK_TIMEOUT_S, mode=0o600):
         if (source_dir / paths.STORE_FILE).is_file():
             done.append(_copy_json(source_dir / paths.STORE_FILE, layout.store, decode_store))
         if (source_dir / paths.JOURNAL_FILE).is_file():

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 import time
 from collections.abc import Iterable
@@ -79,18 +78,19 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def temp_name(target: Path) -> Path:
     """``<target>.<pid>.<ms>.<random>.tmp`` in the target's directory."""
-    token = secrets.token_hex(4)
+    token = os.urandom(4).hex()
     return target.with_name(f"{target.name}.{os.getpid()}.{time.time_ns() // 1_000_000}.{token}.tmp")
 
 
-def atomic_write(target: Path, data: bytes) -> None:
-    """Replace ``target`` by ``data``: temp file (0600) in the same directory, fsync, ``os.replace``,
-    directory fsync. The temp file is removed when anything fails, and the target is then untouched."""
+def atomic_write(target: Path, data: bytes, *, mode: int = FILE_MODE) -> None:
+    """Replace ``target`` by ``data``: temp file (created 0600, then given ``mode``) in the same
+    directory, fsync, ``os.replace``, directory fsync. The temp file is removed when anything fails,
+    and the target is then untouched."""
     tmp = temp_name(target)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_NOFOLLOW, FILE_MODE)
     try:
         try:
-            os.fchmod(fd, FILE_MODE)
+            os.fchmod(fd, mode)
             _write_all(fd, data)
             os.fsync(fd)
         finally:

@@ -16,7 +16,6 @@ Layout under the data home (``WORKMEM_HOME``, else the platform's user data dire
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import sys
@@ -24,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final, NamedTuple
 
-import platformdirs
+from domain.ids import sha256
 
 APP_NAME: Final = "workmem"
 HOME_ENV: Final = "WORKMEM_HOME"
@@ -53,10 +52,7 @@ def data_home(env: Mapping[str, str] | None = None, override: str | None = None)
     if override:
         return Path(override).expanduser()
     if env is None:
-        value = os.environ.get(HOME_ENV, "")
-        if value:
-            return Path(value).expanduser()
-        return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+        env = os.environ
     value = env.get(HOME_ENV, "")
     if value:
         return Path(value).expanduser()
@@ -67,6 +63,8 @@ def data_home(env: Mapping[str, str] | None = None, override: str | None = None)
         # platformdirs' Unix default, computed here so that an explicit ``env`` is not mixed with
         # the process environment's XDG_DATA_HOME.
         return Path(os.path.expanduser("~/.local/share")) / APP_NAME
+    import platformdirs  # only where the platform's convention is not XDG's
+
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
@@ -79,7 +77,7 @@ def resolved_root(root: str) -> str:
 
 
 def _hash(value: str, width: int) -> str:
-    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:width]
+    return sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:width]
 
 
 def workspace_key(root: str) -> str:

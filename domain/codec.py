@@ -18,7 +18,14 @@ from typing import Any, Final, TypeVar, Union, get_args, get_origin
 import msgspec
 from returns.result import Failure, Result, Success
 
-from domain.model import EvidenceEvent, PendingJournal, SessionState, StoreLimits, WorkspaceStore
+from domain.model import (
+    EvidenceEvent,
+    PendingJournal,
+    SessionState,
+    StoreLimits,
+    WorkspaceRef,
+    WorkspaceStore,
+)
 
 T = TypeVar("T", bound=msgspec.Struct)
 
@@ -216,6 +223,36 @@ def encode_line(value: msgspec.Struct) -> bytes:
 
 def decode_store(data: bytes | str) -> Result[WorkspaceStore, DecodeFailure]:
     return decode(data, WorkspaceStore)
+
+
+class _StoreHead(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """The few top-level fields of a workspace store that a message or tool observation reads."""
+
+    workspace: WorkspaceRef
+    updated_at: str
+    last_activity_at: str | None = None
+    revision: int | None = None
+
+
+def decode_store_head(data: bytes | str) -> WorkspaceStore | None:
+    """The store's workspace, ``updatedAt`` and ``lastActivityAt`` without its entries (a fraction
+    of a full decode), as a :class:`WorkspaceStore` with no entries; ``None`` for anything that is
+    not a store workmem wrote (no ``revision``) or does not decode: read it in full then.
+
+    The value stands in for the store only in an operation that leaves the store as it is; the shell
+    checks that (docs/performance.md)."""
+    try:
+        head = msgspec.json.decode(data, type=_StoreHead)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    if head.revision is None:
+        return None
+    return WorkspaceStore(
+        workspace=head.workspace,
+        updated_at=head.updated_at,
+        last_activity_at=head.last_activity_at,
+        revision=head.revision,
+    )
 
 
 def decode_journal(data: bytes | str) -> Result[PendingJournal, DecodeFailure]:

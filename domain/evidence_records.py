@@ -17,7 +17,6 @@ hashes copied from the log work.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
@@ -34,6 +33,7 @@ from domain.model import (
     Relation,
 )
 from domain.safety import preview, redact
+from domain.text import lazy_compile
 from domain.timeutil import parse_iso_ms
 
 DAY_MS: Final = 86_400_000
@@ -44,12 +44,12 @@ MAX_DETAIL_KEYS: Final = 50
 MAX_DETAIL_KEY_CHARS: Final = 80
 MAX_MEMORY_ID_CHARS: Final = 160
 
-_CODE_UNSAFE: Final = re.compile(r"[^a-zA-Z0-9_.:-]")
-_HEX16: Final = re.compile(r"^[a-fA-F0-9]{16}\Z")
+_CODE_UNSAFE: Final = lazy_compile(r"[^a-zA-Z0-9_.:-]")
+_HEX16: Final = lazy_compile(r"^[a-fA-F0-9]{16}\Z")
 #: Absolute paths in detail strings (B18): POSIX paths with at least two segments, ``~/`` paths and
 #: Windows drive paths. Quotes, ``:;,()<>`` and whitespace end a path, so ``…/x.json: EISDIR`` style
 #: messages keep their tail.
-_ABS_PATH: Final = re.compile(
+_ABS_PATH: Final = lazy_compile(
     r"(?<![A-Za-z0-9_.~/\\-])(?:"
     r"/[^\s/\"'`:;,()<>]+(?:/[^\s/\"'`:;,()<>]*)+"
     r"|~/[^\s\"'`:;,()<>]*"

@@ -24,7 +24,7 @@ from bisect import bisect_left, bisect_right
 from typing import Final
 
 import msgspec
-from returns.pipeline import is_successful
+from returns.result import Success
 
 from domain import safety
 from domain.evidence import event, memory_ref
@@ -412,7 +412,7 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
         seen.add(key)
         type_ = classify_explicit_memory(safety.redact(body))
         outcome = safety.gate_memory(type_.value, body, source=MemorySource.EXPLICIT.value, from_trigger=True)
-        if not is_successful(outcome):
+        if not isinstance(outcome, Success):
             rejected = outcome.failure()
             events.append(
                 event(
@@ -563,7 +563,7 @@ def parse_compaction_candidates(
         outcome = safety.gate_memory(
             type_.value, body.text, source=MemorySource.COMPACTION.value, from_trigger=body.had_trigger
         )
-        if not is_successful(outcome):
+        if not isinstance(outcome, Success):
             rejected = outcome.failure()
             events.append(_candidate_rejected(type_, rejected.reasons, body.text))
             if rejected.from_quality_gate:

@@ -41,6 +41,7 @@ from domain.model import (
     HOUR_MS,
     RETENTION_TYPE_MAX,
     DormancyLimits,
+    EventType,
     EvidenceEvent,
     LongTermLimits,
     MemoryEntry,
@@ -597,6 +598,9 @@ def health_json(src: DiagInput, now_ms: int) -> dict[str, Any]:
             "pending": s.pending,
             "rejectedLast7Days": s.rejected_last_7_days,
             "corruptStoresQuarantinedLast30Days": s.corrupt_stores_quarantined_last_30_days,
+            "compactionsWithoutSummary": sum(
+                1 for ev in src.events if ev.type == EventType.COMPACTION_SUMMARY_MISSING
+            ),
         },
         "memories": [_row_json(row) for row in snap.memories],
         "recentEvents": [_recent_json(ev) for ev in snap.recent_events],
@@ -673,6 +677,10 @@ class HealthReport(msgspec.Struct, frozen=True, kw_only=True):
     strongest: tuple[Ranked, ...]  # first 5 rendered candidates
     weakest: tuple[Ranked, ...]  # last 5 active entries, weakest first
     quarantined_files: tuple[str, ...]
+    #: compactions observed without a summary to read candidates from, and host hook failures, in
+    #: the evidence log (docs/hosts.md)
+    compactions_without_summary: int = 0
+    hook_failures: int = 0
 
 
 def _ratio(part: int, whole: int) -> float:
@@ -767,6 +775,10 @@ def health_report(src: DiagInput, now_ms: int) -> HealthReport:
         strongest=snap.shortlist[:5],
         weakest=tuple(reversed(snap.ranked[-5:])),
         quarantined_files=src.quarantined_files,
+        compactions_without_summary=sum(
+            1 for ev in src.events if ev.type == EventType.COMPACTION_SUMMARY_MISSING
+        ),
+        hook_failures=sum(1 for ev in src.events if ev.type == EventType.HOOK_FAILED),
     )
 
 
@@ -832,6 +844,10 @@ def format_health(report: HealthReport, *, raw: bool = False, include_title: boo
     out.append(
         f"  recorded dormant spans: {r.recorded_dormant_spans} ({to_fixed(r.recorded_dormant_days, 1)} days)"
     )
+    out.append("")
+    out.append("Host events (evidence log):")
+    out.append(f"  compactions without a summary: {r.compactions_without_summary}")
+    out.append(f"  hook failures: {r.hook_failures}")
     out.append("")
     high = _ratio(r.high_importance_count, r.stored_active)
     reinforced = _ratio(r.max_reinforced_count, r.stored_active)

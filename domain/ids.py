@@ -3,7 +3,34 @@ replayed bit for bit. Ids keep the reference's shapes (``mem_<ms>_<base36>``).""
 
 from __future__ import annotations
 
-import hashlib
+import importlib
+from collections.abc import Callable
+from typing import Protocol
+
+
+class Hash(Protocol):
+    def digest(self) -> bytes: ...
+    def hexdigest(self) -> str: ...
+
+
+def _digest(name: str) -> Callable[[bytes], Hash]:
+    """CPython's own implementation of the hash ``name`` (``sha1``, ``sha256``), else ``hashlib``'s.
+    Importing ``hashlib`` initialises OpenSSL, which costs every hook process a few milliseconds
+    (docs/performance.md); the digests are the same."""
+    for module in ("_sha2", f"_{name}"):  # CPython 3.12+, 3.11
+        try:
+            found: Callable[[bytes], Hash] = getattr(importlib.import_module(module), name)
+            return found
+        except (ImportError, AttributeError):
+            continue
+    import hashlib
+
+    fallback: Callable[[bytes], Hash] = getattr(hashlib, name)
+    return fallback
+
+
+sha1: Callable[[bytes], Hash] = _digest("sha1")
+sha256: Callable[[bytes], Hash] = _digest("sha256")
 
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 
@@ -20,7 +47,7 @@ def _base36(digest: bytes, width: int) -> str:
 def stable_suffix(*parts: object, width: int = 6) -> str:
     """``width`` base-36 characters derived from ``parts`` by SHA-256."""
     seed = "\x1f".join(str(p) for p in parts).encode("utf-8", "surrogatepass")
-    return _base36(hashlib.sha256(seed).digest(), width)
+    return _base36(sha256(seed).digest(), width)
 
 
 def memory_id(now_ms: int, *parts: object) -> str:
@@ -40,4 +67,4 @@ def event_id(now_ms: int, *parts: object) -> str:
 
 def hash16(value: str) -> str:
     """``sha256(utf8(value)).hex[:16]``."""
-    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]

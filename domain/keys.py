@@ -57,8 +57,8 @@ def key_hash(key: str) -> str:
 @lru_cache(maxsize=65536)
 def concrete_identity(text: str) -> str | None:
     """``url:…`` for the first http(s) URL that parses, else ``path:…`` for the first concrete path
-    (quoted candidates first, then bare ones), else ``None``. Memoised: every normalisation asks
-    again for each stored memory (docs/performance.md)."""
+    (quoted candidates first, then bare ones), else ``None``. A pure function of the text, so its
+    answers are remembered: consolidation asks for every entry's identity several times per step."""
     url_match = _URL_IN_TEXT.search(text)
     if url_match is not None:
         url = normalize_url(url_match.group(0))

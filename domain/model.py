@@ -9,7 +9,6 @@ Unknown JSON fields are kept by the codec (``domain.codec``) in the ``extras`` m
 that carried them and written back on encode; the domain itself never reads them.
 """
 
-from __future__ import annotations
 
 from enum import StrEnum
 from typing import Any, Final
@@ -112,6 +111,12 @@ class EventType(StrEnum):
     MEMORY_RESTORED = "memory_restored"
     MEMORY_MIGRATED = "memory_migrated"
     MEMORY_REDACTED = "memory_redacted"
+    #: a compaction was observed without a summary to read candidates from (never a silent loss)
+    COMPACTION_SUMMARY_MISSING = "compaction_summary_missing"
+    #: a session ended but its hot state is kept for a resume (docs/hosts.md)
+    SESSION_SUSPENDED = "session_suspended"
+    #: a resumed session's kept hot state was older than the resume window and was dropped
+    SESSION_HOT_STATE_EXPIRED = "session_hot_state_expired"
     WORKSPACE_DORMANCY_RECORDED = "workspace_dormancy_recorded"
     STORAGE_STALE_WRITE_REJECTED = "storage_stale_write_rejected"
     #: a pending memory that did not make it into the store for a reason other than capacity (B16)
@@ -230,6 +235,8 @@ class CacheLimits:
     MAX_PROCESSED_SESSION_IDS: Final = 200
     MAX_PROCESSED_MESSAGES_PER_SESSION: Final = 50
     FROZEN_TTL_MS: Final = 3_600_000
+    #: how long an ended session's hot state waits for a resume (docs/hosts.md, "Resume")
+    RESUME_HOT_STATE_TTL_MS: Final = 86_400_000
 
 
 class EvidenceLogLimits:
@@ -428,6 +435,9 @@ class SessionState(_Base, frozen=True, kw_only=True):
     processed_message_ids: tuple[str, ...] = ()
     last_activity_ms: int | float | None = None
     revision: int | None = None
+    #: set when the host ended the session but it may come back (a resume): its hot state is kept,
+    #: its pending memories are already promoted.
+    ended_at_ms: int | float | None = None
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 

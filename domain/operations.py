@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 from msgspec.structs import replace
-from returns.pipeline import is_successful
-from returns.result import Failure
+from returns.result import Failure, Success
 
 from domain import evidence
 from domain.consolidation import MigrationAudit, normalize_store
@@ -64,6 +63,7 @@ from domain.session import (
     remove_pending_memories,
     render_hot_state,
 )
+from domain.text import may_hold_memory_request
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
 if TYPE_CHECKING:
@@ -281,6 +281,31 @@ def compaction_prompt(session: SessionState | None, workspace_root: str, other_c
 # ---------------------------------------------------------------------------------------------
 
 
+def _resume(
+    session: SessionState | None, now_ms: int
+) -> tuple[SessionState | None, tuple[EvidenceInput, ...]]:
+    """A session that ended with its hot state kept (``end_session(keep_hot_state=True)``) is live
+    again. Within the resume window its active files, open errors and recent decisions come back as
+    they were; past it they are dropped, with an event."""
+    if session is None or session.ended_at_ms is None:
+        return session, ()
+    if now_ms - session.ended_at_ms <= CacheLimits.RESUME_HOT_STATE_TTL_MS:
+        return replace(session, ended_at_ms=None), ()
+    expired = evidence.event(
+        EventType.SESSION_HOT_STATE_EXPIRED,
+        Phase.LIFECYCLE,
+        Outcome.REMOVED,
+        ("resume_window_passed",),
+        details={
+            "activeFiles": len(session.active_files),
+            "openErrors": len(session.open_errors),
+            "endedDaysAgo": round((now_ms - session.ended_at_ms) / 86_400_000, 3),
+        },
+    )
+    dropped = replace(session, ended_at_ms=None, active_files=(), open_errors=(), recent_decisions=())
+    return dropped, (expired,)
+
+
 def open_session(
     snap: Snapshot, session_id: str, now_ms: int, *, parent_session_id: str | None = None
 ) -> OpResult:
@@ -290,9 +315,14 @@ def open_session(
     if is_sub_agent(snap.session, parent_session_id):
         return _unchanged(snap)
     root = snap.store.workspace.root
-    if _epoch_is_fresh(snap.session, now_ms):
-        return _unchanged(snap, context_text(snap.session, root))
-    events: list[EvidenceInput] = []
+    resumed, resume_events = _resume(snap.session, now_ms)
+    # a session that comes back after its end starts a new epoch: its end promoted what it owned
+    was_ended = snap.session is not None and snap.session.ended_at_ms is not None
+    snap = replace(snap, session=resumed)
+    if not was_ended and _epoch_is_fresh(snap.session, now_ms):
+        unchanged = _unchanged(snap, context_text(snap.session, root))
+        return replace(unchanged, events=evidence.with_session(resume_events, session_id))
+    events: list[EvidenceInput] = list(resume_events)
     store = _note_activity(snap.store, now_ms, events, tuning=snap.tuning)
     idle = idle_owner_ids(snap.journal, snap.others, session_id, now_ms)
     promoted = promote(
@@ -345,17 +375,17 @@ def observe_user_message(
     session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
     activity: list[EvidenceInput] = []
     store = _note_activity(snap.store, now_ms, activity, always=False, tuning=snap.tuning)
-    from domain.extraction import extract_explicit
+    found: tuple[MemoryEntry, ...] = ()
+    noted: tuple[EvidenceInput, ...] = ()
+    if may_hold_memory_request(text):  # else nothing to extract, and no trigger pattern to compile
+        from domain.extraction import extract_explicit
 
-    extracted = extract_explicit(text, now_ms, id_seed=f"{session_id}\x1f{message_id}")
+        extracted = extract_explicit(text, now_ms, id_seed=f"{session_id}\x1f{message_id}")
+        found, noted = extracted.entries, extracted.events
     owned = tuple(
-        replace(e, pending_owner_session_id=session_id, pending_message_id=message_id)
-        for e in extracted.entries
+        replace(e, pending_owner_session_id=session_id, pending_message_id=message_id) for e in found
     )
-    events: list[EvidenceInput] = [
-        *activity,
-        *(replace(e, message_hash=message_id) for e in extracted.events),
-    ]
+    events: list[EvidenceInput] = [*activity, *(replace(e, message_hash=message_id) for e in noted)]
     journal = snap.journal
     if owned:
         journal, appended = append_pending(journal, owned, now_ms, session_id=session_id)
@@ -561,12 +591,23 @@ def observe_compaction(
     now_ms: int,
     *,
     parent_session_id: str | None = None,
+    summary_id: str | None = None,
 ) -> OpResult:
     """Candidates from the host's compaction summary join the journal (unowned), everything pending
-    for this session is promoted, and a new cache epoch starts even when nothing was pending (B13)."""
+    for this session is promoted, and a new cache epoch starts even when nothing was pending (B13).
+
+    ``summary_id`` (a host's id for this summary, or a hash of it) makes a second observation of the
+    same summary a no-op. An empty summary still promotes and opens an epoch, and leaves a
+    ``compaction_summary_missing`` event: a compaction whose candidates could not be read is never
+    a silent loss."""
     if is_sub_agent(snap.session, parent_session_id):
         return _unchanged(snap)
+    seen = snap.session.processed_message_ids if snap.session is not None else ()
+    if summary_id is not None and summary_id in seen:
+        return _unchanged(snap)
     session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
+    if summary_id is not None:
+        session = _append_processed(session, summary_id)
     from domain.extraction import parse_compaction_candidates
 
     parsed = parse_compaction_candidates(
@@ -576,6 +617,15 @@ def observe_compaction(
         workspace_root_hash=snap.workspace_root_hash,
     )
     events: list[EvidenceInput] = list(parsed.events)
+    if not summary.strip():
+        events.append(
+            evidence.event(
+                EventType.COMPACTION_SUMMARY_MISSING,
+                Phase.EXTRACTION,
+                Outcome.FAILED,
+                ("summary_missing",),
+            )
+        )
     journal = snap.journal
     if parsed.entries:
         journal, appended = append_pending(journal, parsed.entries, now_ms)
@@ -622,11 +672,23 @@ def observe_compaction(
 
 
 def end_session(
-    snap: Snapshot, session_id: str, now_ms: int, *, parent_session_id: str | None = None
+    snap: Snapshot,
+    session_id: str,
+    now_ms: int,
+    *,
+    parent_session_id: str | None = None,
+    keep_hot_state: bool = False,
 ) -> OpResult:
-    """Promote what this session still owns (D7: nothing is orphaned), then drop its state."""
+    """Promote what this session still owns (D7: nothing is orphaned), then drop its state.
+
+    With ``keep_hot_state`` (a host whose sessions can be resumed under the same id) the state stays,
+    marked ended, with its pending memories gone (promoted here, or recorded as not promoted): a
+    resume within :attr:`CacheLimits.RESUME_HOT_STATE_TTL_MS` shows its hot state again (with a new
+    epoch, so the block shows what the end promoted)."""
     if is_sub_agent(snap.session, parent_session_id):
         return _unchanged(snap)
+    if keep_hot_state and snap.session is not None:
+        return _suspend(snap, snap.session, session_id, now_ms)
     pending = snap.session.pending_memories if snap.session is not None else ()
     events: list[EvidenceInput] = []
     store = _note_activity(_lift_tombstones(snap.store, pending), now_ms, events, tuning=snap.tuning)
@@ -650,6 +712,20 @@ def end_session(
         audit=promoted.audit,
         archived=promoted.archived,
     )
+
+
+def _suspend(snap: Snapshot, session: SessionState, session_id: str, now_ms: int) -> OpResult:
+    ended = end_session(snap, session_id, now_ms)
+    kept = _touch(replace(session, pending_memories=(), ended_at_ms=now_ms), now_ms)
+    suspended = evidence.event(
+        EventType.SESSION_SUSPENDED,
+        Phase.LIFECYCLE,
+        Outcome.RECORDED,
+        ("hot_state_kept_for_resume",),
+        details={"activeFiles": len(kept.active_files), "openErrors": len(kept.open_errors)},
+        session_id=session_id,
+    )
+    return replace(ended, session=kept, delete_session=False, events=(*ended.events, suspended))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -682,9 +758,9 @@ def remember(
     """A manual memory (source ``manual``): through the safety gate, then straight into promotion.
     A rationale is shown in every future prompt too, so it passes the same injection check."""
     gated = gate_memory(type_.value, text, source=MemorySource.MANUAL.value)
-    if is_successful(gated) and rationale is not None and is_prompt_injection(rationale):
+    if isinstance(gated, Success) and rationale is not None and is_prompt_injection(rationale):
         gated = Failure(Rejected(text=redact(text), reasons=("prompt_injection",), from_quality_gate=False))
-    if not is_successful(gated):
+    if not isinstance(gated, Success):
         failure: Rejected = gated.failure()
         return OpResult(
             store=snap.store,

@@ -324,6 +324,15 @@ def _static_parts(entry: MemoryEntry) -> _Static:
     return parts
 
 
+_RankKey = tuple[float, int, float, str]
+
+#: Sort keys of the entries ranked last, per instant and dormancy (and the tuning they were computed
+#: with): a step ranks the same entries more than once (consolidation, then the render). Each key is
+#: kept with its entry, so an entry is recognised by identity only while it is alive; a pure
+#: function's results, so order never changes.
+_RANKED: dict[tuple[float, Dormancy], tuple[Tuning, dict[int, tuple[MemoryEntry, _RankKey]]]] = {}
+
+
 def sort_by_retention(
     entries: Sequence[MemoryEntry],
     now_ms: float,
@@ -334,8 +343,14 @@ def sort_by_retention(
 
     Every normalisation and every render sorts the whole store, so the key is computed here in one
     loop with the same arithmetic as :func:`strength`, step for step (equal floats, equal order;
-    a property test holds the two together), from parts remembered per entry. See
-    docs/performance.md."""
+    a property test holds the two together), from parts remembered per entry; a step that ranks the
+    same entries again at the same instant reuses their keys. See docs/performance.md."""
+    at = (now_ms, dormancy)
+    remembered = _RANKED.get(at)
+    if remembered is None or remembered[0] is not tuning:
+        _RANKED.clear()  # keys of another instant are never asked for again in practice
+        remembered = _RANKED.setdefault(at, (tuning, {}))
+    known_keys = remembered[1]
     spans = dormancy.spans
     saved = dormancy.saved
     base = tuning.half_life_days
@@ -345,6 +360,11 @@ def sort_by_retention(
     half_lives: dict[int, float] = {}
     keyed: list[tuple[float, int, float, str, int, MemoryEntry]] = []
     for position, entry in enumerate(entries):
+        known = known_keys.get(id(entry))
+        if known is not None and known[0] is entry:
+            power_key, priority, created_key, ident = known[1]
+            keyed.append((power_key, priority, created_key, ident, position, entry))
+            continue
         _, start, initial, count, priority, created_key, ident = _static_parts(entry)
         if start is None:
             start = retention_start_ms(entry, now)
@@ -366,7 +386,10 @@ def sort_by_retention(
             half_life = half_lives[counted] = base / factor**counted
         value = initial * 2.0 ** (-age / half_life)
         power = max(0.0, value) if math.isfinite(value) else 0.0
+        known_keys[id(entry)] = (entry, (-power, priority, created_key, ident))
         # positions are unique, so the comparison never reaches the entry itself
         keyed.append((-power, priority, created_key, ident, position, entry))
     keyed.sort()
+    if len(known_keys) > 4 * len(entries) + 1024:
+        known_keys.clear()
     return [item[5] for item in keyed]

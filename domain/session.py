@@ -24,7 +24,6 @@ Where workmem deliberately differs from the reference (extraction-quality.md §9
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections.abc import Collection, Iterable, Sequence
@@ -33,7 +32,7 @@ from typing import Any, Final
 import msgspec
 from msgspec.structs import replace
 
-from domain.ids import decision_id
+from domain.ids import decision_id, sha1
 from domain.keys import first_per_key
 from domain.model import (
     ActiveFile,
@@ -48,7 +47,7 @@ from domain.model import (
     SessionState,
 )
 from domain.safety import redact
-from domain.text import WS, collapse_whitespace, memory_key, single_line
+from domain.text import WS, collapse_whitespace, lazy_compile, memory_key, single_line
 from domain.timeutil import iso_from_ms
 
 HEADER: Final = "Hot session state (current session):"
@@ -116,8 +115,8 @@ def normalize_session(state: SessionState, now_ms: int) -> SessionState:
 # ---------------------------------------------------------------------------------------------
 
 _EXIT_CODE_KEYS: Final = ("exitCode", "exit_code", "code", "status")
-_NUMERIC_STRING: Final = re.compile(r"-?[0-9]+\Z")
-_EXIT_CODE_IN_TEXT: Final = re.compile(
+_NUMERIC_STRING: Final = lazy_compile(r"-?[0-9]+\Z")
+_EXIT_CODE_IN_TEXT: Final = lazy_compile(
     rf"(?:exit[{WS}]*code|exitCode|status)[:=][{WS}]*(-?[0-9]+)", re.IGNORECASE
 )
 
@@ -147,7 +146,7 @@ def resolve_exit_code(event: ToolEvent) -> int | None:
     return int(match.group(1)) if match else None
 
 
-_GREP_PATH: Final = re.compile(
+_GREP_PATH: Final = lazy_compile(
     r"(?:^|(?<=[\n\r\u2028\u2029]))(/[^\n]+\.(?:ts|tsx|js|jsx|json|md|py|go|rs|toml|yml|yaml)):"
 )
 
@@ -283,8 +282,8 @@ _RUNNER_SUBCOMMANDS: Final[dict[str, frozenset[str]]] = {
     "yarn": frozenset({"exec", "dlx"}),
     "bun": frozenset({"x"}),
 }
-_SEGMENT_SPLIT: Final = re.compile(r"&&|\|\||[;|&\n\r]")
-_ENV_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_SEGMENT_SPLIT: Final = lazy_compile(r"&&|\|\||[;|&\n\r]")
+_ENV_ASSIGNMENT: Final = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _QUOTES: Final = "\"'`"
 
 
@@ -356,17 +355,17 @@ def classify_command(command: str) -> ErrorCategory | None:
 # Errors
 # ---------------------------------------------------------------------------------------------
 
-_STRONG_ERROR: Final = re.compile(
+_STRONG_ERROR: Final = lazy_compile(
     r"TS[0-9]{4}|ERR!|Traceback \(most recent call last\):|panic:", re.IGNORECASE
 )
-_ERROR_PREFIX: Final = re.compile(
+_ERROR_PREFIX: Final = lazy_compile(
     rf"[{WS}]*(?:Error|TypeError|ReferenceError|SyntaxError|Exception):", re.IGNORECASE
 )
-_LOOSE_ERROR: Final = re.compile(
+_LOOSE_ERROR: Final = lazy_compile(
     r"(?<!(?-i:[A-Za-z0-9_]))(?:error|failed|failure|exception)(?!(?-i:[A-Za-z0-9_]))", re.IGNORECASE
 )
-_FIRST_PATH: Final = re.compile(r"[A-Za-z0-9_./-]+\.(?:tsx|ts|jsx|json|js|md|py|go|rs)(?![A-Za-z0-9_])")
-_WS_RUN: Final = re.compile(f"[{WS}]+")
+_FIRST_PATH: Final = lazy_compile(r"[A-Za-z0-9_./-]+\.(?:tsx|ts|jsx|json|js|md|py|go|rs)(?![A-Za-z0-9_])")
+_WS_RUN: Final = lazy_compile(f"[{WS}]+")
 
 
 def _is_error_line(line: str, known_command: bool) -> bool:
@@ -385,7 +384,7 @@ def extract_first_path(text: str) -> str | None:
 def error_fingerprint(category: ErrorCategory, summary: str) -> str:
     """``sha1(category:lower(summary) with whitespace runs collapsed)`` as 12 hex digits."""
     material = f"{category.value}:{_WS_RUN.sub(' ', summary.lower())}"
-    return hashlib.sha1(material.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return sha1(material.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def extract_errors_from_bash(command: str, output: str, now_ms: int) -> tuple[OpenError, ...]:

@@ -133,3 +133,24 @@ def single_line(text: str) -> str:
     """``text`` with each run of line breaks shown as one space: one rendered item is one line, so a
     stored text can never forge a section header or a second ``- `` item of its own."""
     return _LINE_BREAK_RUN.sub(" ", text) if _LINE_BREAK_RUN.search(text) else text
+
+
+#: Words one of which every explicit memory request (and every negated one) contains, compared with
+#: the lower-cased text: the English trigger words (none holds an ``i``, ``s`` or ``k``, the letters
+#: that case-insensitive matching also finds in non-ASCII characters) and the Chinese, Japanese and
+#: Korean trigger stems. A property test ties this list to the trigger patterns of
+#: ``domain.extraction``.
+REQUEST_WORDS: Final = (
+    "remember", "memory", "from now on", "forward", "prefer",
+    "记住", "記住", "记得", "記得", "记下来", "記下來", "从现在开始", "從現在開始", "从今以后", "從今以後",
+    "偏好", "以后请", "以後請", "以后都", "以後都",
+    "覚え", "忘れないで", "メモ", "記憶",
+    "기억", "잊지", "메모",
+)  # fmt: skip
+
+
+def may_hold_memory_request(text: str) -> bool:
+    """``False`` when ``text`` cannot hold an explicit memory request, so a message without any can
+    skip the trigger patterns (and the cost of compiling them) altogether."""
+    lowered = text.lower()
+    return any(word in lowered for word in REQUEST_WORDS)

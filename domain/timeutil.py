@@ -8,12 +8,13 @@ else is invalid and yields ``None`` where the reference would yield ``NaN``.
 from __future__ import annotations
 
 import math
-import re
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Final
 
-_ISO: Final = re.compile(
+from domain.text import lazy_compile
+
+_ISO: Final = lazy_compile(
     r"^(\d{4})-(\d{2})-(\d{2})"
     r"(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?"
     r"(Z|z|[+-]\d{2}:?\d{2})?)?$"

@@ -417,3 +417,29 @@ def test_no_secret_reaches_a_candidate_entry_preview_or_rejection(
     for output in outputs(parse_compaction_candidates(plain(lines), NOW)):
         for value in values:
             assert value not in output
+
+
+# ---------------------------------------------------------------------------------------------
+# The request-word pre-check (domain.text.may_hold_memory_request)
+# ---------------------------------------------------------------------------------------------
+
+#: Near misses and look-alikes of the trigger words, and the non-ASCII letters that case-insensitive
+#: matching takes for ``i``, ``s`` and ``k``.
+_NEAR: list[str] = [
+    "remembe", "rememb", "REMEMBER", "Remember", "memo", "memor", "MEMORY", "from now", "now on",
+    "going forward", "going forwards", "From Now On", "prefer", "I PREFER", "save this to", "commit",
+    "please", "don't", "never", "this", "that", "later", "\u0130", "\u0131", "\u017f", "\u212a",
+    "记", "記", "住", "覚", "えて", "忘れ", "メ", "モ", "기", "억해", "잊", "메", "偏", "以后", "以後",
+    "从现在", "從今", "の", "。", ":", "：", "\n", " ", "\u3000",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from([*_NEAR, *TRIGGERS]) | st.text(max_size=6), max_size=12).map("".join))
+def test_text_without_a_request_word_yields_nothing(text: str) -> None:
+    from domain.text import may_hold_memory_request
+
+    result = extract_explicit(text, NOW)
+    if not may_hold_memory_request(text):
+        assert result.entries == () and result.events == ()
+    if result.entries or result.events:
+        assert may_hold_memory_request(text)

@@ -153,35 +153,37 @@ def test_full_session(cli: Cli) -> None:
     hot = context_of(ok(hook(cli, "UserPromptSubmit", prompt="thanks")), "UserPromptSubmit")
     assert "open_errors" not in hot
 
-    # PreCompact: plain-text compaction instructions (Claude Code appends them to the compaction's
-    # custom instructions); read-only
+    # PreCompact: an addendum to Claude Code's own summary prompt (appended as "Additional
+    # Instructions"): the memory rules after </summary>, no summary structure of its own; read-only
     before = store_path.read_bytes()
-    pre = ok(hook(cli, "PreCompact", trigger="auto", custom_instructions=""))
+    pre = ok(hook(cli, "PreCompact", trigger="auto", custom_instructions=None))
     assert not pre.out.startswith("{")
-    assert "Memory candidates:" in pre.out
+    assert "</summary>" in pre.out and "Memory candidates:" in pre.out
+    assert "## Goal" not in pre.out
     assert "[M1]" in pre.out  # the numbered block, so a summary can name what it supersedes
     assert f"- [project] {PNPM}" in pre.out  # the hot state as background
     assert store_path.read_bytes() == before
 
-    # the compaction summary lands in the transcript; SessionStart(compact) observes it first
+    # the real order: SessionStart(compact) fires before the summary exists (the transcript holds
+    # only an older one, which must not be observed), then PostCompact carries the summary
     cli.at_ms(T0 + 30 * MIN)
-    write_transcript(
-        cli,
-        summary_record("an older summary\nMemory candidates:\n(none)"),
-        {"type": "system", "subtype": "compact_boundary", "compactMetadata": {"trigger": "auto"}},
-        summary_record([{"type": "text", "text": SUMMARY}]),
-        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}},
-        junk="{not json isCompactSummary",
-    )
+    write_transcript(cli, summary_record("an older summary\nMemory candidates:\n- [decision] Old rule x"))
     start = ok(hook(cli, "SessionStart", source="compact"))
-    block = context_of(start, "SessionStart")
+    assert context_of(start, "SessionStart").startswith(HEADER)
+    assert cli.memories() == [{**cli.memories()[0]}] and len(cli.memories()) == 1  # nothing observed yet
+    assert ok(hook(cli, "PostCompact", trigger="auto", compact_summary=SUMMARY)).out == ""
+    rows = cli.memories()
+    assert sorted(r["text"] for r in rows) == sorted([BRITISH, PNPM, MSGSPEC])
+    assert {r["source"] for r in rows} == {"manual", "explicit", "compaction"}
+
+    # PostCompact cannot inject: the next prompt carries the new block (and the hot state)
+    cli.at_ms(T0 + 31 * MIN)
+    block = context_of(ok(hook(cli, "UserPromptSubmit", prompt="go on")), "UserPromptSubmit")
     assert block.startswith(HEADER)
     for text in (PNPM, MSGSPEC, BRITISH):
         assert f"- {text}" in block
     assert "pending_memories" not in block  # promoted: no longer pending in the hot state
-    rows = cli.memories()
-    assert sorted(r["text"] for r in rows) == sorted([BRITISH, PNPM, MSGSPEC])
-    assert {r["source"] for r in rows} == {"manual", "explicit", "compaction"}
+    assert ok(hook(cli, "UserPromptSubmit", prompt="and on")).out == ""  # injected once
     types = [e["type"] for e in events(cli)]
     for expected in (
         "explicit_memory_detected",
@@ -195,9 +197,14 @@ def test_full_session(cli: Cli) -> None:
     hashed = privacy_hash("S1")
     assert all(e.get("sessionHash") in (None, hashed) for e in events(cli))
 
-    # SessionEnd: the session's state goes
+    # SessionEnd when the process exits: the session's hot state is kept for a resume
     cli.at_ms(T0 + 40 * MIN)
     assert ok(hook(cli, "SessionEnd", reason="prompt_input_exit")).out == ""
+    assert len(list(layout(cli).sessions.glob("*.json"))) == 1
+    resumed = context_of(ok(hook(cli, "SessionStart", source="resume")), "SessionStart")
+    assert "- src/app.py (edit, 1x)" in resumed
+    # /clear (or logout) ends it for good
+    assert ok(hook(cli, "SessionEnd", reason="clear")).out == ""
     assert list(layout(cli).sessions.glob("*.json")) == []
     assert failures(cli) == []
 
@@ -222,11 +229,46 @@ def test_resume_within_the_epoch_returns_the_same_frozen_block(cli: Cli) -> None
     assert ok(hook(cli, "SessionStart", source="resume")).out == first
 
 
-def test_compact_start_without_a_transcript_still_promotes_and_starts_a_new_epoch(cli: Cli) -> None:
+def test_post_compact_without_a_summary_still_promotes_and_leaves_evidence(cli: Cli) -> None:
     ok(hook(cli, "SessionStart", source="startup"))
     ok(hook(cli, "UserPromptSubmit", prompt=f"Remember this: {PNPM}"))
-    start = ok(hook(cli, "SessionStart", source="compact", transcript_path=str(cli.workspace / "missing")))
-    assert context_of(start, "SessionStart") == f"{HEADER}\nproject:\n- {PNPM}"
+    ok(hook(cli, "SessionStart", source="compact"))
+    assert cli.memories() == []
+    ok(hook(cli, "PostCompact", trigger="manual"))  # compact_summary missing
+    assert [m["text"] for m in cli.memories()] == [PNPM]
+    missing = [e for e in events(cli) if e["type"] == "compaction_summary_missing"]
+    assert len(missing) == 1 and missing[0]["reasonCodes"] == ["summary_missing"]
+    ok(hook(cli, "PostCompact", trigger="manual", compact_summary="   "))
+    assert len([e for e in events(cli) if e["type"] == "compaction_summary_missing"]) == 2
+    assert failures(cli) == []
+
+
+def test_the_real_compaction_order_stores_every_candidate_once(cli: Cli) -> None:
+    """PreCompact -> SessionStart(compact) with a transcript that does not hold the summary yet ->
+    PostCompact with it -> UserPromptSubmit -> a new session: every accepted candidate is stored and
+    injected; the previous compaction's summary is never observed twice."""
+    ok(hook(cli, "SessionStart", source="startup"))
+    ok(hook(cli, "PreCompact", trigger="manual"))
+    first = "<summary>1. Primary Request:\n   x\n</summary>\n\nMemory candidates:\n- [decision] " + MSGSPEC
+    ok(hook(cli, "SessionStart", source="compact"))
+    ok(hook(cli, "PostCompact", trigger="manual", compact_summary=first))
+    # a second compaction: the transcript now holds the first summary, SessionStart must not read it
+    write_transcript(cli, summary_record(first))
+    cli.at_ms(T0 + 10 * MIN)
+    ok(hook(cli, "PreCompact", trigger="manual"))
+    ok(hook(cli, "SessionStart", source="compact"))
+    ok(hook(cli, "PostCompact", trigger="manual", compact_summary=first))  # a repeat is skipped
+    second = f"<summary>\n</summary>\nMemory candidates:\n- [project] {PNPM}"
+    ok(hook(cli, "PostCompact", trigger="manual", compact_summary=second))
+    accepted = [e for e in events(cli) if e["type"] == "extraction_candidate_accepted"]
+    assert len(accepted) == 2
+    assert sorted(m["text"].lower() for m in cli.memories()) == sorted([MSGSPEC.lower(), PNPM.lower()])
+    cli.at_ms(T0 + 11 * MIN)
+    block = context_of(ok(hook(cli, "UserPromptSubmit", prompt="next")), "UserPromptSubmit")
+    assert MSGSPEC in block and PNPM in block.lower()
+    cli.at_ms(T0 + 12 * MIN)
+    fresh = context_of(ok(hook(cli, "SessionStart", "S2", source="startup")), "SessionStart")
+    assert MSGSPEC in fresh and PNPM in fresh.lower()
     assert failures(cli) == []
 
 
@@ -313,31 +355,6 @@ def test_unknown_tool_opens_nothing(cli: Cli) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def test_newest_compaction_summary_wins(tmp_path: Path) -> None:
-    path = tmp_path / "t.jsonl"
-    path.write_text(
-        "\n".join(
-            [
-                json.dumps(summary_record("first")),
-                "{broken isCompactSummary",
-                json.dumps({"type": "user", "isCompactSummary": False, "message": {"content": "no"}}),
-                json.dumps(summary_record([{"type": "text", "text": "second"}, {"type": "image"}])),
-                json.dumps({"type": "summary", "summary": "a title, not a compaction summary"}),
-                json.dumps([1, 2]),
-            ]
-        )
-    )
-    assert cc.compaction_summary(str(path)) == "second"
-    assert cc.compaction_summary(str(tmp_path / "missing.jsonl")) == ""
-    assert cc.compaction_summary(str(tmp_path)) == ""  # a directory: unreadable, no summary
-    assert cc.compaction_summary(None) == ""
-
-
-# ---------------------------------------------------------------------------------------------
-# Sub-agents
-# ---------------------------------------------------------------------------------------------
-
-
 def test_sub_agent_payloads_get_no_injection_and_cause_no_writes(cli: Cli) -> None:
     cli.ok("remember", "--type", "feedback", BRITISH)
     before = all_bytes(cli.home)
@@ -379,10 +396,19 @@ def test_empty_and_non_object_payloads(cli: Cli, stdin: str) -> None:
     one_failure(cli, raw_hook(cli, stdin), cc.UNKNOWN_EVENT)
 
 
-def test_unknown_event(cli: Cli) -> None:
-    failed = one_failure(cli, hook(cli, "Bogus"), "Bogus")
+def test_unknown_event_is_recorded_under_a_fixed_code(cli: Cli) -> None:
+    secret_name = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    failed = one_failure(cli, hook(cli, secret_name), cc.UNKNOWN_EVENT)
     assert failed["sessionHash"] == privacy_hash("S1")
     assert not layout(cli).store.exists()
+    assert secret_name.encode() not in all_bytes(cli.home)
+
+
+@pytest.mark.parametrize("event", ["Stop", "PreToolUse", "Notification", "SubagentStart", "PostToolBatch"])
+def test_known_unused_events_are_silent_no_ops(cli: Cli, event: str) -> None:
+    run = ok(hook(cli, event, tool_name="Bash", tool_input={"command": "ls"}))
+    assert run.out == ""
+    assert not layout(cli).directory.exists()
 
 
 def test_missing_session_id(cli: Cli) -> None:

@@ -289,3 +289,17 @@ def test_one_malformed_pending_memory_does_not_sink_the_session() -> None:
     session = decode_session(_json(raw)).unwrap()
     assert [m.id for m in session.pending_memories] == [REFERENCE_ENTRY["id"]]
     assert session.extras[INVALID_ENTRIES_KEY] == [broken]
+
+
+def test_store_head_reads_the_top_fields_only_of_a_store_workmem_wrote() -> None:
+    from domain.codec import decode_store_head
+
+    written = b'{"workspace": {"root": "/w", "key": "k"}, "updatedAt": "t", "lastActivityAt": "a",' \
+        b' "entries": [{"not": "an entry"}], "revision": 3}'
+    head = decode_store_head(written)
+    assert head is not None and head.entries == () and head.last_activity_at == "a"
+    assert head.workspace.root == "/w" and head.revision == 3
+    assert decode_store_head(b'{"workspace": {"root": "/w", "key": "k"}, "updatedAt": "t"}') is None
+    assert decode_store_head(b"{not json") is None
+    assert decode_store_head(b"[]") is None
+    assert decode_store_head(b"\xff\xfe") is None

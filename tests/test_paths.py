@@ -114,3 +114,14 @@ def test_migration_log_names_stay_inside_the_log_directory(bad: str) -> None:
     path = migration_log(Path("/h"), bad)
     assert path.parent == Path("/h/migration-logs")
     assert path.name not in ("..jsonl", "...jsonl", ".jsonl")
+
+
+def test_the_interpreter_digests_equal_hashlibs() -> None:
+    import hashlib
+
+    from domain.ids import sha1, sha256
+
+    for data in (b"", b"workmem", "記住 \U0001f600".encode()):
+        assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+        assert sha256(data).digest() == hashlib.sha256(data).digest()
+        assert sha1(data).hexdigest() == hashlib.sha1(data).hexdigest()

@@ -10,12 +10,14 @@ import json
 import os
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 if TYPE_CHECKING:
     import argparse
 
+    from adapters.api import WorkingMemory
     from adapters.filestore import Workspace
 
 EXIT_OK: Final = 0
@@ -52,8 +54,9 @@ def context(args: argparse.Namespace) -> Context:
     return Context(home, root, now_ms())
 
 
-def lock_timeout_s() -> float:
-    value = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+def lock_timeout_s(environ: Mapping[str, str] | None = None) -> float:
+    """``WORKMEM_LOCK_TIMEOUT`` of ``environ`` (default: the process environment), else 5 s."""
+    value = (os.environ if environ is None else environ).get(LOCK_TIMEOUT_ENV, "").strip()
     if not value:
         return DEFAULT_LOCK_TIMEOUT_S
     try:
@@ -69,6 +72,14 @@ def open_workspace(ctx: Context) -> Workspace:
     from adapters.filestore import Workspace
 
     return Workspace(ctx.home, ctx.root, lock_timeout_s=lock_timeout_s())
+
+
+def memory(ctx: Context) -> WorkingMemory:
+    """The Python API for the command's workspace, data home and time (every command is a call of it)."""
+    from adapters.api import WorkingMemory
+
+    now = ctx.now_ms
+    return WorkingMemory(ctx.root, home=ctx.home, clock=lambda: now, lock_timeout_s=lock_timeout_s())
 
 
 def read_stdin() -> str:

@@ -28,18 +28,33 @@ def run_operation(
     fn: Callable[[Snapshot], OpResult],
     *,
     with_others: bool = True,
+    store_head: bool = False,
 ) -> OpResult:
-    """Run the pure operation ``fn`` on a consistent snapshot of the workspace and persist its result."""
+    """Run the pure operation ``fn`` on a consistent snapshot of the workspace and persist its result.
+
+    ``store_head``: try ``fn`` first on the store without its entries (for an operation that usually
+    reads only the store's workspace and activity time, such as a message or a tool observation);
+    when it changes the store, run it again on the full store — a pure operation gives the same
+    result on the same values, so only the cheaper read differs."""
     from domain.operations import Snapshot
 
     with ws.transaction(now_ms) as tx:
-        store = tx.store
         journal = tx.journal
         session = tx.session(session_id) if session_id is not None else None
         others = tuple(s for s in tx.sessions() if s.session_id != session_id) if with_others else ()
-        archive = dict(tx.archive()) if store.archived else {}
-        snap = Snapshot(store=store, journal=journal, session=session, others=others, archive=archive)
-        result = fn(snap)
+        head = tx.store_head() if store_head else None
+        result = None
+        if head is not None:
+            snap = Snapshot(store=head, journal=journal, session=session, others=others)
+            result = fn(snap)
+            store = head
+            if result.store is not head:
+                result = None
+        if result is None:
+            store = tx.store
+            archive = dict(tx.archive()) if store.archived else {}
+            snap = Snapshot(store=store, journal=journal, session=session, others=others, archive=archive)
+            result = fn(snap)
         if result.store != store:
             tx.put_store(result.store)
         if result.journal != journal:

@@ -188,8 +188,9 @@ def health_cmd(args: argparse.Namespace) -> int:
 
 
 def explain(args: argparse.Namespace) -> int:
-    loaded = _load(args)
-    write(health.format_explain(loaded.src, loaded.now_ms, args.id))
+    from adapters.commands import memory
+
+    write(memory(context(args)).explain(args.id).text)
     return EXIT_OK
 
 

@@ -7,12 +7,15 @@ event and one line on stderr.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from adapters.commands import EXIT_OK, lock_timeout_s, read_stdin
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def _home(args: argparse.Namespace) -> Path:
@@ -27,31 +30,44 @@ def _now_ms() -> int:
     return now_ms()
 
 
-def hook(args: argparse.Namespace) -> int:
-    from adapters.hosts.claude_code import HOST, HookEnv, run_hook
+HOSTS = ("claude-code", "codex")
 
-    if args.host != HOST:
+
+def hook(args: argparse.Namespace) -> int:
+    if args.host not in HOSTS:
         # exit 0 all the same: the caller is a host, and some hosts read other statuses as "block"
-        sys.stderr.write(f"workmem: unknown hook host {args.host[:40]!r} (supported: {HOST})\n")
+        sys.stderr.write(f"workmem: unknown hook host {args.host[:40]!r} (supported: {', '.join(HOSTS)})\n")
         return EXIT_OK
     workspace = getattr(args, "workspace", None)
+    try:
+        raw = read_stdin()
+    except Exception:  # unreadable or closed input fails like bad JSON: recorded, exit 0
+        raw = ""
+    stdout, stderr = _run_here(args, raw, workspace)
+    try:
+        if stdout:
+            sys.stdout.write(stdout)
+            sys.stdout.flush()
+        if stderr:
+            sys.stderr.write(stderr)
+    except Exception:  # a closed stream (None) or a broken pipe: the host is gone, stay silent
+        pass
+    return EXIT_OK
+
+
+def _run_here(args: argparse.Namespace, raw: str, workspace: str | None) -> tuple[str, str]:
+    """Handle the event in this process."""
+    from adapters.hosts.hook_dialect import HookEnv
+
+    if args.host == "codex":
+        from adapters.hosts.codex import run_hook
+    else:
+        from adapters.hosts.claude_code import run_hook
     env = HookEnv(
         home=lambda: _home(args),
         now_ms=_now_ms,
         lock_timeout_s=lock_timeout_s,
         workspace=os.path.abspath(workspace) if workspace else None,
     )
-    try:
-        raw = read_stdin()
-    except Exception:  # unreadable or closed input fails like bad JSON: recorded, exit 0
-        raw = ""
     result = run_hook(raw, env)
-    try:
-        if result.stdout:
-            sys.stdout.write(result.stdout)
-            sys.stdout.flush()
-        if result.stderr:
-            sys.stderr.write(result.stderr)
-    except Exception:  # a closed stream (None) or a broken pipe: the host is gone, stay silent
-        pass
-    return EXIT_OK
+    return result.stdout, result.stderr

@@ -10,20 +10,18 @@ from adapters.commands import (
     EXIT_OK,
     EXIT_REJECTED,
     context,
+    memory,
     one_line,
-    open_workspace,
     text_arg,
     write,
     write_json,
 )
-from adapters.commands._run import run_operation
 from domain.extraction import (
     ExtractionResult,
-    classify_explicit_memory,
     extract_explicit,
     parse_compaction_candidates,
 )
-from domain.model import EventType, Importance, MemoryType
+from domain.model import EventType
 
 _BLOCK_HEADER: Final = re.compile(r"memory[ \t]+candidates", re.IGNORECASE)
 _CANDIDATE_LINE: Final = re.compile(
@@ -73,32 +71,15 @@ def check(args: argparse.Namespace) -> int:
 
 
 def remember(args: argparse.Namespace) -> int:
-    from domain.operations import remember as remember_op
-
-    ctx = context(args)
     text = text_arg(args.text)
-    type_ = MemoryType(args.type) if args.type else classify_explicit_memory(text)
-    importance = Importance(args.importance) if args.importance else None
-
-    result = run_operation(
-        open_workspace(ctx),
-        ctx.now_ms,
-        None,
-        lambda snap: remember_op(snap, text, type_, ctx.now_ms, importance=importance),
-        with_others=False,
-    )
+    result = memory(context(args)).remember(text, type=args.type, importance=args.importance)
     rejected = result.outcome == "rejected"
     if args.json:
         write_json(
-            {
-                "id": None if rejected else result.memory_id,
-                "type": type_.value,
-                "outcome": result.outcome,
-                "reasons": list(result.reasons),
-            }
+            {"id": result.id, "type": result.type, "outcome": result.outcome, "reasons": list(result.reasons)}
         )
     elif rejected:
         write(f"rejected: {','.join(result.reasons) or 'rejected'}")
     else:
-        write(f"{result.memory_id} {result.outcome} [{type_.value}]")
+        write(f"{result.id} {result.outcome} [{result.type}]")
     return EXIT_REJECTED if rejected else EXIT_OK

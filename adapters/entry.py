@@ -1,0 +1,55 @@
+"""The ``workmem`` console script.
+
+A host hook call (``workmem [--home DIR] [--workspace DIR] hook HOST``) whose event touches the
+workspace is first handed to the hook server (adapters/hook_server.py), with nothing else imported;
+when no server answers, the call runs like any other command (:mod:`adapters.cli`), and then starts a
+server for the next event. Everything else goes straight to :mod:`adapters.cli`.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    call = None
+    if "hook" in argv:
+        from adapters import hook_client
+
+        if hook_client.enabled() and hook_client.parse_hook_call(argv) is not None:
+            try:
+                raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
+            except (OSError, ValueError, AttributeError):
+                raw = b""
+            call = hook_client.prepare(argv, raw)
+            answer = call.ask() if call is not None else None
+            if answer is not None:
+                _write(*answer)
+                return 0
+            # no server: this process handles the event, reading the payload it already read
+            sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", errors="replace")
+    from adapters.cli import main as cli_main
+
+    code = cli_main()
+    if call is not None:
+        from adapters import hook_client
+
+        hook_client.start(call.home, call.fingerprint)
+    return code
+
+
+def _write(stdout: str, stderr: str) -> None:
+    try:
+        if stdout:
+            sys.stdout.write(stdout)
+            sys.stdout.flush()
+        if stderr:
+            sys.stderr.write(stderr)
+    except Exception:  # a closed stream or a broken pipe: the host is gone, stay silent
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

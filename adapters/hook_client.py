@@ -1,0 +1,242 @@
+"""The thin side of the hook server (adapters/hook_server.py): what a ``workmem hook`` process runs
+before it imports anything else.
+
+Only the standard library's lightest modules are imported here (``os``, ``sys``, ``json``,
+``socket``, ``struct``, ``binascii``): a hook call that the server answers costs little more than
+starting the interpreter (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import sys
+
+SERVER_ENV = "WORKMEM_HOOK_SERVER"
+IDLE_ENV = "WORKMEM_HOOK_SERVER_IDLE_S"
+HOME_ENV = "WORKMEM_HOME"
+APP_NAME = "workmem"
+#: How long a call waits for the server's answer beyond the longest lock wait.
+ANSWER_MARGIN_S = 10.0
+DEFAULT_LOCK_WAIT_S = 5.0
+MAX_SOCKET_PATH = 100
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+FORWARDED_ENV = ("WORKMEM_NOW", "WORKMEM_LOCK_TIMEOUT")
+HOSTS = ("claude-code", "codex")
+_HEADER = struct.Struct("!I")
+_GLOBAL_OPTIONS = ("--home", "--workspace")
+
+#: Events that read or write the workspace; every other event (and a tool the hot state does not
+#: follow, or a sub-agent's event) costs nothing worth a round trip and is handled in the process.
+STORAGE_EVENTS = frozenset(
+    {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact", "PostCompact",
+     "SessionEnd"}
+)  # fmt: skip
+FOLLOWED_TOOLS = frozenset({"Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Grep", "Bash"})
+
+
+def enabled(environ: dict[str, str] | None = None) -> bool:
+    source = os.environ if environ is None else environ
+    return source.get(SERVER_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def home_dir(override: str | None, environ: dict[str, str] | None = None) -> str | None:
+    """The data home as ``adapters.paths.data_home`` resolves it, as a string; ``None`` where only
+    ``platformdirs`` knows it (then no server is used)."""
+    source = os.environ if environ is None else environ
+    if override:
+        return os.path.expanduser(override)
+    value = source.get(HOME_ENV, "")
+    if value:
+        return os.path.expanduser(value)
+    xdg = source.get("XDG_DATA_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return os.path.join(xdg, APP_NAME)
+    if sys.platform not in ("win32", "darwin"):
+        return os.path.join(os.path.expanduser("~/.local/share"), APP_NAME)
+    return None
+
+
+def parse_hook_call(argv: list[str]) -> tuple[str, str | None, str | None] | None:
+    """``(host, --home, --workspace)`` for ``[--home DIR] [--workspace DIR] hook HOST`` and nothing
+    else; ``None`` for any other command line."""
+    values: dict[str, str] = {}
+    index = 0
+    while index < len(argv) and argv[index] != "hook":
+        name, eq, value = argv[index].partition("=")
+        if name not in _GLOBAL_OPTIONS or name in values:
+            return None
+        if not eq:
+            if index + 1 >= len(argv) or argv[index + 1].startswith("-"):
+                return None
+            value = argv[index + 1]
+            index += 1
+        values[name] = value
+        index += 1
+    rest = argv[index:]
+    if len(rest) != 2 or rest[1].startswith("-"):
+        return None
+    return rest[1], values.get("--home"), values.get("--workspace")
+
+
+def modules_dir() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def fingerprint() -> str:
+    """Names the installed code cheaply (every hook call computes it): the version, the location, the
+    interpreter, and the modification times of the package directories and of the hook modules.
+    Installing or upgrading rewrites them; the server itself also watches every module."""
+    import binascii
+
+    from adapters import __version__
+
+    root = modules_dir()
+    stamps = []
+    for relative in ("adapters", "domain", "adapters/hosts", "adapters/commands", "adapters/hook_client.py",
+                     "adapters/hook_server.py"):  # fmt: skip
+        try:
+            stamps.append(str(os.stat(os.path.join(root, relative)).st_mtime_ns))
+        except OSError:
+            stamps.append("-")
+    text = "\x1f".join((__version__, root, os.path.realpath(sys.executable), *stamps)).encode(
+        "utf-8", "surrogatepass"
+    )
+    return f"{binascii.crc32(text):08x}{binascii.crc32(text[::-1]):08x}"
+
+
+def socket_path(home: str, print_: str) -> str:
+    return os.path.join(home, "run", f"hooks-{print_}.sock")
+
+
+def worth_a_round_trip(raw: str) -> bool:
+    """Whether the payload is an event that touches the workspace (else it is handled in-process)."""
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        return False
+    if not isinstance(payload, dict) or payload.get("hook_event_name") not in STORAGE_EVENTS:
+        return False
+    if payload.get("agent_id"):
+        return False
+    if payload.get("hook_event_name") in ("PostToolUse", "PostToolUseFailure"):
+        return payload.get("tool_name") in FOLLOWED_TOOLS
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Framing: a 4-byte length, then that many bytes of JSON
+# ---------------------------------------------------------------------------------------------
+
+
+def send(conn: object, value: object) -> None:
+    data = json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    conn.sendall(_HEADER.pack(len(data)) + data)  # type: ignore[attr-defined]
+
+
+def receive(conn: object) -> object:
+    (size,) = _HEADER.unpack(_read_exactly(conn, _HEADER.size))
+    if size > MAX_MESSAGE_BYTES:
+        raise ValueError("message too large")
+    return json.loads(_read_exactly(conn, size).decode("utf-8", "surrogatepass"))
+
+
+def _read_exactly(conn: object, size: int) -> bytes:
+    chunks: list[bytes] = []
+    remaining = size
+    while remaining:
+        chunk: bytes = conn.recv(min(remaining, 1 << 20))  # type: ignore[attr-defined]
+        if not chunk:
+            raise ConnectionError("connection closed")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def request(path: str, body: dict[str, object], timeout_s: float) -> tuple[str, str] | None:
+    """Hand one event to the server at ``path``: ``(stdout, stderr)``, or ``None`` when the server
+    cannot be reached or gives no usable answer (the caller then handles the event itself)."""
+    if len(path.encode("utf-8", "surrogatepass")) > MAX_SOCKET_PATH:
+        return None
+    import socket
+
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout_s)
+            conn.connect(path)
+            send(conn, body)
+            answer = receive(conn)
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(answer, dict) or answer.get("retry"):
+        return None
+    out, err = answer.get("stdout"), answer.get("stderr")
+    if not isinstance(out, str) or not isinstance(err, str):
+        return None
+    return out, err
+
+
+def start(home: str, print_: str) -> None:
+    """Start a server for ``home`` in the background (detached, no output); never raises."""
+    import subprocess
+
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "adapters.hook_server", home, print_],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+            env={**os.environ, SERVER_ENV: "0"},
+        )
+    except Exception:
+        return
+
+
+def _lock_wait() -> float:
+    try:
+        return max(0.0, float(os.environ.get("WORKMEM_LOCK_TIMEOUT", "") or DEFAULT_LOCK_WAIT_S))
+    except ValueError:
+        return DEFAULT_LOCK_WAIT_S
+
+
+class Call:
+    """One ``workmem hook`` call on its way to the server."""
+
+    def __init__(self, host: str, home: str, workspace: str | None, raw: str) -> None:
+        self.host, self.home, self.workspace, self.raw = host, home, workspace, raw
+        self.fingerprint = fingerprint()
+
+    def ask(self) -> tuple[str, str] | None:
+        body: dict[str, object] = {
+            "host": self.host,
+            "stdin": self.raw,
+            "home": self.home,
+            "workspace": os.path.abspath(self.workspace) if self.workspace else None,
+            "cwd": os.getcwd(),
+            "env": {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ},
+        }
+        return request(socket_path(self.home, self.fingerprint), body, _lock_wait() + ANSWER_MARGIN_S)
+
+
+def prepare(argv: list[str], raw: bytes) -> Call | None:
+    """The server call for this command line and payload, or ``None`` when the event is better
+    handled in the process (not a hook call, server off, an event that touches no workspace)."""
+    parsed = parse_hook_call(argv)
+    if parsed is None or not enabled():
+        return None
+    host, home_option, workspace = parsed
+    if host not in HOSTS:
+        return None
+    text = raw.decode("utf-8", errors="replace")
+    if not worth_a_round_trip(text):
+        return None
+    home = home_dir(home_option)
+    if home is None:
+        return None
+    try:
+        return Call(host, home, workspace, text)
+    except Exception:
+        return None

@@ -1,0 +1,484 @@
+"""The command-hook dialect that Claude Code and the Codex CLI share, and the engine that runs it.
+
+Both hosts run a command per hook event with one JSON payload on stdin (``session_id``,
+``transcript_path``, ``cwd``, ``hook_event_name`` and per-event fields) and read its exit code and
+stdout (``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`` for events that can add
+context). What differs between them — where a compaction summary is, where a shell command's exit
+code is, what PreCompact may print, which event names exist — is a :class:`Dialect`; everything
+else is here, once. docs/hosts.md describes the mapping event by event.
+
+The hook never raises and always exits 0 (Claude Code reads exit code 2 as "block"): a failure is
+one ``hook_failed`` evidence event, whose reason code is the event name only when the host defines
+that name (anything else is the fixed code ``unknown_hook_event``, so no payload text reaches the
+disk through it), and one redacted line on stderr.
+
+Start-up time counts (a process per event, docs/performance.md): storage, ``msgspec`` and the core
+are imported only by the events that need them, so an event workmem does not use costs little more
+than the interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from adapters.hosts.transcripts import flatten_text
+
+if TYPE_CHECKING:
+    from adapters.filestore import Workspace
+    from domain.model import SessionState
+    from domain.operations import OpResult, Snapshot
+    from domain.session import ToolEvent
+
+#: Session-state extras (kept by the codec like any unknown field): ``hash16`` of the hot state and
+#: of the frozen block this host last injected, so a prompt re-injects only what changed.
+INJECTED_HOT_STATE_KEY: Final = "claudeCodeInjectedHotState"
+INJECTED_BLOCK_KEY: Final = "hookInjectedBlock"
+#: Reason code of a payload whose event is unreadable or not one the host defines.
+UNKNOWN_EVENT: Final = "unknown_hook_event"
+MAX_MESSAGE_CHARS: Final = 240
+
+SESSION_START: Final = "SessionStart"
+USER_PROMPT_SUBMIT: Final = "UserPromptSubmit"
+POST_TOOL_USE: Final = "PostToolUse"
+POST_TOOL_USE_FAILURE: Final = "PostToolUseFailure"
+PRE_COMPACT: Final = "PreCompact"
+POST_COMPACT: Final = "PostCompact"
+SESSION_END: Final = "SessionEnd"
+
+#: ``UserPromptSubmit.source`` values typed by a person (absent counts too); the others
+#: (``system``, ``loop_wakeup``, ``schedule_wakeup``, ``poll_event``) are written by the host.
+TYPED_PROMPT_SOURCES: Final = frozenset({"user", "sdk"})
+#: ``SessionEnd.reason`` values after which the session cannot come back: its state is dropped.
+FINAL_END_REASONS: Final = frozenset({"clear", "logout"})
+
+#: Host tool name -> (core tool name, key of the file path in ``tool_input``). ``MultiEdit`` is gone
+#: from current Claude Code; older versions still send it.
+FILE_TOOLS: Final[Mapping[str, tuple[str, str]]] = {
+    "Read": ("read", "file_path"),
+    "Edit": ("edit", "file_path"),
+    "MultiEdit": ("edit", "file_path"),
+    "Write": ("write", "file_path"),
+    "NotebookEdit": ("edit", "notebook_path"),
+}
+_EXIT_CODE_FIELDS: Final = ("exit_code", "exitCode", "returnCode", "return_code", "code")
+_EXIT_CODE_IN_ERROR: Final = re.compile(r"exit(?:[ _]?code)?[\s:=]*(-?[0-9]+)", re.IGNORECASE)
+
+
+class HookError(Exception):
+    """A payload the adapter cannot act on; the message is one line and holds no payload text."""
+
+
+class HookResult(NamedTuple):
+    """What the hook prints: ``stdout`` for the host, ``stderr`` (one line) for the user."""
+
+    stdout: str = ""
+    stderr: str = ""
+
+
+class HookEnv(NamedTuple):
+    """Where and when: the data home, the workspace root the caller chose (``None``: the payload's
+    ``cwd``, else the process's), the clock and the lock wait. Each is resolved lazily so that a bad
+    setting is reported as a hook failure rather than raised."""
+
+    home: Callable[[], Path]
+    now_ms: Callable[[], int]
+    lock_timeout_s: Callable[[], float]
+    workspace: str | None = None
+    #: an ``adapters.filestore.SnapshotCache`` of a long-running caller (the hook server)
+    cache: Any = None
+
+
+class Dialect(NamedTuple):
+    """What one host does differently.
+
+    ``summary(payload)`` is the PostCompact summary text (``""`` when none could be read);
+    ``bash_exit_code(payload, tool_use_id)`` a PostToolUse exit code the payload lacks (``None``:
+    unknown); ``pre_compact(session, root)`` what PreCompact prints (``None``: nothing, the host
+    cannot use it)."""
+
+    host: str
+    known_events: frozenset[str]
+    summary: Callable[[Mapping[str, Any]], str]
+    pre_compact: Callable[[SessionState | None, str], str] | None = None
+    bash_exit_code: Callable[[Mapping[str, Any], str | None], int | None] | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Payload fields
+# ---------------------------------------------------------------------------------------------
+
+
+def parse_payload(raw: str) -> dict[str, Any]:
+    """The payload object; anything else is a :class:`HookError`."""
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        where = getattr(exc, "pos", 0)
+        raise HookError(f"payload is not valid JSON ({type(exc).__name__} at char {where})") from None
+    if not isinstance(value, dict):
+        raise HookError("payload is not a JSON object")
+    return value
+
+
+def text_field(payload: Mapping[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def event_name(payload: Mapping[str, Any], dialect: Dialect) -> str:
+    """The event name when the host defines it, else :data:`UNKNOWN_EVENT`."""
+    name = payload.get("hook_event_name")
+    return name if isinstance(name, str) and name in dialect.known_events else UNKNOWN_EVENT
+
+
+def session_id(payload: Mapping[str, Any]) -> str | None:
+    return text_field(payload, "session_id")
+
+
+def is_sub_agent(payload: Mapping[str, Any]) -> bool:
+    """Hooks that fire inside a sub-agent carry ``agent_id`` (the ``session_id`` is the parent's, so
+    writing would pollute the parent's session)."""
+    return text_field(payload, "agent_id") is not None
+
+
+def workspace_root(payload: Mapping[str, Any], chosen: str | None) -> str:
+    """The workspace: ``--workspace`` if given, else the payload's ``cwd``, else the process's.
+    A ``cwd`` that is present but not a path is an error, never a silent fallback."""
+    if chosen is None and "cwd" in payload and text_field(payload, "cwd") is None:
+        raise HookError("the payload's cwd is not a path")
+    root = chosen or text_field(payload, "cwd") or os.getcwd()
+    return os.path.abspath(os.path.expanduser(root))
+
+
+def message_id(payload: Mapping[str, Any], sid: str, prompt: str) -> str:
+    """The host's id for this prompt (Claude Code ``prompt_id``, Codex ``turn_id``), so the same text
+    typed twice is two messages; a hash of session and text when the payload has none."""
+    from domain.ids import hash16
+
+    for key in ("prompt_id", "turn_id"):
+        value = text_field(payload, key)
+        if value is not None:
+            return "msg_" + hash16(sid + "\x1f" + key + "\x1f" + value)
+    return "msg_" + hash16(sid + "\x1f" + prompt)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tool events
+# ---------------------------------------------------------------------------------------------
+
+
+def _grep_output(response: Any) -> str:
+    """Grep results as ``path:`` lines: ``content`` mode keeps its ``path:line:text`` lines; file
+    lists (``filenames``) become one ``path:`` line each."""
+    if isinstance(response, str):
+        return response
+    if not isinstance(response, dict):
+        return ""
+    parts: list[str] = []
+    content = flatten_text(response.get("content"))
+    if content:
+        parts.append(content)
+    names = response.get("filenames")
+    if isinstance(names, list):
+        parts.extend(f"{name}:" for name in names if isinstance(name, str))
+    return "\n".join(parts)
+
+
+def _exit_code_field(response: Mapping[str, Any]) -> int | None:
+    for key in _EXIT_CODE_FIELDS:
+        value = response.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _bash_event(
+    payload: Mapping[str, Any], tool_input: Mapping[str, Any], dialect: Dialect
+) -> ToolEvent | None:
+    from domain.session import ToolEvent
+
+    command = tool_input.get("command")
+    if not isinstance(command, str) or not command:
+        return None
+    response = payload.get("tool_response")
+    if payload.get("hook_event_name") == POST_TOOL_USE_FAILURE:
+        # Claude Code reports a non-zero exit through PostToolUseFailure, with an ``error`` text.
+        error = flatten_text(payload.get("error")) or flatten_text(response)
+        match = _EXIT_CODE_IN_ERROR.search(error)
+        failed = int(match.group(1)) if match else 1
+        return ToolEvent(tool="bash", args={"command": command}, output=error, exit_code=failed or 1)
+    code: int | None = None
+    if isinstance(response, dict):
+        streams = (flatten_text(response.get("stdout")), flatten_text(response.get("stderr")))
+        output = "\n".join(p for p in streams if p)
+        code = _exit_code_field(response)
+    else:
+        output = flatten_text(response)
+    if code is None and dialect.bash_exit_code is not None:
+        code = dialect.bash_exit_code(payload, text_field(payload, "tool_use_id"))
+    elif code is None:
+        code = 0  # Claude Code: PostToolUse fires only for commands that succeeded
+    return ToolEvent(tool="bash", args={"command": command}, output=output, exit_code=code)
+
+
+def tool_event(payload: Mapping[str, Any], dialect: Dialect) -> ToolEvent | None:
+    """The core :class:`ToolEvent` for a PostToolUse(Failure) payload, or ``None`` for tools (and
+    inputs) the hot state does not follow."""
+    from domain.session import ToolEvent
+
+    name = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    if not isinstance(name, str) or not isinstance(tool_input, dict):
+        return None
+    failed = payload.get("hook_event_name") == POST_TOOL_USE_FAILURE
+    if name in FILE_TOOLS:
+        if failed:
+            return None
+        core, key = FILE_TOOLS[name]
+        path = tool_input.get(key)
+        return ToolEvent(tool=core, args={"filePath": path}) if isinstance(path, str) and path else None
+    if name == "Grep":
+        if failed:
+            return None
+        output = _grep_output(payload.get("tool_response"))
+        return ToolEvent(tool="grep", args=dict(tool_input), output=output)
+    if name == "Bash":
+        return _bash_event(payload, tool_input, dialect)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The steps: pure functions of a snapshot, run by the shell in one transaction
+# ---------------------------------------------------------------------------------------------
+
+
+def additional_context(event: str, text: str) -> str:
+    """The JSON the hosts read from SessionStart / UserPromptSubmit hooks; ``""`` for no text."""
+    if not text:
+        return ""
+    body = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+    return json.dumps(body, ensure_ascii=False) + "\n"
+
+
+def _hot_state(result: OpResult) -> str:
+    from domain.session import render_hot_state
+
+    if result.session is None or result.session.parent_session_id is not None:
+        return ""
+    return render_hot_state(result.session, result.store.workspace.root)
+
+
+def _mark_injected(result: OpResult, *, hot: str | None = None, block: str | None = None) -> OpResult:
+    from msgspec.structs import replace
+
+    from domain.ids import hash16
+
+    session = result.session
+    if session is None:
+        return result
+    extras = dict(session.extras)
+    if hot is not None:
+        extras[INJECTED_HOT_STATE_KEY] = hash16(hot)
+    if block is not None:
+        extras[INJECTED_BLOCK_KEY] = hash16(block)
+    if extras == session.extras:
+        return result
+    return replace(result, session=replace(session, extras=extras))
+
+
+def open_step(sid: str, now_ms: int) -> Callable[[Snapshot], OpResult]:
+    """SessionStart (any source): open the session (resuming kept hot state) and inject the frozen
+    block and the hot state."""
+    from domain import operations
+
+    def step(snap: Snapshot) -> OpResult:
+        opened = operations.open_session(snap, sid, now_ms)
+        block = (opened.session.frozen_block or "") if opened.session is not None else ""
+        return _mark_injected(opened, hot=_hot_state(opened), block=block)
+
+    return step
+
+
+def prompt_step(sid: str, msg_id: str, prompt: str, now_ms: int) -> Callable[[Snapshot], OpResult]:
+    """UserPromptSubmit: observe the prompt; inject the block again when its epoch changed since the
+    last injection (a compaction promoted memories), else the hot state when it changed."""
+    from msgspec.structs import replace
+
+    from domain import operations
+    from domain.ids import hash16
+
+    def step(snap: Snapshot) -> OpResult:
+        result = operations.observe_user_message(snap, sid, msg_id, prompt, now_ms)
+        session = result.session
+        if session is None:
+            return result
+        hot = _hot_state(result)
+        block = session.frozen_block or ""
+        injected_block = session.extras.get(INJECTED_BLOCK_KEY)
+        if injected_block is None:  # a session from before this key: its block is in context already
+            result = _mark_injected(result, block=block)
+        elif block and injected_block != hash16(block):
+            text = operations.context_text(session, result.store.workspace.root)
+            return replace(_mark_injected(result, hot=hot, block=block), output=text)
+        if session.extras.get(INJECTED_HOT_STATE_KEY) == hash16(hot):
+            return result
+        return replace(_mark_injected(result, hot=hot), output=hot)
+
+    return step
+
+
+def compaction_step(sid: str, summary: str, now_ms: int) -> Callable[[Snapshot], OpResult]:
+    """PostCompact: observe the summary once (a summary seen before is skipped)."""
+    from domain import operations
+    from domain.ids import hash16
+
+    summary_id = "cmp_" + hash16(summary) if summary.strip() else None
+    return lambda snap: operations.observe_compaction(snap, sid, summary, now_ms, summary_id=summary_id)
+
+
+def end_step(sid: str, reason: str | None, now_ms: int) -> Callable[[Snapshot], OpResult]:
+    """SessionEnd: promote what the session owns; keep its hot state for a resume unless the reason
+    says it cannot come back."""
+    from domain import operations
+
+    keep = reason not in FINAL_END_REASONS
+    return lambda snap: operations.end_session(snap, sid, now_ms, keep_hot_state=keep)
+
+
+# ---------------------------------------------------------------------------------------------
+# Dispatch
+# ---------------------------------------------------------------------------------------------
+
+
+def _workspace(payload: Mapping[str, Any], env: HookEnv) -> tuple[Workspace, str, int]:
+    from adapters.filestore import Workspace
+
+    root = workspace_root(payload, env.workspace)
+    now_ms = env.now_ms()
+    return Workspace(env.home(), root, lock_timeout_s=env.lock_timeout_s(), cache=env.cache), root, now_ms
+
+
+def dispatch(payload: Mapping[str, Any], event: str, env: HookEnv, dialect: Dialect) -> str:
+    """Run one event and return what to print. Events the host defines but workmem does not use are
+    silent no-ops."""
+    if event == UNKNOWN_EVENT:
+        raise HookError(f"not a {dialect.host} hook event")
+    handled = (SESSION_START, USER_PROMPT_SUBMIT, POST_TOOL_USE, POST_TOOL_USE_FAILURE, PRE_COMPACT)
+    if event not in (*handled, POST_COMPACT, SESSION_END):
+        return ""
+    if event == PRE_COMPACT and dialect.pre_compact is None:
+        return ""
+    sid = session_id(payload)
+    if sid is None:
+        raise HookError("payload has no session_id")
+    if is_sub_agent(payload):
+        return ""
+    if event == USER_PROMPT_SUBMIT:
+        source = payload.get("source")
+        if source is not None and source not in TYPED_PROMPT_SOURCES:
+            return ""  # written by the host (a wake-up, a poll), not typed by a person
+    tool: ToolEvent | None = None
+    if event in (POST_TOOL_USE, POST_TOOL_USE_FAILURE):
+        tool = tool_event(payload, dialect)
+        if tool is None:
+            return ""
+    from adapters.commands._run import run_operation
+
+    ws, root, now_ms = _workspace(payload, env)
+    if event == SESSION_START:
+        result = run_operation(ws, now_ms, sid, open_step(sid, now_ms))
+        return additional_context(SESSION_START, result.output)
+    if event == USER_PROMPT_SUBMIT:
+        prompt = payload.get("prompt")
+        if not isinstance(prompt, str):
+            raise HookError("UserPromptSubmit payload has no prompt")
+        msg_id = message_id(payload, sid, prompt)
+        step = prompt_step(sid, msg_id, prompt, now_ms)
+        result = run_operation(ws, now_ms, sid, step, with_others=False, store_head=True)
+        return additional_context(USER_PROMPT_SUBMIT, result.output)
+    if tool is not None:
+        from domain import operations
+
+        observed = tool
+        run_operation(
+            ws,
+            now_ms,
+            sid,
+            lambda snap: operations.observe_tool_result(snap, sid, observed, now_ms),
+            with_others=False,
+            store_head=True,
+        )
+        return ""
+    if event == PRE_COMPACT and dialect.pre_compact is not None:
+        text = dialect.pre_compact(ws.read_session(sid).value, root)
+        return text if text.endswith("\n") else text + "\n"
+    if event == POST_COMPACT:
+        run_operation(ws, now_ms, sid, compaction_step(sid, dialect.summary(payload), now_ms))
+        return ""
+    reason = payload.get("reason")
+    end = end_step(sid, reason if isinstance(reason, str) else None, now_ms)
+    run_operation(ws, now_ms, sid, end, with_others=False)
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Failures
+# ---------------------------------------------------------------------------------------------
+
+
+def failure_message(exc: BaseException) -> str:
+    """One redacted line of at most 240 characters (absolute paths are dropped by the log)."""
+    from domain.safety import preview
+
+    text = str(exc) or type(exc).__name__
+    if not isinstance(exc, HookError) and type(exc).__name__ not in text:
+        text = f"{type(exc).__name__}: {text}"
+    return preview(text, MAX_MESSAGE_CHARS) or type(exc).__name__
+
+
+def record_failure(
+    payload: Mapping[str, Any] | None, event: str, message: str, env: HookEnv, dialect: Dialect
+) -> None:
+    """Append one ``hook_failed`` event to the workspace's evidence log; never raises."""
+    from adapters.clock import real_now_ms
+    from adapters.filestore import Workspace
+    from domain import evidence
+    from domain.model import EventType, Outcome, Phase
+
+    try:
+        try:
+            now_ms = env.now_ms()
+        except Exception:
+            now_ms = real_now_ms()
+        root = workspace_root(payload or {}, env.workspace)
+        sid = session_id(payload) if payload is not None else None
+        failed = evidence.event(
+            EventType.HOOK_FAILED,
+            Phase.HOOK,
+            Outcome.FAILED,
+            (event,),
+            details={"message": message, "host": dialect.host},
+            session_id=sid,
+        )
+        Workspace(env.home(), root).emit([failed], now_ms)
+    except Exception:  # the failure is already on stderr; nothing more can be done
+        return
+
+
+def run_hook(raw: str, env: HookEnv, dialect: Dialect) -> HookResult:
+    """Handle one hook payload. Never raises."""
+    payload: dict[str, Any] | None = None
+    event = UNKNOWN_EVENT
+    try:
+        payload = parse_payload(raw)
+        event = event_name(payload, dialect)
+        return HookResult(stdout=dispatch(payload, event, env, dialect))
+    except Exception as exc:
+        message = failure_message(exc)
+        record_failure(payload, event, message, env, dialect)
+        return HookResult(stderr=f"workmem: {dialect.host} {event} hook failed: {message}\n")

@@ -1,0 +1,76 @@
+// Pure mapping from OpenCode hook payloads to `workmem serve` request fields (docs/hosts.md, "OpenCode").
+// Nothing here does I/O; each function returns null when the payload gives workmem nothing to do.
+
+// The text the user typed: text parts that OpenCode did not add itself (`synthetic`) or mark `ignored`.
+export function userText(parts) {
+  if (!Array.isArray(parts)) return ""
+  return parts
+    .filter((p) => p && p.type === "text" && typeof p.text === "string" && !p.synthetic && !p.ignored)
+    .map((p) => p.text)
+    .join("\n")
+}
+
+// chat.message(input: {sessionID, messageID?}, output: {message, parts}) -> "message" fields.
+export function messageFields(input, output) {
+  const session = input && input.sessionID
+  const text = userText(output && output.parts)
+  if (typeof session !== "string" || !session || !text.trim()) return null
+  const id = (output && output.message && output.message.id) || (input && input.messageID)
+  return typeof id === "string" && id ? { session, text, messageId: id } : { session, text }
+}
+
+const FILE_TOOLS = new Set(["read", "edit", "write"])
+
+// tool.execute.after(input: {tool, sessionID, args}, output: {output, metadata}) -> "tool" fields.
+// Files: the absolute `metadata.filepath` when present, else `args.filePath`. bash: the command, its
+// output, and the exit code from `metadata.exit` (left out when OpenCode did not report one).
+export function toolFields(input, output) {
+  const session = input && input.sessionID
+  const tool = input && input.tool
+  if (typeof session !== "string" || !session || typeof tool !== "string") return null
+  const args = (input && input.args) || {}
+  const meta = (output && typeof output.metadata === "object" && output.metadata) || {}
+  const text = typeof (output && output.output) === "string" ? output.output : ""
+  if (FILE_TOOLS.has(tool)) {
+    const path = typeof meta.filepath === "string" && meta.filepath ? meta.filepath : args.filePath
+    return typeof path === "string" && path ? { session, tool, args: { filePath: path } } : null
+  }
+  if (tool === "grep") return text ? { session, tool, output: text } : null
+  if (tool === "bash") {
+    if (typeof args.command !== "string" || !args.command) return null
+    const fields = {
+      session,
+      tool,
+      args: { command: args.command },
+      output: typeof meta.output === "string" ? meta.output : text,
+    }
+    if (Number.isInteger(meta.exit)) fields.exitCode = meta.exit
+    return fields
+  }
+  return null
+}
+
+// The compaction summary among a session's messages (client.session.messages): the text parts of
+// the last assistant message marked `summary: true`, or null when there is none.
+export function summaryText(messages) {
+  if (!Array.isArray(messages)) return null
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]
+    if (m && m.info && m.info.role === "assistant" && m.info.summary === true) {
+      return (m.parts || [])
+        .filter((p) => p && p.type === "text" && typeof p.text === "string")
+        .map((p) => p.text)
+        .join("\n")
+    }
+  }
+  return null
+}
+
+// The system entries to add: the frozen block as one entry, the hot state as the next one.
+export function systemEntries(injection) {
+  if (!injection) return []
+  const block = typeof injection.block === "string" ? injection.block : ""
+  const hot = typeof injection.hotState === "string" ? injection.hotState : ""
+  if (block || hot) return [block, hot].filter(Boolean)
+  return typeof injection.text === "string" && injection.text ? [injection.text] : []
+}

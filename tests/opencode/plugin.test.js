@@ -1,0 +1,243 @@
+// The OpenCode plugin against a fake OpenCode client and a real `workmem serve` (node --test).
+// WORKMEM_COMMAND (a JSON array) names the workmem command; default: `workmem` on PATH.
+// tests/test_opencode_plugin.py runs this file with a scratch WORKMEM_HOME and a fixed WORKMEM_NOW.
+import assert from "node:assert/strict"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { after, describe, test } from "node:test"
+
+import { WorkmemPlugin } from "../../adapters/hosts/opencode/index.js"
+import { messageFields, summaryText, systemEntries, toolFields, userText } from "../../adapters/hosts/opencode/mapping.js"
+import { createHooks } from "../../adapters/hosts/opencode/plugin.js"
+import { ServeClient } from "../../adapters/hosts/opencode/serve-client.js"
+
+const COMMAND = process.env.WORKMEM_COMMAND ? JSON.parse(process.env.WORKMEM_COMMAND) : ["workmem"]
+const scratch = mkdtempSync(join(tmpdir(), "workmem-opencode-test-"))
+// the plugin's child inherits the environment: never let it touch the real data home
+process.env.WORKMEM_HOME = process.env.WORKMEM_HOME || join(scratch, "home")
+const ENV = { ...process.env }
+after(() => rmSync(scratch, { recursive: true, force: true }))
+
+const SUMMARY = [
+  "## Goal",
+  "Ship the deploy script.",
+  "",
+  "Memory candidates:",
+  "- [decision] Deploys use blue-green switching via src/deploy.sh because rollbacks must be instant",
+  "- [reference] Staging dashboard lives at grafana.internal/d/deploys",
+].join("\n")
+
+function fakeClient({ sessions = {}, messages = {} } = {}) {
+  const logs = []
+  return {
+    logs,
+    app: { log: async ({ body }) => logs.push(body.message) },
+    session: {
+      get: async ({ path }) => ({ data: sessions[path.id] || { id: path.id } }),
+      messages: async ({ path }) => ({ data: messages[path.id] || [] }),
+    },
+  }
+}
+
+function userMessage(sessionID, id, text, extra = []) {
+  return [
+    { sessionID },
+    {
+      message: { id, role: "user", sessionID },
+      parts: [{ type: "text", text, id: `prt_${id}`, messageID: id, sessionID }, ...extra],
+    },
+  ]
+}
+
+async function system(hooks, sessionID) {
+  const output = { system: ["You are the agent."] }
+  await hooks["experimental.chat.system.transform"]({ sessionID, model: { id: "m" } }, output)
+  return output.system.slice(1)
+}
+
+describe("mapping", () => {
+  test("user text skips synthetic and ignored parts", () => {
+    const parts = [
+      { type: "text", text: "remember: a" },
+      { type: "text", text: "added by opencode", synthetic: true },
+      { type: "text", text: "hidden", ignored: true },
+      { type: "file", text: "not text" },
+    ]
+    assert.equal(userText(parts), "remember: a")
+    assert.equal(userText(undefined), "")
+  })
+
+  test("chat.message takes the id from output.message", () => {
+    const [input, output] = userMessage("ses_1", "msg_1", "hello")
+    assert.deepEqual(messageFields(input, output), { session: "ses_1", text: "hello", messageId: "msg_1" })
+    assert.equal(messageFields({ sessionID: "ses_1" }, { parts: [] }), null)
+  })
+
+  test("tool results: absolute file path, bash exit code, other tools ignored", () => {
+    const write = toolFields(
+      { tool: "write", sessionID: "s", args: { filePath: "src/a.sh", content: "x".repeat(9999) } },
+      { output: "Wrote file successfully.", metadata: { filepath: "/p/src/a.sh" } },
+    )
+    assert.deepEqual(write, { session: "s", tool: "write", args: { filePath: "/p/src/a.sh" } })
+    const bash = toolFields(
+      { tool: "bash", sessionID: "s", args: { command: "make" } },
+      { output: "Error: x\n", metadata: { output: "Error: x\n", exit: 3 } },
+    )
+    assert.deepEqual(bash, { session: "s", tool: "bash", args: { command: "make" }, output: "Error: x\n", exitCode: 3 })
+    const noExit = toolFields({ tool: "bash", sessionID: "s", args: { command: "ls" } }, { output: "a", metadata: {} })
+    assert.equal("exitCode" in noExit, false)
+    assert.equal(toolFields({ tool: "webfetch", sessionID: "s", args: {} }, { output: "x" }), null)
+  })
+
+  test("the summary is the last assistant message marked summary", () => {
+    const messages = [
+      { info: { role: "assistant", summary: true }, parts: [{ type: "text", text: "old" }] },
+      { info: { role: "user" }, parts: [{ type: "text", text: "hi" }] },
+      { info: { role: "assistant", summary: true }, parts: [{ type: "text", text: "a" }, { type: "tool" }, { type: "text", text: "b" }] },
+      { info: { role: "assistant" }, parts: [{ type: "text", text: "after" }] },
+    ]
+    assert.equal(summaryText(messages), "a\nb")
+    assert.equal(summaryText([]), null)
+  })
+
+  test("the block and the hot state are separate system entries", () => {
+    assert.deepEqual(systemEntries({ text: "B\n\nH", block: "B", hotState: "H" }), ["B", "H"])
+    assert.deepEqual(systemEntries({ text: "H", block: "", hotState: "H" }), ["H"])
+    assert.deepEqual(systemEntries(null), [])
+  })
+})
+
+describe("with a real workmem serve", () => {
+  const project = mkdtempSync(join(scratch, "proj-"))
+  const sessions = { ses_child: { id: "ses_child", parentID: "ses_a" } }
+  const messages = {
+    ses_a: [
+      { info: { role: "user" }, parts: [{ type: "text", text: "hi" }] },
+      { info: { role: "assistant", summary: true, mode: "compaction" }, parts: [{ type: "text", text: SUMMARY }] },
+    ],
+  }
+  const client = fakeClient({ sessions, messages })
+  let hooks
+  let probe
+
+  test("a whole OpenCode session", async () => {
+    hooks = await WorkmemPlugin({ client, directory: project, worktree: project }, { command: COMMAND })
+    probe = new ServeClient({ command: COMMAND, env: ENV })
+
+    await hooks["chat.message"](...userMessage("ses_a", "msg_1", "remember this: we deploy with blue-green, never on Fridays"))
+    const first = await system(hooks, "ses_a")
+    assert.ok(first.some((s) => s.includes("we deploy with blue-green, never on Fridays")), first.join("\n---\n"))
+
+    await hooks["tool.execute.after"](
+      { tool: "write", sessionID: "ses_a", callID: "c1", args: { filePath: "src/deploy.sh", content: "#!/bin/sh" } },
+      { title: "src/deploy.sh", output: "Wrote file successfully.", metadata: { filepath: join(project, "src/deploy.sh") } },
+    )
+    await hooks["tool.execute.after"](
+      { tool: "bash", sessionID: "ses_a", callID: "c2", args: { command: "sh src/deploy.sh --check" } },
+      { title: "check", output: "Error: deploy check failed in src/deploy.sh\n", metadata: { exit: 3, output: "Error: deploy check failed in src/deploy.sh\n" } },
+    )
+    const later = await system(hooks, "ses_a")
+    assert.ok(later.some((s) => s.includes("src/deploy.sh") && s.includes("deploy check failed")), later.join("\n---\n"))
+
+    const compacting = { context: [] }
+    await hooks["experimental.session.compacting"]({ sessionID: "ses_a" }, compacting)
+    assert.match(compacting.prompt, /Memory candidates/)
+
+    await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "ses_a" } } })
+    const listed = (await probe.request("list", { workspace: project })).memories.map((m) => m.text)
+    assert.ok(listed.includes("we deploy with blue-green, never on Fridays"), listed)
+    assert.ok(listed.some((t) => t.includes("blue-green switching")), listed)
+    assert.ok(listed.some((t) => t.includes("grafana.internal/d/deploys")), listed)
+
+    // a new session starts with the block as one system entry
+    await hooks["chat.message"](...userMessage("ses_b", "msg_2", "remember this: staging lives at stage.internal.example"))
+    const fresh = await system(hooks, "ses_b")
+    assert.ok(fresh[0].startsWith("Workspace memory"), fresh[0])
+    assert.ok(fresh[0].includes("grafana.internal/d/deploys"))
+    assert.ok(fresh[1].includes("stage.internal.example"), fresh.join("\n---\n"))
+
+    // session.idle is not an end; session.deleted is
+    await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_b" } } })
+    let texts = (await probe.request("list", { workspace: project })).memories.map((m) => m.text)
+    assert.ok(!texts.includes("staging lives at stage.internal.example"))
+    await hooks.event({ event: { type: "session.deleted", properties: { info: { id: "ses_b", directory: project } } } })
+    texts = (await probe.request("list", { workspace: project })).memories.map((m) => m.text)
+    assert.ok(texts.includes("staging lives at stage.internal.example"), texts)
+    assert.deepEqual(client.logs, [])
+  })
+
+  test("sub-agent sessions get no injection and cause no writes", async () => {
+    await hooks.event({ event: { type: "session.created", properties: { info: { id: "ses_sub", parentID: "ses_a" } } } })
+    await hooks["chat.message"](...userMessage("ses_sub", "msg_3", "remember this: sub-agents never write memories"))
+    assert.deepEqual(await system(hooks, "ses_sub"), [])
+    assert.deepEqual(await system(hooks, "ses_child"), []) // parent found with client.session.get
+    const texts = (await probe.request("list", { workspace: project, all: true })).memories.map((m) => m.text)
+    assert.ok(!texts.includes("sub-agents never write memories"))
+  })
+
+  test("a request without a session id (the title agent) is skipped", async () => {
+    const output = { system: ["title prompt"] }
+    await hooks["experimental.chat.system.transform"]({ model: { id: "m" } }, output)
+    assert.deepEqual(output.system, ["title prompt"])
+  })
+
+  after(async () => {
+    await hooks?.dispose()
+    probe?.close()
+  })
+})
+
+describe("when workmem is not there", () => {
+  test("workmem missing: OpenCode keeps working, one log line, restart at most once a minute", async () => {
+    const client = fakeClient()
+    let now = 1_000_000
+    const serve = new ServeClient({ command: [join(scratch, "no-such-workmem")], log: (m) => client.logs.push(m), now: () => now })
+    const hooks = createHooks({ client, directory: scratch }, { serve })
+    for (let i = 0; i < 3; i++) {
+      await hooks["chat.message"](...userMessage("ses_x", `msg_${i}`, "remember this: nothing"))
+      const output = { system: ["agent"] }
+      await hooks["experimental.chat.system.transform"]({ sessionID: "ses_x" }, output)
+      assert.deepEqual(output.system, ["agent"])
+      const compacting = { context: [] }
+      await hooks["experimental.session.compacting"]({ sessionID: "ses_x" }, compacting)
+      assert.equal(compacting.prompt, undefined)
+      await hooks.event({ event: { type: "session.deleted", properties: { info: { id: "ses_x" } } } })
+    }
+    assert.equal(serve.starts, 1)
+    assert.equal(client.logs.length, 1)
+    assert.match(client.logs[0], /not found on PATH|ENOENT/)
+    now += 61_000
+    assert.equal(await serve.request("hello"), null)
+    assert.equal(serve.starts, 2)
+    assert.equal(client.logs.length, 1) // still the same outage
+    await hooks.dispose()
+  })
+
+  test("a child that dies or hangs resolves to nothing", async () => {
+    const logs = []
+    const dies = new ServeClient({ command: [process.execPath, "-e", "process.exit(3)"], log: (m) => logs.push(m) })
+    assert.equal(await dies.request("hello"), null)
+    assert.match(logs[0], /exited \(3\)/)
+    const hangs = new ServeClient({
+      command: [process.execPath, "-e", "setInterval(() => {}, 1000)"],
+      log: (m) => logs.push(m),
+      timeoutMs: 100,
+    })
+    assert.equal(await hangs.request("hello"), null)
+    assert.match(logs.at(-1), /no answer within 100 ms/)
+    hangs.close()
+  })
+
+  test("a real child answers hello and error responses become null", async () => {
+    const logs = []
+    const serve = new ServeClient({ command: COMMAND, env: ENV, log: (m) => logs.push(m) })
+    const hello = await serve.request("hello")
+    assert.equal(hello.protocol, 1)
+    assert.equal(await serve.request("explode"), null)
+    assert.equal(await serve.request("explode"), null)
+    assert.equal(logs.length, 1) // the same error again is not logged again
+    assert.match(logs[0], /unknown_op/)
+    serve.close()
+  })
+})

@@ -1,0 +1,270 @@
+"""The hook server (adapters/hook_server.py): real ``workmem hook`` processes, a real server.
+
+What is checked: a hook call with no server handles its event itself and starts one; later calls are
+answered by it with exactly what a process of its own would print and write; what a process takes
+from its environment (the clock, the data home, the working directory) travels with each request;
+an unreachable server never loses an event; the server is alone per data home, and leaves when idle.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters import hook_client, paths
+from tests.test_cli_basics import T0_ISO
+
+pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets only")
+
+
+def workmem() -> list[str]:
+    script = shutil.which("workmem", path=str(Path(sys.executable).parent))
+    return [script] if script else [sys.executable, "-m", "adapters.cli"]
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A short directory: a Unix socket path must stay under ~100 bytes."""
+    base = Path("/tmp") if Path("/tmp").is_dir() else Path.cwd()
+    directory = Path(os.path.realpath(base)) / f"wmhs{os.getpid()}_{time.monotonic_ns() % 10**6}"
+    directory.mkdir()
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def env_for(home: Path, *, server: bool, now: str = T0_ISO) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKMEM_")}
+    env.update(
+        WORKMEM_HOME=str(home),
+        WORKMEM_NOW=now,
+        WORKMEM_HOOK_SERVER="1" if server else "0",
+        WORKMEM_HOOK_SERVER_IDLE_S="20",
+    )
+    return env
+
+
+def hook(project: Path, env: dict[str, str], payload: dict[str, Any], host: str = "claude-code") -> str:
+    body = {"session_id": "S1", "cwd": str(project), **payload}
+    argv = [*workmem(), "hook", host]
+    done = subprocess.run(argv, input=json.dumps(body), env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done
+    assert done.stderr == "", done.stderr
+    return done.stdout
+
+
+def wait_for(predicate: Any, seconds: float = 15.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def sockets(home: Path) -> list[Path]:
+    run = home / "run"
+    return sorted(run.glob("*.sock")) if run.is_dir() else []
+
+
+def stop_servers(home: Path) -> None:
+    """Servers leave by themselves when idle; a test does not wait for that."""
+    for path in sockets(home):
+        with socket.socket(socket.AF_UNIX) as conn:
+            try:
+                conn.connect(str(path))
+            except OSError:
+                continue
+    if shutil.which("pkill"):
+        subprocess.run(["pkill", "-f", f"adapters.hook_server {home}"], check=False)
+
+
+def at(minute: int) -> str:
+    return f"2026-05-01T09:{minute:02d}:00.000Z"
+
+
+ERROR = "Exit code 1\nError: failed in a.ts"
+FAILURE = {"tool_name": "Bash", "tool_input": {"command": "npm test"}, "error": ERROR}
+REQUEST = "remember this: deploys use blue-green switching"
+SUMMARY = "Memory candidates:\n- [feedback] Never deploy on Fridays"
+SESSION: list[tuple[str, dict[str, Any]]] = [
+    (at(0), {"hook_event_name": "SessionStart", "source": "startup"}),
+    (at(1), {"hook_event_name": "UserPromptSubmit", "prompt": REQUEST, "prompt_id": "p1"}),
+    (at(2), {"hook_event_name": "PostToolUseFailure", **FAILURE}),
+    (at(3), {"hook_event_name": "UserPromptSubmit", "prompt": "fix it", "prompt_id": "p2"}),
+    (at(4), {"hook_event_name": "PreCompact", "trigger": "manual"}),
+    (at(5), {"hook_event_name": "PostCompact", "trigger": "manual", "compact_summary": SUMMARY}),
+    (at(6), {"hook_event_name": "Stop"}),
+    (at(7), {"hook_event_name": "SessionEnd", "reason": "other"}),
+    (at(8), {"hook_event_name": "SessionStart", "source": "resume"}),
+]  # fmt: skip
+
+
+def run_session(home: Path, project: Path, *, server: bool) -> list[str]:
+    outputs = []
+    for now, payload in SESSION:
+        outputs.append(hook(project, env_for(home, server=server, now=now), payload))
+        if server and not outputs[1:]:  # the first call started the server: let it come up
+            assert wait_for(lambda: bool(sockets(home)))
+    return outputs
+
+
+def stored(home: Path, project: Path) -> tuple[list[str], list[str]]:
+    layout = paths.workspace_paths(home, str(project))
+    store = json.loads(layout.store.read_text())
+    events = [json.loads(line) for line in layout.evidence.read_text().splitlines()]
+    return sorted(e["text"] for e in store["entries"]), [f"{e['type']}@{e['createdAt']}" for e in events]
+
+
+def test_a_session_through_the_server_equals_one_without(short_tmp: Path) -> None:
+    project = short_tmp / "p"
+    project.mkdir()
+    with_server, without = short_tmp / "a", short_tmp / "b"
+    try:
+        served = run_session(with_server, project, server=True)
+        assert sockets(with_server), "the first hook call starts a server"
+        alone = run_session(without, project, server=False)
+        assert sockets(without) == []
+        assert served == alone
+        assert stored(with_server, project) == stored(without, project)
+        texts, events = stored(with_server, project)
+        assert "deploys use blue-green switching" in texts and "Never deploy on Fridays" in texts
+        assert any(e.startswith("session_suspended@2026-05-01T09:07") for e in events)  # its clock
+        assert "open_errors" in served[-1]  # the resume shows the kept hot state
+    finally:
+        stop_servers(with_server)
+
+
+def test_the_client_uses_a_server_that_answers(short_tmp: Path) -> None:
+    """A stand-in server proves the call goes through the socket (and what it sends)."""
+    home = short_tmp / "h"
+    (home / "run").mkdir(parents=True)
+    path = hook_client.socket_path(str(home), "x")
+    seen: list[Any] = []
+
+    def serve_once(listener: socket.socket) -> None:
+        conn, _ = listener.accept()
+        with conn:
+            seen.append(hook_client.receive(conn))
+            hook_client.send(conn, {"stdout": "FROM THE SERVER\n", "stderr": ""})
+
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(path)
+        listener.listen(1)
+        thread = threading.Thread(target=serve_once, args=(listener,))
+        thread.start()
+        env = {"WORKMEM_NOW": T0_ISO}
+        body: dict[str, object] = {"host": "codex", "stdin": "{}", "home": str(home), "env": env}
+        assert hook_client.request(path, body, 10) == ("FROM THE SERVER\n", "")
+        thread.join(10)
+    assert seen == [body]
+
+
+def test_an_unreachable_server_never_loses_the_event(short_tmp: Path) -> None:
+    home, project = short_tmp / "h", short_tmp / "p"
+    project.mkdir()
+    (home / "run").mkdir(parents=True)
+    # a stale socket file with no server behind it
+    stale = hook_client.socket_path(str(home), hook_client.fingerprint())
+    with socket.socket(socket.AF_UNIX) as dead:
+        dead.bind(stale)
+    try:
+        env = env_for(home, server=True)
+        prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "remember: use pnpm", "prompt_id": "p"}
+        out = hook(project, env, prompt)
+        assert "use pnpm" in out  # handled by the call itself
+        assert wait_for(lambda: stale_is_live(stale))  # and a server now answers on that path
+    finally:
+        stop_servers(home)
+
+
+def stale_is_live(path: str) -> bool:
+    with socket.socket(socket.AF_UNIX) as conn:
+        try:
+            conn.connect(path)
+        except OSError:
+            return False
+    return True
+
+
+def test_one_server_per_home_and_it_leaves_when_idle(short_tmp: Path) -> None:
+    home = short_tmp / "h"
+    print_ = "test"
+    env = {**os.environ, hook_client.IDLE_ENV: "1.0", hook_client.SERVER_ENV: "0"}
+    cmd = [sys.executable, "-m", "adapters.hook_server", str(home), print_]
+    first = subprocess.Popen(cmd, env=env)
+    try:
+        path = hook_client.socket_path(str(home), print_)
+        assert wait_for(lambda: stale_is_live(path))
+        second = subprocess.run(cmd, env=env, timeout=30)
+        assert second.returncode == 0  # found the first one holding the lock, and left
+        assert first.wait(timeout=30) == 0  # idle for a second: gone
+        assert not os.path.exists(path)
+        mode = (home / "run").stat().st_mode & 0o777
+        assert mode == 0o700
+    finally:
+        first.kill()
+
+
+def test_a_socket_path_too_long_is_no_server(short_tmp: Path) -> None:
+    path = str(short_tmp / ("x" * 120) / "s.sock")
+    assert hook_client.request(path, {}, 1) is None
+
+
+@pytest.mark.parametrize(
+    ("payload", "worth"),
+    [
+        ({"hook_event_name": "Stop"}, False),
+        ({"hook_event_name": "PostToolUse", "tool_name": "WebFetch"}, False),
+        ({"hook_event_name": "PostToolUse", "tool_name": "Edit"}, True),
+        ({"hook_event_name": "UserPromptSubmit", "agent_id": "a1"}, False),
+        ({"hook_event_name": "SessionStart"}, True),
+    ],
+)
+def test_only_events_that_touch_the_workspace_go_to_the_server(payload: dict[str, Any], worth: bool) -> None:
+    assert hook_client.worth_a_round_trip(json.dumps(payload)) is worth
+    assert hook_client.worth_a_round_trip("{not json") is False
+
+
+def test_the_server_is_off_when_asked() -> None:
+    assert hook_client.enabled({}) is True
+    assert hook_client.enabled({hook_client.SERVER_ENV: "0"}) is False
+    assert hook_client.enabled({hook_client.SERVER_ENV: "off"}) is False
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["hook", "claude-code"], ["--home", "/h", "hook", "codex"], ["--workspace=/w", "hook", "x"],
+     ["hook"], ["list"], ["--bogus", "hook", "x"], ["hook", "a", "b"],
+     ["--home", "/a", "--home", "/b", "hook", "x"]],
+)  # fmt: skip
+def test_the_thin_client_reads_a_hook_command_line_like_the_cli(argv: list[str]) -> None:
+    from adapters.cli import _hook_fast_path
+
+    full = _hook_fast_path(argv)
+    thin = hook_client.parse_hook_call(argv)
+    if full is None:
+        assert thin is None
+    else:
+        assert thin == (full.host, full.home, full.workspace)
+
+
+def test_the_thin_client_finds_the_data_home_like_the_core(tmp_path: Path) -> None:
+    homes: tuple[dict[str, str], ...] = (
+        {"WORKMEM_HOME": str(tmp_path)}, {"XDG_DATA_HOME": str(tmp_path)}, {"XDG_DATA_HOME": "rel"}, {},
+    )
+    for environ in homes:
+        assert hook_client.home_dir(None, environ) == str(paths.data_home(environ))
+    assert hook_client.home_dir("~/x", {}) == str(paths.data_home({}, override="~/x"))
