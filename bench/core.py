@@ -169,6 +169,7 @@ def clear_caches() -> None:
     consolidation._MARKER_HASHES.clear()
     render._MARKER_OMISSIONS.clear()
     retention._STATIC.clear()
+    retention._RANKED.clear()
 
 
 def _median_ms(step: Callable[[], object], rounds: int, cold: bool) -> float:
