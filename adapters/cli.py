@@ -215,6 +215,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--include-orphans", action="store_true", help="also missing non-temp roots")
     _command(sub, "tour", "adapters.tour:tour", "a 60-second scripted tour on a temporary workspace")
+    p = _command(
+        sub, "simulate", "simulate:simulate_cmd", "run a scenario offline: months in seconds", json_flag=True
+    )
+    p.add_argument(
+        "scenario", nargs="?", metavar="SCENARIO", help="scenario file (TOML); optional with --from-store"
+    )
+    p.add_argument("--days", type=int, metavar="N", help="simulate N days (overrides the scenario)")
+    p.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter or field"
+    )
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--compare", nargs="+", metavar="NAME=VALUE", help="compare a variant with the baseline"
+    )
+    mode.add_argument("--sweep", metavar="NAME=V1,V2,...", help="one run per value, one summary row each")
+    p.add_argument("--from-store", action="store_true", help="start from this workspace's store (read-only)")
+    p.add_argument("--plot", metavar="FILE", help="write charts to FILE.svg or FILE.png (the sim extra)")
     return parser
 
 

@@ -154,9 +154,22 @@ def make_store(active: int, now_ms: int = NOW_MS) -> WorkspaceStore:
 
 
 def clear_caches() -> None:
-    """Forget the memoised canonical texts and parsed timestamps (a fresh process)."""
+    """Forget every memo of the core (a fresh process): canonical texts, parsed timestamps, keys,
+    key hashes and identities, redacted texts, and the per-object memos of normalisation, the
+    retention sort and render (docs/performance.md)."""
+    from domain import consolidation, keys, render, retention, text
+
     canonical_text.cache_clear()
     parse_iso_ms.cache_clear()
+    text.memory_key.cache_clear()
+    keys.concrete_identity.cache_clear()
+    keys.key_hash.cache_clear()
+    consolidation._redact_stored.cache_clear()
+    consolidation._CLEAN.clear()
+    consolidation._MARKER_HASHES.clear()
+    render._MARKER_OMISSIONS.clear()
+    retention._STATIC.clear()
+    retention._RANKED.clear()
 
 
 def _median_ms(step: Callable[[], object], rounds: int, cold: bool) -> float:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Final
 
 import msgspec
@@ -46,8 +47,9 @@ from domain.model import (
     WorkspaceStore,
 )
 from domain.retention import (
-    REINFORCEMENT_MAX_COUNT,
+    DEFAULT_TUNING,
     USER_IMPORTANCE_FACTOR,
+    Tuning,
     dormancy_at,
     reinforce,
     reinforcement_count,
@@ -204,11 +206,15 @@ def _components(entries: Sequence[MemoryEntry]) -> list[list[int]]:
     groups in order of their first member, members in input order."""
     groups = _UnionFind(len(entries))
     first_seen: dict[str, int] = {}
+    shared = False  # no key seen twice: every entry is its own group (the common case)
     for index, entry in enumerate(entries):
-        keys = {exact_key(entry), "identity\x1f" + identity_key(entry)}
-        for key in keys:
+        for key in (exact_key(entry), "identity\x1f" + identity_key(entry)):
             seen = first_seen.setdefault(key, index)
-            groups.union(seen, index)
+            if seen != index:
+                shared = True
+                groups.union(seen, index)
+    if not shared:
+        return [[index] for index in range(len(entries))]
     members: dict[int, list[int]] = {}
     for index in range(len(entries)):
         members.setdefault(groups.find(index), []).append(index)
@@ -223,6 +229,9 @@ def _unique_ids(
     it (unless a superseded entry holds it); every other group gets ``<id>_<suffix>`` derived from its
     exact key, with a ``memory_migrated`` event. Entries sharing both id and exact key stay as they are
     and are merged by dedupe."""
+    ids = {entry.id for entry in entries}
+    if len(ids) == len(entries) and ids.isdisjoint(reserved):
+        return list(entries), []  # every id held once and none by a superseded entry: no rename
     by_id: dict[str, set[str]] = {}
     for entry in entries:
         by_id.setdefault(entry.id, set()).add(exact_key(entry))
@@ -294,7 +303,7 @@ def _never_weaker(survivor: MemoryEntry, members: Sequence[MemoryEntry], now_ms:
 
 
 def _absorb_component(
-    members: list[MemoryEntry], now_ms: int
+    members: list[MemoryEntry], now_ms: int, tuning: Tuning
 ) -> tuple[MemoryEntry, list[Absorption], list[EvidenceInput]]:
     """The survivor of one group of duplicates, the absorptions and their evidence."""
     ordered = sorted(members, key=_canonical)
@@ -305,7 +314,7 @@ def _absorb_component(
     losers = [m for m in ordered if m is not winner]
 
     # D2: the losers' reinforcement moves to the survivor (never beyond the maximum count).
-    inherited = min(REINFORCEMENT_MAX_COUNT, max(reinforcement_count(m) for m in members))
+    inherited = min(tuning.reinforcement_cap, max(reinforcement_count(m) for m in members))
     survivor = winner
     if inherited > reinforcement_count(winner):
         survivor = replace(survivor, reinforcement_count=inherited)
@@ -342,7 +351,7 @@ def _absorb_component(
         session = loser.pending_owner_session_id
         if session is None:
             session = winner.pending_owner_session_id
-        reinforced = reinforce(survivor, session, now_ms)
+        reinforced = reinforce(survivor, session, now_ms, tuning)
         if reinforcement_count(reinforced) > reinforcement_count(survivor):
             duplicate = "duplicate_identity" if reason == ABSORBED_IDENTITY else "duplicate_exact"
             events.append(
@@ -363,7 +372,7 @@ def _absorb_component(
     return survivor, absorptions, events
 
 
-def dedupe(entries: Sequence[MemoryEntry], now_ms: int) -> DedupeResult:
+def dedupe(entries: Sequence[MemoryEntry], now_ms: int, tuning: Tuning = DEFAULT_TUNING) -> DedupeResult:
     """Merge duplicates among the active entries: entries with equal exact keys always merge, and
     project/reference entries with equal identity keys merge too (transitively). One survivor per
     group, chosen by :func:`choose_better` with a deterministic tie-break, so the surviving exact
@@ -383,7 +392,7 @@ def dedupe(entries: Sequence[MemoryEntry], now_ms: int) -> DedupeResult:
         if len(group) == 1:
             replacement[active_positions[group[0]]] = active[group[0]]
             continue
-        survivor, absorbed, group_events = _absorb_component([active[i] for i in group], now_ms)
+        survivor, absorbed, group_events = _absorb_component([active[i] for i in group], now_ms, tuning)
         absorptions.extend(absorbed)
         events.extend(group_events)
         replacement[active_positions[group[0]]] = survivor
@@ -405,10 +414,17 @@ def dedupe(entries: Sequence[MemoryEntry], now_ms: int) -> DedupeResult:
 # ---------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=65536)
+def _redact_stored(text: str) -> str:
+    """``safety.redact``, memoised: every normalisation redacts every stored text again, and stored
+    texts rarely change (docs/performance.md)."""
+    return safety.redact(text)
+
+
 def _redacted(entry: MemoryEntry, now_iso: str) -> tuple[MemoryEntry, EvidenceInput | None]:
     """Redact text and rationale; an empty rationale is left as it is (B16)."""
-    text = safety.redact(entry.text)
-    rationale = safety.redact(entry.rationale) if entry.rationale else entry.rationale
+    text = _redact_stored(entry.text)
+    rationale = _redact_stored(entry.rationale) if entry.rationale else entry.rationale
     if text == entry.text and rationale == entry.rationale:
         return entry, None
     fields = tuple(
@@ -550,13 +566,34 @@ def _same_entries(a: Sequence[MemoryEntry], b: Sequence[MemoryEntry]) -> bool:
     if len(a) != len(b):
         return False
     by_id = {e.id: e for e in b}
-    return len(by_id) == len(b) and all(by_id.get(e.id) == e for e in a)
+    return len(by_id) == len(b) and all((x := by_id.get(e.id)) is e or x == e for e in a)
 
 
 def _truncated(entry: MemoryEntry) -> MemoryEntry:
     if entry.status is MemoryStatus.SUPERSEDED or len(entry.text) <= LongTermLimits.MAX_ENTRY_TEXT_CHARS:
         return entry
     return replace(entry, text=safety.stored_text(entry.text, LongTermLimits.MAX_ENTRY_TEXT_CHARS))
+
+
+# The hashes of a store's archive markers, by the markers tuple (docs/performance.md). The tuple
+# is carried unchanged from one operation to the next until something is archived or revived, and
+# it grows with the archive, so looking at every marker at every normalisation would make a long
+# life cost more per operation. Keyed by ``id`` with the tuple kept in the value (an id cannot be
+# reused while remembered; a hit is only a hit for the very same tuple); bounded and invisible.
+_MARKER_HASHES: Final[dict[int, tuple[tuple[ArchiveMarker, ...], frozenset[str], frozenset[str]]]] = {}
+
+
+def _marker_hashes(markers: tuple[ArchiveMarker, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """The exact and identity key hashes of ``markers``."""
+    hit = _MARKER_HASHES.get(id(markers))
+    if hit is not None and hit[0] is markers:
+        return hit[1], hit[2]
+    exact = frozenset(m.key_hash for m in markers)
+    identity = frozenset(m.identity_key_hash for m in markers)
+    if len(_MARKER_HASHES) >= 64:
+        _MARKER_HASHES.clear()
+    _MARKER_HASHES[id(markers)] = (markers, exact, identity)
+    return exact, identity
 
 
 def _revive(
@@ -575,6 +612,9 @@ def _revive(
     for entry in active:
         exact_hashes.setdefault(key_hash(exact_key(entry)), entry)
         identity_hashes.setdefault(key_hash(identity_key(entry)), entry)
+    marked_exact, marked_identity = _marker_hashes(store.archived)
+    if marked_exact.isdisjoint(exact_hashes) and marked_identity.isdisjoint(identity_hashes):
+        return [], store.archived, []  # no active entry duplicates an archived one
     revived: list[MemoryEntry] = []
     remaining: list[ArchiveMarker] = []
     events: list[EvidenceInput] = []
@@ -619,11 +659,10 @@ def _archive_eligible(entry: MemoryEntry, now_ms: int) -> bool:
 
 
 def _archive_overflow(
-    ordered: list[MemoryEntry], markers: tuple[ArchiveMarker, ...], now_ms: int, now_iso: str
+    ordered: list[MemoryEntry], markers: tuple[ArchiveMarker, ...], now_ms: int, now_iso: str, limit: int
 ) -> tuple[list[MemoryEntry], tuple[ArchiveMarker, ...], list[MemoryEntry], list[EvidenceInput]]:
     """D2: while more than 500 entries are active, move the weakest eligible one out. ``ordered`` is
-    strongest first."""
-    limit = LongTermLimits.MAX_STORED_ACTIVE
+    strongest first. ``limit`` is the tuning's ``max_stored_active``."""
     if len(ordered) <= limit:
         return ordered, markers, [], []
     excess = len(ordered) - limit
@@ -664,8 +703,32 @@ def _archive_overflow(
     return kept, kept_markers, moved, events
 
 
+# Entries that redaction, retention-clock backfill and truncation leave as they are, by object
+# (docs/performance.md). Every normalisation looks at every stored entry again, and the entries are
+# the same frozen objects from one operation to the next. Keyed by ``id`` with the entry itself as
+# the value, so a hit is only a hit for the very same object (an id cannot be reused while it is
+# remembered); bounded (emptied when full) and invisible: being clean depends on the entry alone.
+_CLEAN_LIMIT: Final = 16384
+_CLEAN: Final[dict[int, MemoryEntry]] = {}
+
+
+def _cleaned(entry: MemoryEntry, now_ms: int) -> MemoryEntry:
+    """Backfill and truncation of one entry (after redaction); remembers entries all three steps
+    leave unchanged."""
+    result = _truncated(backfill_retention_clock(entry, now_ms))
+    if result is entry and _redacted(entry, "")[1] is None:
+        if len(_CLEAN) >= _CLEAN_LIMIT:
+            _CLEAN.clear()
+        _CLEAN[id(entry)] = entry
+    return result
+
+
 def normalize_store(
-    store: WorkspaceStore, now_ms: int, *, archive: Mapping[str, MemoryEntry] | None = None
+    store: WorkspaceStore,
+    now_ms: int,
+    *,
+    archive: Mapping[str, MemoryEntry] | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> NormalizeResult:
     """The whole normalisation of a workspace store (module docstring), as one pure step.
 
@@ -678,6 +741,9 @@ def normalize_store(
 
     entries: list[MemoryEntry] = []
     for entry in store.entries:
+        if _CLEAN.get(id(entry)) is entry:
+            entries.append(entry)  # redaction, backfill and truncation would leave it as it is
+            continue
         cleaned, event = _redacted(entry, now_iso)
         entries.append(cleaned)
         if event is not None:
@@ -694,22 +760,23 @@ def normalize_store(
         events.extend(found)
         audit.extend(records)
         migrations.append(P0_CLEANUP_MIGRATION_ID)
-    entries = [backfill_retention_clock(entry, now_ms) for entry in entries]
+    entries = [entry if _CLEAN.get(id(entry)) is entry else _cleaned(entry, now_ms) for entry in entries]
     if RETENTION_CLOCK_BACKFILL_MIGRATION_ID not in migrations:
         migrations.append(RETENTION_CLOCK_BACKFILL_MIGRATION_ID)
-    entries = [_truncated(entry) for entry in entries]
 
     active = [e for e in entries if e.status is not MemoryStatus.SUPERSEDED]
     superseded = [e for e in entries if e.status is MemoryStatus.SUPERSEDED]
     revived, markers, revival_events = _revive(active, store, archive or {}, now_ms, now_iso)
     events.extend(revival_events)
 
-    deduped = dedupe([*active, *revived, *superseded], now_ms)
+    deduped = dedupe([*active, *revived, *superseded], now_ms, tuning)
     events.extend(deduped.events)
     kept_active = [e for e in deduped.kept if e.status is not MemoryStatus.SUPERSEDED]
 
-    ordered = sort_by_retention(kept_active, now_ms, dormancy_at(store, now_ms))
-    ordered, markers, archived, archive_events = _archive_overflow(ordered, markers, now_ms, now_iso)
+    ordered = sort_by_retention(kept_active, now_ms, dormancy_at(store, now_ms, tuning), tuning)
+    ordered, markers, archived, archive_events = _archive_overflow(
+        ordered, markers, now_ms, now_iso, tuning.max_stored_active
+    )
     events.extend(archive_events)
 
     new_entries: tuple[MemoryEntry, ...] = (*ordered, *superseded)

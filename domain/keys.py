@@ -13,11 +13,11 @@ dates, fractions) workmem follows D9: a path identity needs a file extension, a 
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Final
 
 from domain.ids import hash16
@@ -33,7 +33,8 @@ _ENTITY_TYPES: Final = frozenset({MemoryType.PROJECT, MemoryType.REFERENCE})
 
 def exact_key(entry: MemoryEntry) -> str:
     """``type:canonical(text)``."""
-    return memory_key(entry.type.value, entry.text)
+    # A StrEnum formats as its value; reading ``.value`` goes through the slow enum descriptor.
+    return memory_key(entry.type, entry.text)
 
 
 def identity_key(entry: MemoryEntry) -> str:
@@ -42,16 +43,18 @@ def identity_key(entry: MemoryEntry) -> str:
     if entry.type in _ENTITY_TYPES:
         concrete = concrete_identity(entry.text)
         if concrete is not None:
-            return f"{entry.type.value}:{concrete}"
+            return f"{entry.type}:{concrete}"
     return exact_key(entry)
 
 
+@lru_cache(maxsize=65536)
 def key_hash(key: str) -> str:
-    """The 16-hex digest of a key, as stored in tombstones and archive markers."""
+    """The 16-hex digest of a key, as stored in tombstones and archive markers. Memoised: archive
+    revival hashes every stored memory's keys at every normalisation (docs/performance.md)."""
     return hash16(key)
 
 
-@functools.lru_cache(maxsize=16384)
+@lru_cache(maxsize=65536)
 def concrete_identity(text: str) -> str | None:
     """``url:…`` for the first http(s) URL that parses, else ``path:…`` for the first concrete path
     (quoted candidates first, then bare ones), else ``None``. A pure function of the text, so its

@@ -53,7 +53,7 @@ from domain.model import (
 from domain.pending import append_pending, journal_key
 from domain.promotion import PromotionResult, promote
 from domain.render import RenderResult, number_block, render_workspace_block
-from domain.retention import mark_activity
+from domain.retention import DEFAULT_TUNING, Tuning, mark_activity
 from domain.safety import Rejected, gate_memory, is_prompt_injection, redact, stored_text
 from domain.session import (
     ToolEvent,
@@ -89,6 +89,8 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     archive: dict[str, MemoryEntry] = msgspec.field(default_factory=dict)
     #: the shell's ``workspaceRootHash`` (it resolves the real path); labels rejection records.
     workspace_root_hash: str | None = None
+    #: the retention and render parameters; hosts always use the defaults, the simulator varies them.
+    tuning: Tuning = DEFAULT_TUNING
 
 
 class OpResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -130,14 +132,19 @@ ACTIVITY_STAMP_INTERVAL_MS = 86_400_000
 
 
 def _note_activity(
-    store: WorkspaceStore, now_ms: int, events: list[EvidenceInput], *, always: bool = True
+    store: WorkspaceStore,
+    now_ms: int,
+    events: list[EvidenceInput],
+    *,
+    always: bool = True,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> WorkspaceStore:
     """Record activity at ``now_ms``; a dormant stretch that just ended is kept first (D3)."""
     if not always:
         last = parse_iso_ms(store.last_activity_at) if store.last_activity_at else None
         if last is not None and now_ms - last < ACTIVITY_STAMP_INTERVAL_MS:
             return store
-    stamped, span = mark_activity(store, now_ms)
+    stamped, span = mark_activity(store, now_ms, tuning)
     if span is not None:
         events.append(
             evidence.event(
@@ -259,10 +266,10 @@ def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_
 
 
 def _freeze(
-    store: WorkspaceStore, session: SessionState, now_ms: int
+    store: WorkspaceStore, session: SessionState, now_ms: int, tuning: Tuning
 ) -> tuple[WorkspaceStore, SessionState, RenderResult]:
     """Start a new cache epoch: render the block once and keep it, byte for byte, with the session."""
-    result = render_workspace_block(store, now_ms)
+    result = render_workspace_block(store, now_ms, tuning)
     frozen = replace(
         session,
         epoch=session.epoch + 1,
@@ -353,7 +360,7 @@ def open_session(
         unchanged = _unchanged(snap, context_text(snap.session, root))
         return replace(unchanged, events=evidence.with_session(resume_events, session_id))
     events: list[EvidenceInput] = list(resume_events)
-    store = _note_activity(snap.store, now_ms, events)
+    store = _note_activity(snap.store, now_ms, events, tuning=snap.tuning)
     idle = idle_owner_ids(snap.journal, snap.others, session_id, now_ms)
     promoted = promote(
         store,
@@ -365,10 +372,11 @@ def open_session(
         include_unowned=True,
         idle_owner_ids=idle,
         archive=snap.archive,
+        tuning=snap.tuning,
     )
     events.extend(promoted.events)
     session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
-    store, session, rendered = _freeze(promoted.store, session, now_ms)
+    store, session, rendered = _freeze(promoted.store, session, now_ms, snap.tuning)
     events.extend(rendered.events)
     pruned, pruned_events = prunable_sessions(promoted.journal, snap.others, session_id, now_ms)
     return OpResult(
@@ -405,7 +413,7 @@ def observe_user_message(
         return _unchanged(snap)
     session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
     activity: list[EvidenceInput] = []
-    store = _note_activity(snap.store, now_ms, activity, always=False)
+    store = _note_activity(snap.store, now_ms, activity, always=False, tuning=snap.tuning)
     found: tuple[MemoryEntry, ...] = ()
     noted: tuple[EvidenceInput, ...] = ()
     if may_hold_memory_request(text):  # else nothing to extract, and no trigger pattern to compile
@@ -453,7 +461,7 @@ def observe_tool_result(
     session = _session_or_new(snap, session_id, now_ms)
     session = _touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
     events: list[EvidenceInput] = []
-    store = _note_activity(snap.store, now_ms, events, always=False)
+    store = _note_activity(snap.store, now_ms, events, always=False, tuning=snap.tuning)
     return OpResult(
         store=store,
         journal=snap.journal,
@@ -661,7 +669,9 @@ def observe_compaction(
     if parsed.entries:
         journal, appended = append_pending(journal, parsed.entries, now_ms)
         events.extend(appended)
-    store = _note_activity(_lift_tombstones(snap.store, session.pending_memories), now_ms, events)
+    store = _note_activity(
+        _lift_tombstones(snap.store, session.pending_memories), now_ms, events, tuning=snap.tuning
+    )
     by_id = {e.id: e for e in parsed.entries}
     requests = [(by_id[r.memory_id], r.label) for r in parsed.supersede_requests if r.memory_id in by_id]
     store, retired, supersede_events = _retire_for_requests(store, session, requests, now_ms)
@@ -675,13 +685,14 @@ def observe_compaction(
         include_unowned=True,
         idle_owner_ids=idle_owner_ids(journal, snap.others, session_id, now_ms),
         archive=snap.archive,
+        tuning=snap.tuning,
     )
     events.extend(promoted.events)
     session = remove_pending_memories(session, promoted.cleared_keys)
     store, linked = _link_retirements(promoted.store, retired)
     events.extend(supersede_events)
     events.extend(linked)
-    store, session, rendered = _freeze(store, session, now_ms)
+    store, session, rendered = _freeze(store, session, now_ms, snap.tuning)
     events.extend(rendered.events)
     return OpResult(
         store=store,
@@ -719,7 +730,7 @@ def end_session(
         return _suspend(snap, snap.session, session_id, now_ms)
     pending = snap.session.pending_memories if snap.session is not None else ()
     events: list[EvidenceInput] = []
-    store = _note_activity(_lift_tombstones(snap.store, pending), now_ms, events)
+    store = _note_activity(_lift_tombstones(snap.store, pending), now_ms, events, tuning=snap.tuning)
     promoted = promote(
         store,
         snap.journal,
@@ -729,6 +740,7 @@ def end_session(
         include_owned=True,
         include_unowned=False,
         archive=snap.archive,
+        tuning=snap.tuning,
     )
     return OpResult(
         store=promoted.store,
@@ -832,6 +844,7 @@ def remember(
         include_owned=False,
         include_unowned=False,
         archive=snap.archive,
+        tuning=snap.tuning,
     )
     outcome = _classify_outcome(result, exact_key(entry))
     survivor = _resolve_survivor(result.store, entry)
@@ -917,7 +930,7 @@ def restore(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
         tombstones=tuple(t for t in store.tombstones if t.key_hash != key),
         updated_at=iso_from_ms(now_ms),
     )
-    normalized = normalize_store(store, now_ms, archive=snap.archive)
+    normalized = normalize_store(store, now_ms, archive=snap.archive, tuning=snap.tuning)
     event = evidence.event(
         EventType.MEMORY_RESTORED,
         Phase.LIFECYCLE,

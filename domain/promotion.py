@@ -47,7 +47,7 @@ from domain.pending import (
     owner_of,
     record_rejections,
 )
-from domain.retention import reinforce, reinforcement_count
+from domain.retention import DEFAULT_TUNING, Tuning, reinforce, reinforcement_count
 from domain.text import memory_key
 
 #: Terminal reasons a consolidation step may report besides the two absorptions. workmem's
@@ -443,7 +443,11 @@ def _reinforced_event(reinforced: MemoryEntry, by: MemoryEntry) -> EvidenceInput
 
 
 def _merge_into_store(
-    store: WorkspaceStore, pending: Sequence[MemoryEntry], session_id: str | None, now_ms: int
+    store: WorkspaceStore,
+    pending: Sequence[MemoryEntry],
+    session_id: str | None,
+    now_ms: int,
+    tuning: Tuning,
 ) -> tuple[WorkspaceStore, list[EvidenceInput]]:
     """Reinforce exact duplicates of active entries (B14: with evidence), append the rest (B15)."""
     entries = list(store.entries)
@@ -460,7 +464,7 @@ def _merge_into_store(
             index[key] = len(entries) - 1
             continue
         existing = entries[found]
-        reinforced = reinforce(existing, session_id or owner_of(entry), now_ms)
+        reinforced = reinforce(existing, session_id or owner_of(entry), now_ms, tuning)
         if reinforcement_count(reinforced) > reinforcement_count(existing):
             entries[found] = reinforced
             events.append(_reinforced_event(reinforced, entry))
@@ -496,6 +500,7 @@ def promote(
     include_unowned: bool,
     idle_owner_ids: Collection[str] = (),
     archive: Mapping[str, MemoryEntry] | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> PromotionResult:
     """Promote what is pending for ``session_id`` (module docstring). With nothing pending the store
     is returned untouched and only the journal's own normalisation is reported.
@@ -519,7 +524,7 @@ def promote(
     if not pending:
         # Nothing to promote, but the store is still normalised: a store written elsewhere (an
         # imported reference store, a hand edit) must be redacted and deduped before it is shown.
-        normalized = consolidation.normalize_store(store, now_ms, archive=archive)
+        normalized = consolidation.normalize_store(store, now_ms, archive=archive, tuning=tuning)
         return PromotionResult(
             store=normalized.store,
             journal=journal,
@@ -533,9 +538,9 @@ def promote(
     tombstone_hashes = {t.key_hash for t in store.tombstones}
     tombstoned = {exact_key(e) for e in pending if key_hash(exact_key(e)) in tombstone_hashes}
     merged, reinforce_events = _merge_into_store(
-        store, [e for e in pending if exact_key(e) not in tombstoned], session_id, now_ms
+        store, [e for e in pending if exact_key(e) not in tombstoned], session_id, now_ms, tuning
     )
-    normalized = consolidation.normalize_store(merged, now_ms, archive=archive)
+    normalized = consolidation.normalize_store(merged, now_ms, archive=archive, tuning=tuning)
     after = normalized.store.entries
     accounting = account_pending_promotions(
         pending,

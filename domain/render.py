@@ -25,6 +25,7 @@ deterministic: the same store and ``now_ms`` give byte-identical text.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Final
 
 import msgspec
@@ -32,8 +33,8 @@ import msgspec
 from domain.evidence import event, memory_ref
 from domain.model import (
     DAY_MS,
-    RETENTION_TYPE_MAX,
     SECTION_ORDER,
+    ArchiveMarker,
     EventType,
     EvidenceInput,
     LongTermLimits,
@@ -46,7 +47,7 @@ from domain.model import (
     RelationRole,
     WorkspaceStore,
 )
-from domain.retention import dormancy_at, sort_by_retention
+from domain.retention import DEFAULT_TUNING, Tuning, dormancy_at, sort_by_retention
 from domain.text import single_line, truncate
 from domain.timeutil import parse_iso_ms
 
@@ -69,6 +70,10 @@ SELECTED_REASONS: Final = ("within_caps", "within_char_budget")
 # shown as a single space.
 
 
+#: Type names as plain strings (``.value`` goes through the slow enum descriptor, once per omission).
+_TYPE_NAME: Final[dict[MemoryType, str]] = {t: t.value for t in MemoryType}
+
+
 class Omission(msgspec.Struct, frozen=True):
     """One memory that is not in the block, and the single reason why. ``type`` is empty for an
     archive marker (markers do not record the memory's type)."""
@@ -87,9 +92,10 @@ class RenderResult(msgspec.Struct, frozen=True):
     events: tuple[EvidenceInput, ...]
 
 
-def render_budget(store: WorkspaceStore) -> int:
-    """``min(store.limits.max_rendered_chars, 3600)``: the store may only lower the budget."""
-    return min(store.limits.max_rendered_chars, LongTermLimits.MAX_RENDERED_CHARS)
+def render_budget(store: WorkspaceStore, tuning: Tuning = DEFAULT_TUNING) -> int:
+    """``min(store.limits.max_rendered_chars, 3600)``: the store may only lower the budget
+    (3600 is the tuning's character budget)."""
+    return min(store.limits.max_rendered_chars, tuning.char_budget)
 
 
 def _js_truthy_number(value: int | float | None) -> bool:
@@ -151,23 +157,23 @@ def _finish(
     text: str,
     rendered: list[MemoryEntry],
     omitted: list[tuple[MemoryEntry, str]],
-    markers: list[Omission],
+    markers: Sequence[Omission],
     superseded: list[MemoryEntry],
     latest: float | None = None,
 ) -> RenderResult:
     """Assemble the result: omissions are listed superseded first (store order), then archive
     markers, then the selection losers in the order they were decided."""
     losers = [(entry, REASON_SUPERSEDED) for entry in superseded] + omitted
-    omissions = [Omission(e.id, e.type.value, REASON_SUPERSEDED) for e in superseded]
+    omissions = [Omission(e.id, _TYPE_NAME[e.type], REASON_SUPERSEDED) for e in superseded]
     omissions.extend(markers)
-    omissions.extend(Omission(e.id, e.type.value, reason) for e, reason in omitted)
+    omissions.extend(Omission(e.id, _TYPE_NAME[e.type], reason) for e, reason in omitted)
     events = [_render_event(e, None) for e in rendered]
     events.extend(_omission_events(losers, markers, latest))
     return RenderResult(text=text, rendered=tuple(rendered), omitted=tuple(omissions), events=tuple(events))
 
 
 def _omission_events(
-    losers: list[tuple[MemoryEntry, str]], markers: list[Omission], latest: float | None
+    losers: list[tuple[MemoryEntry, str]], markers: Sequence[Omission], latest: float | None
 ) -> list[EvidenceInput]:
     """Evidence for what was left out, bounded so that a large store (D2 keeps up to 500 active
     entries) does not flood the evidence log at every cache epoch.
@@ -206,39 +212,59 @@ class Selection(msgspec.Struct, frozen=True):
     global_capped: tuple[MemoryEntry, ...]
 
 
-def select_candidates(store: WorkspaceStore, now_ms: int) -> Selection:
+def select_candidates(store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING) -> Selection:
     """Rank the active entries (D3: with the store's dormancy at ``now_ms``) and apply the per-type
-    caps, then the global cap. The character budget is not applied here."""
+    caps, then the global cap (both from ``tuning``). The character budget is not applied here."""
     active = [e for e in store.entries if e.status != MemoryStatus.SUPERSEDED]
-    ranked = sort_by_retention(active, now_ms, dormancy_at(store, now_ms))
+    ranked = sort_by_retention(active, now_ms, dormancy_at(store, now_ms, tuning), tuning)
+    caps = tuning.type_caps
     per_type: dict[MemoryType, int] = {}
     capped: list[MemoryEntry] = []
     type_capped: list[MemoryEntry] = []
     for entry in ranked:
         count = per_type.get(entry.type, 0)
-        if count >= RETENTION_TYPE_MAX.get(entry.type, math.inf):
+        if count >= caps.get(entry.type, math.inf):
             type_capped.append(entry)
             continue
         per_type[entry.type] = count + 1
         capped.append(entry)
-    limit = LongTermLimits.MAX_ENTRIES
+    limit = tuning.global_cap
     return Selection(tuple(ranked), tuple(capped[:limit]), tuple(type_capped), tuple(capped[limit:]))
 
 
-def render_workspace_block(store: WorkspaceStore, now_ms: int) -> RenderResult:
+# The omissions of a store's archive markers, by the markers tuple (docs/performance.md): the tuple
+# is carried unchanged between operations and grows with the archive. Keyed by ``id`` with the tuple
+# kept in the value, so a hit is only a hit for the very same tuple; bounded and invisible.
+_MARKER_OMISSIONS: Final[dict[int, tuple[tuple[ArchiveMarker, ...], tuple[Omission, ...]]]] = {}
+
+
+def _marker_omissions(markers: tuple[ArchiveMarker, ...]) -> tuple[Omission, ...]:
+    hit = _MARKER_OMISSIONS.get(id(markers))
+    if hit is not None and hit[0] is markers:
+        return hit[1]
+    omissions = tuple(Omission(m.memory_id, "", REASON_ARCHIVED) for m in markers)
+    if len(_MARKER_OMISSIONS) >= 64:
+        _MARKER_OMISSIONS.clear()
+    _MARKER_OMISSIONS[id(markers)] = (markers, omissions)
+    return omissions
+
+
+def render_workspace_block(
+    store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING
+) -> RenderResult:
     """Select, pack and format the workspace block of ``store`` at ``now_ms``."""
     superseded = [e for e in store.entries if e.status == MemoryStatus.SUPERSEDED]
     stamps = [e.last_rendered_at for e in store.entries if e.last_rendered_at is not None]
     latest = max(stamps) if stamps else None  # when the most recent block was rendered
-    markers = [Omission(m.memory_id, "", REASON_ARCHIVED) for m in store.archived]
-    selection = select_candidates(store, now_ms)
+    markers = _marker_omissions(store.archived)
+    selection = select_candidates(store, now_ms, tuning)
     shortlist = selection.shortlist
     omitted: list[tuple[MemoryEntry, str]] = [(e, REASON_TYPE_CAP) for e in selection.type_capped]
     omitted.extend((e, REASON_GLOBAL_CAP) for e in selection.global_capped)
 
     if not shortlist:
         return _finish("", [], omitted, markers, superseded, latest)
-    budget = render_budget(store)
+    budget = render_budget(store, tuning)
     if budget < MIN_RENDER_BUDGET:
         omitted.extend((entry, REASON_EMPTY_BUDGET) for entry in shortlist)
         return _finish("", [], omitted, markers, superseded, latest)

@@ -17,14 +17,18 @@ import math
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
+import msgspec
 from msgspec.structs import replace
 
 from domain.model import (
     DAY_MS,
     HOUR_MS,
+    RETENTION_TYPE_MAX,
     DormancyLimits,
     DormantSpan,
+    LongTermLimits,
     MemoryEntry,
+    MemoryType,
     WorkspaceStore,
 )
 from domain.timeutil import iso_from_ms, parse_iso_ms, timestamp_ms, utc_day
@@ -40,6 +44,32 @@ USER_IMPORTANCE_FACTOR: Final[dict[str, float]] = {"low": 0.7, "normal": 1.0, "h
 
 _DORMANT_AFTER_MS: Final = DormancyLimits.WORKSPACE_DORMANT_AFTER_DAYS * DAY_MS
 _DORMANT_SAVED: Final = 1.0 - DormancyLimits.DORMANT_DECAY_MULTIPLIER  # 0.75 of dormant time is forgiven
+
+
+class Tuning(msgspec.Struct, frozen=True, kw_only=True):
+    """The numbers that shape forgetting and the block, as one value (docs/simulation.md).
+
+    Every operation takes the defaults below, which are the constants above and the limits of
+    ``domain.model``; only the simulator passes other values, to ask "what if". Nothing here is
+    written to a store: a store read back later decays with the defaults again."""
+
+    half_life_days: float = BASE_HALF_LIFE_DAYS
+    reinforcement_factor: float = REINFORCEMENT_HALFLIFE_FACTOR
+    reinforcement_cap: int = REINFORCEMENT_MAX_COUNT
+    dormant_after_days: float = float(DormancyLimits.WORKSPACE_DORMANT_AFTER_DAYS)
+    dormant_multiplier: float = DormancyLimits.DORMANT_DECAY_MULTIPLIER
+    type_caps: dict[MemoryType, int] = msgspec.field(default_factory=lambda: dict(RETENTION_TYPE_MAX))
+    global_cap: int = LongTermLimits.MAX_ENTRIES
+    char_budget: int = LongTermLimits.MAX_RENDERED_CHARS
+    max_stored_active: int = LongTermLimits.MAX_STORED_ACTIVE
+
+    @property
+    def dormant_after_ms(self) -> float:
+        return self.dormant_after_days * DAY_MS
+
+
+#: Today's parameters: what every host runs with.
+DEFAULT_TUNING: Final = Tuning()
 
 
 def initial_strength(entry: MemoryEntry) -> float:
@@ -58,10 +88,10 @@ def reinforcement_count(entry: MemoryEntry) -> int:
     return entry.reinforcement_count if entry.reinforcement_count is not None else 0
 
 
-def half_life_days(entry: MemoryEntry) -> float:
-    """45 days, lengthened by 1/0.85 per reinforcement, counting at most 6."""
-    count = min(reinforcement_count(entry), REINFORCEMENT_MAX_COUNT)
-    return BASE_HALF_LIFE_DAYS / REINFORCEMENT_HALFLIFE_FACTOR**count
+def half_life_days(entry: MemoryEntry, tuning: Tuning = DEFAULT_TUNING) -> float:
+    """45 days, lengthened by 1/0.85 per reinforcement, counting at most 6 (by default)."""
+    count = min(reinforcement_count(entry), tuning.reinforcement_cap)
+    return tuning.half_life_days / tuning.reinforcement_factor**count
 
 
 def retention_start_ms(entry: MemoryEntry, now_ms: float) -> float:
@@ -78,29 +108,33 @@ def retention_start_ms(entry: MemoryEntry, now_ms: float) -> float:
 
 class Dormancy(NamedTuple):
     """The dormant stretches that apply at one instant: closed spans plus the open one, if any,
-    as sorted disjoint ``(start_ms, end_ms)`` intervals."""
+    as sorted disjoint ``(start_ms, end_ms)`` intervals, and the share of dormant time forgiven
+    (``1 - dormant multiplier``)."""
 
     spans: tuple[tuple[float, float], ...]
+    saved: float = _DORMANT_SAVED
 
 
 NO_DORMANCY: Final = Dormancy(())
 
 
-def open_dormant_start(last_activity_at: str | None, now_ms: float) -> float | None:
+def open_dormant_start(
+    last_activity_at: str | None, now_ms: float, after_ms: float = _DORMANT_AFTER_MS
+) -> float | None:
     """Start of the dormant stretch still open at ``now_ms`` (``lastActivityAt + 14 d``), if any."""
     if not last_activity_at:
         return None
     last = parse_iso_ms(last_activity_at)
     if last is None:
         return None
-    start = last + _DORMANT_AFTER_MS
+    start = last + after_ms
     return float(start) if now_ms > start else None
 
 
-def dormancy_at(store: WorkspaceStore, now_ms: float) -> Dormancy:
+def dormancy_at(store: WorkspaceStore, now_ms: float, tuning: Tuning = DEFAULT_TUNING) -> Dormancy:
     """Every dormant stretch of ``store`` as seen at ``now_ms``."""
     spans = sorted((float(s.start), float(s.end)) for s in store.dormant_spans if s.end > s.start)
-    open_start = open_dormant_start(store.last_activity_at, now_ms)
+    open_start = open_dormant_start(store.last_activity_at, now_ms, tuning.dormant_after_ms)
     if open_start is not None:
         spans.append((open_start, float(now_ms)))
         spans.sort()
@@ -110,12 +144,12 @@ def dormancy_at(store: WorkspaceStore, now_ms: float) -> Dormancy:
             merged[-1] = (merged[-1][0], max(merged[-1][1], end))
         else:
             merged.append((start, end))
-    return Dormancy(tuple(merged))
+    return Dormancy(tuple(merged), 1.0 - tuning.dormant_multiplier)
 
 
 def effective_age_days(start_ms: float, now_ms: float, dormancy: Dormancy = NO_DORMANCY) -> float:
-    """Wall age of ``[start_ms, now_ms]`` in days, with every dormant millisecond counted at 0.25.
-    Always within ``[0.25 x wall, wall]``."""
+    """Wall age of ``[start_ms, now_ms]`` in days, with every dormant millisecond counted at 0.25
+    (the dormant multiplier). Always within ``[0.25 x wall, wall]``."""
     wall_ms = max(0.0, now_ms - start_ms)
     if wall_ms == 0.0:
         return 0.0
@@ -125,14 +159,16 @@ def effective_age_days(start_ms: float, now_ms: float, dormancy: Dormancy = NO_D
         if overlap > 0:
             dormant_ms += overlap
     dormant_ms = min(dormant_ms, wall_ms)
-    return (wall_ms - _DORMANT_SAVED * dormant_ms) / DAY_MS
+    return (wall_ms - dormancy.saved * dormant_ms) / DAY_MS
 
 
-def strength(entry: MemoryEntry, now_ms: float, dormancy: Dormancy = NO_DORMANCY) -> float:
+def strength(
+    entry: MemoryEntry, now_ms: float, dormancy: Dormancy = NO_DORMANCY, tuning: Tuning = DEFAULT_TUNING
+) -> float:
     """Current retention strength: finite and ``>= 0`` for any stored values."""
     start = retention_start_ms(entry, now_ms)
     age = effective_age_days(start, now_ms, dormancy)
-    value = initial_strength(entry) * 2.0 ** (-age / half_life_days(entry))
+    value = initial_strength(entry) * 2.0 ** (-age / half_life_days(entry, tuning))
     return max(0.0, value) if math.isfinite(value) else 0.0
 
 
@@ -146,7 +182,9 @@ def _truthy_ms(value: int | float | None) -> float | None:
     return number
 
 
-def can_reinforce(entry: MemoryEntry, session_id: str | None, now_ms: float) -> bool:
+def can_reinforce(
+    entry: MemoryEntry, session_id: str | None, now_ms: float, cap: int = REINFORCEMENT_MAX_COUNT
+) -> bool:
     """The v1.5.2 guard order (D8): same session, same UTC day, under one hour, count >= 6.
     The same-session guard only applies to real session ids (B15)."""
     if session_id is not None and entry.last_reinforced_session_id == session_id:
@@ -157,13 +195,15 @@ def can_reinforce(entry: MemoryEntry, session_id: str | None, now_ms: float) -> 
             return False
         if now_ms - last < REINFORCEMENT_MIN_INTERVAL_MS:
             return False
-    return reinforcement_count(entry) < REINFORCEMENT_MAX_COUNT
+    return reinforcement_count(entry) < cap
 
 
-def reinforce(entry: MemoryEntry, session_id: str | None, now_ms: int) -> MemoryEntry:
+def reinforce(
+    entry: MemoryEntry, session_id: str | None, now_ms: int, tuning: Tuning = DEFAULT_TUNING
+) -> MemoryEntry:
     """Reinforce ``entry`` if the guards allow it: +1 count, the clock restarts at ``now_ms``.
     When blocked, the very same object is returned."""
-    if not can_reinforce(entry, session_id, now_ms):
+    if not can_reinforce(entry, session_id, now_ms, tuning.reinforcement_cap):
         return entry
 
     return replace(
@@ -195,20 +235,24 @@ def merge_spans(spans: Sequence[DormantSpan]) -> tuple[DormantSpan, ...]:
     return tuple(merged)
 
 
-def closing_dormant_span(store: WorkspaceStore, now_ms: int) -> DormantSpan | None:
+def closing_dormant_span(
+    store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING
+) -> DormantSpan | None:
     """The span to record when activity resumes at ``now_ms``: ``[lastActivityAt + 14 d, now]``
     when the workspace has been idle for more than 14 days, else ``None``."""
-    start = open_dormant_start(store.last_activity_at, now_ms)
+    start = open_dormant_start(store.last_activity_at, now_ms, tuning.dormant_after_ms)
     if start is None:
         return None
     return DormantSpan(start=int(start), end=int(now_ms))
 
 
-def mark_activity(store: WorkspaceStore, now_ms: int) -> tuple[WorkspaceStore, DormantSpan | None]:
+def mark_activity(
+    store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING
+) -> tuple[WorkspaceStore, DormantSpan | None]:
     """Record activity at ``now_ms``: first close any dormant stretch (D3), then stamp
     ``lastActivityAt``. Returns the new store and the span recorded, if any."""
 
-    span = closing_dormant_span(store, now_ms)
+    span = closing_dormant_span(store, now_ms, tuning)
     spans = merge_spans((*store.dormant_spans, span)) if span is not None else store.dormant_spans
     return replace(store, dormant_spans=spans, last_activity_at=iso_from_ms(now_ms)), span
 
@@ -232,7 +276,7 @@ def source_priority(entry: MemoryEntry) -> int:
 
 
 def retention_sort_key(
-    entry: MemoryEntry, now_ms: float, dormancy: Dormancy = NO_DORMANCY
+    entry: MemoryEntry, now_ms: float, dormancy: Dormancy = NO_DORMANCY, tuning: Tuning = DEFAULT_TUNING
 ) -> tuple[float, int, float, str]:
     """Sort key for "strongest first": strength desc, source priority desc, createdAt desc, id asc.
 
@@ -240,34 +284,112 @@ def retention_sort_key(
     the oldest instead of making the comparison undefined, and ids compare by code point."""
     created = parse_iso_ms(entry.created_at)
     created_key = -float(created) if created is not None else math.inf
-    return (-strength(entry, now_ms, dormancy), -source_priority(entry), created_key, entry.id)
+    return (-strength(entry, now_ms, dormancy, tuning), -source_priority(entry), created_key, entry.id)
 
 
-#: Sort keys of the entries ranked last, per instant and dormancy: a step ranks the same entries
-#: more than once (consolidation, then the render). Each key is kept with its entry, so an entry is
-#: recognised by identity only while it is alive; a pure function's results, so order never changes.
-_RANKED: dict[tuple[float, Dormancy], dict[int, tuple[MemoryEntry, tuple[float, int, float, str]]]] = {}
+#: What the retention order needs of an entry that does not depend on ``now``: the retention start
+#: (``None`` when it must be worked out at ``now``), the initial strength, the reinforcement count
+#: and the tie-breakers.
+_Static = tuple[MemoryEntry, float | None, float, int, int, float, str]
+
+# The static parts by entry object (docs/performance.md). Every normalisation and render sorts the
+# whole store again, and the entries are the same frozen objects from one operation to the next.
+# They hold a dict (``extras``) and cannot be hashed, so the memo is keyed by ``id(entry)`` and keeps
+# the entry itself in the value: an id cannot be reused by another object while it is remembered,
+# and a hit is only a hit for the very same object. Bounded (emptied when full) and invisible: a hit
+# gives exactly what computing the parts again would give.
+_STATIC_LIMIT: Final = 16384
+_STATIC: Final[dict[int, _Static]] = {}
+
+
+def _static_parts(entry: MemoryEntry) -> _Static:
+    hit = _STATIC.get(id(entry))
+    if hit is not None and hit[0] is entry:
+        return hit
+    clock = entry.retention_clock
+    start = float(clock) if (type(clock) is int or type(clock) is float) and math.isfinite(clock) else None
+    created = parse_iso_ms(entry.created_at)
+    parts: _Static = (
+        entry,
+        start,
+        initial_strength(entry),
+        reinforcement_count(entry),
+        -source_priority(entry),
+        -float(created) if created is not None else math.inf,
+        entry.id,
+    )
+    if len(_STATIC) >= _STATIC_LIMIT:
+        _STATIC.clear()
+    _STATIC[id(entry)] = parts
+    return parts
+
+
+_RankKey = tuple[float, int, float, str]
+
+#: Sort keys of the entries ranked last, per instant and dormancy (and the tuning they were computed
+#: with): a step ranks the same entries more than once (consolidation, then the render). Each key is
+#: kept with its entry, so an entry is recognised by identity only while it is alive; a pure
+#: function's results, so order never changes.
+_RANKED: dict[tuple[float, Dormancy], tuple[Tuning, dict[int, tuple[MemoryEntry, _RankKey]]]] = {}
 
 
 def sort_by_retention(
-    entries: Sequence[MemoryEntry], now_ms: float, dormancy: Dormancy = NO_DORMANCY
+    entries: Sequence[MemoryEntry],
+    now_ms: float,
+    dormancy: Dormancy = NO_DORMANCY,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> list[MemoryEntry]:
-    """``entries`` strongest first (stable, total)."""
+    """``entries`` strongest first (stable, total): the order of :func:`retention_sort_key`.
+
+    Every normalisation and every render sorts the whole store, so the key is computed here in one
+    loop with the same arithmetic as :func:`strength`, step for step (equal floats, equal order;
+    a property test holds the two together), from parts remembered per entry; a step that ranks the
+    same entries again at the same instant reuses their keys. See docs/performance.md."""
     at = (now_ms, dormancy)
-    keys = _RANKED.get(at)
-    if keys is None:
+    remembered = _RANKED.get(at)
+    if remembered is None or remembered[0] is not tuning:
         _RANKED.clear()  # keys of another instant are never asked for again in practice
-        keys = _RANKED.setdefault(at, {})
-
-    def key(entry: MemoryEntry) -> tuple[float, int, float, str]:
-        known = keys.get(id(entry))
+        remembered = _RANKED.setdefault(at, (tuning, {}))
+    known_keys = remembered[1]
+    spans = dormancy.spans
+    saved = dormancy.saved
+    base = tuning.half_life_days
+    factor = tuning.reinforcement_factor
+    cap = tuning.reinforcement_cap
+    now = float(now_ms)
+    half_lives: dict[int, float] = {}
+    keyed: list[tuple[float, int, float, str, int, MemoryEntry]] = []
+    for position, entry in enumerate(entries):
+        known = known_keys.get(id(entry))
         if known is not None and known[0] is entry:
-            return known[1]
-        computed = retention_sort_key(entry, now_ms, dormancy)
-        keys[id(entry)] = (entry, computed)
-        return computed
-
-    ranked = sorted(entries, key=key)
-    if len(keys) > 4 * len(entries) + 1024:
-        keys.clear()
-    return ranked
+            power_key, priority, created_key, ident = known[1]
+            keyed.append((power_key, priority, created_key, ident, position, entry))
+            continue
+        _, start, initial, count, priority, created_key, ident = _static_parts(entry)
+        if start is None:
+            start = retention_start_ms(entry, now)
+        wall = max(0.0, now - start)
+        if wall == 0.0:
+            age = 0.0
+        elif spans:
+            dormant = 0.0
+            for span_start, span_end in spans:
+                overlap = min(now, span_end) - max(start, span_start)
+                if overlap > 0:
+                    dormant += overlap
+            age = (wall - saved * min(dormant, wall)) / DAY_MS
+        else:
+            age = (wall - saved * 0.0) / DAY_MS
+        counted = min(count, cap)
+        half_life = half_lives.get(counted)
+        if half_life is None:
+            half_life = half_lives[counted] = base / factor**counted
+        value = initial * 2.0 ** (-age / half_life)
+        power = max(0.0, value) if math.isfinite(value) else 0.0
+        known_keys[id(entry)] = (entry, (-power, priority, created_key, ident))
+        # positions are unique, so the comparison never reaches the entry itself
+        keyed.append((-power, priority, created_key, ident, position, entry))
+    keyed.sort()
+    if len(known_keys) > 4 * len(entries) + 1024:
+        known_keys.clear()
+    return [item[5] for item in keyed]

@@ -62,6 +62,7 @@ def canonical_text(text: str) -> str:
     return "".join(out).strip(" ")
 
 
+@lru_cache(maxsize=65536)
 def memory_key(type_: str, text: str) -> str:
     """The exact key ``type:canonical(text)`` (``workspaceMemoryExactKey`` / ``memoryKey``)."""
     return f"{type_}:{canonical_text(text)}"

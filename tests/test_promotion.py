@@ -38,6 +38,7 @@ from domain.promotion import (
     promote,
     promotion_events,
 )
+from domain.retention import DEFAULT_TUNING, Tuning
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
 NOW = parse_iso_ms("2026-06-01T12:00:00.000Z") or 0
@@ -601,9 +602,13 @@ def capacity_normalizer(weak: str) -> Any:
     real = consolidation.normalize_store
 
     def fake(
-        store: WorkspaceStore, now_ms: int, *, archive: Mapping[str, MemoryEntry] | None = None
+        store: WorkspaceStore,
+        now_ms: int,
+        *,
+        archive: Mapping[str, MemoryEntry] | None = None,
+        tuning: Tuning = DEFAULT_TUNING,
     ) -> NormalizeResult:
-        result = real(store, now_ms, archive=archive)
+        result = real(store, now_ms, archive=archive, tuning=tuning)
         losers = [e for e in result.store.entries if weak in e.text]
         kept = tuple(e for e in result.store.entries if weak not in e.text)
         return replace(
@@ -677,9 +682,13 @@ def test_not_in_store_compaction_rejection_stays_pending(monkeypatch: pytest.Mon
     real = consolidation.normalize_store
 
     def vanish(
-        store: WorkspaceStore, now_ms: int, *, archive: Mapping[str, MemoryEntry] | None = None
+        store: WorkspaceStore,
+        now_ms: int,
+        *,
+        archive: Mapping[str, MemoryEntry] | None = None,
+        tuning: Tuning = DEFAULT_TUNING,
     ) -> NormalizeResult:
-        result = real(store, now_ms, archive=archive)
+        result = real(store, now_ms, archive=archive, tuning=tuning)
         return replace(result, store=replace(result.store, entries=()))
 
     monkeypatch.setattr(consolidation, "normalize_store", vanish)
