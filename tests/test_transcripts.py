@@ -55,3 +55,23 @@ def test_a_symlink_to_a_regular_file_is_read(tmp_path: Path) -> None:
     link = tmp_path / "link.jsonl"
     link.symlink_to(target)
     assert list(transcripts.records(str(link))) == [{"x": 1}]
+
+
+def test_an_unused_event_imports_no_storage() -> None:
+    """Events workmem does not use must stay as cheap as the interpreter allows (docs/performance.md)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import io, sys; sys.argv = ['workmem', 'hook', 'claude-code'];"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"session_id\": \"s\", \"hook_event_name\": \"Stop\"}'));"
+        "import os; os.environ['WORKMEM_HOOK_SERVER'] = '0';"
+        "from adapters.entry import main; main();"
+        "heavy = ('msgspec', 'returns', 'filelock', 'argparse');"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy"
+        " or m in ('adapters.filestore', 'domain.model')))"
+    )
+    argv = [sys.executable, "-c", code]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -2,8 +2,8 @@
 
 A hook payload names a file (``transcript_path``) that the host writes; the hook must never hang on
 it or read without limit, whatever it points at (a FIFO, ``/dev/zero``, a huge log). The reader
-opens without blocking and without following a final symlink's FIFO trap, checks that the file is
-a regular file, and reads at most :data:`MAX_TAIL_BYTES` from its end: the records a hook needs
+opens without blocking, checks that the file is a regular file, and reads at most
+``domain.bounds.TRANSCRIPT_TAIL_BYTES`` from its end: the records a hook needs
 (the newest compaction, the last tool call) are the newest ones.
 """
 
@@ -13,20 +13,20 @@ import json
 import os
 import stat
 from collections.abc import Iterator
-from typing import Any, Final
-
-from domain.bounds import TRANSCRIPT_TAIL_BYTES
-
-#: The most a hook reads from the end of a transcript (a Codex compaction record holds the kept user
-#: messages too, so the bound is generous; reading stays well under a second).
-MAX_TAIL_BYTES: Final = TRANSCRIPT_TAIL_BYTES
+from typing import Any
 
 
-def read_tail(path: str | None, limit: int = MAX_TAIL_BYTES) -> bytes:
-    """The last ``limit`` bytes of the regular file at ``path``, cut to whole lines; ``b""`` for no
-    path, a missing or unreadable file, or anything that is not a regular file."""
+def read_tail(path: str | None, limit: int | None = None) -> bytes:
+    """The last ``limit`` bytes (default ``domain.bounds.TRANSCRIPT_TAIL_BYTES``: a Codex compaction
+    record holds the kept user messages too, so the bound is generous) of the regular file at
+    ``path``, cut to whole lines; ``b""`` for no path, a missing or unreadable file, or anything that
+    is not a regular file."""
     if not path:
         return b""
+    if limit is None:  # imported here: a hook that reads no transcript imports no msgspec
+        from domain.bounds import TRANSCRIPT_TAIL_BYTES
+
+        limit = TRANSCRIPT_TAIL_BYTES
     try:
         fd = os.open(os.path.expanduser(path), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError):
