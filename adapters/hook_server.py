@@ -29,6 +29,7 @@ import json
 import os
 import socket
 import sys
+import time
 from typing import Any, Final
 
 from adapters import hook_client
@@ -37,6 +38,8 @@ from adapters.hook_client import send as _send
 from adapters.hook_client import socket_path
 
 IDLE_S: Final = 600.0
+#: How often the server looks for changed modules (an edit or upgrade under a running server).
+CODE_CHECK_INTERVAL_S: Final = 2.0
 _FORWARDED_ENV: Final = hook_client.FORWARDED_ENV
 
 
@@ -142,6 +145,7 @@ def serve(home: str, print_: str, idle_s: float) -> int:
 
     cache = SnapshotCache(max_files=512)
     started_mtime = _code_mtime(_modules_dir())
+    checked_at = time.monotonic()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
@@ -161,9 +165,12 @@ def serve(home: str, print_: str, idle_s: float) -> int:
                     if in_flight.value == 0:  # idle: nothing in flight either
                         break
                     continue
-                if _code_mtime(_modules_dir()) != started_mtime:
-                    _refuse(conn)
-                    break
+                now = time.monotonic()
+                if now - checked_at >= CODE_CHECK_INTERVAL_S:  # a walk over the modules costs ~1 ms
+                    checked_at = now
+                    if _code_mtime(_modules_dir()) != started_mtime:
+                        _refuse(conn)
+                        break
                 in_flight.add(1)
                 threading.Thread(target=_answer, args=(conn, in_flight, cache)).start()
         finally:
