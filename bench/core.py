@@ -157,7 +157,7 @@ def clear_caches() -> None:
     """Forget every memo of the core (a fresh process): canonical texts, parsed timestamps, keys,
     key hashes and identities, redacted texts, and the per-object memos of normalisation, the
     retention sort and render (docs/performance.md)."""
-    from domain import consolidation, keys, render, retention, text
+    from domain import consolidation, evidence, keys, render, retention, safety, text
 
     canonical_text.cache_clear()
     parse_iso_ms.cache_clear()
@@ -170,6 +170,11 @@ def clear_caches() -> None:
     render._MARKER_OMISSIONS.clear()
     retention._STATIC.clear()
     retention._RANKED.clear()
+    keys._KEYS.clear()
+    keys._HASHES.clear()
+    evidence._REFS.clear()
+    safety._preview_memo.cache_clear()
+    consolidation._SETTLED.clear()
 
 
 def _median_ms(step: Callable[[], object], rounds: int, cold: bool) -> float:

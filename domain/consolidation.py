@@ -30,7 +30,7 @@ from msgspec.structs import replace
 
 from domain import evidence, safety
 from domain.ids import stable_suffix
-from domain.keys import exact_key, identity_key, key_hash
+from domain.keys import entry_key_hashes, entry_keys, exact_key, identity_key, key_hash
 from domain.model import (
     DAY_MS,
     ArchiveMarker,
@@ -204,17 +204,19 @@ class _UnionFind:
 def _components(entries: Sequence[MemoryEntry]) -> list[list[int]]:
     """Index groups of entries that share an exact key, or (project/reference) an identity key;
     groups in order of their first member, members in input order."""
+    pairs = [entry_keys(entry) for entry in entries]
+    exact = [pair[0] for pair in pairs]
+    identity = [pair[1] for pair in pairs]
+    if len(set(exact)) == len(exact) and len(set(identity)) == len(identity):
+        return [[index] for index in range(len(entries))]  # no key seen twice (the common case)
     groups = _UnionFind(len(entries))
-    first_seen: dict[str, int] = {}
-    shared = False  # no key seen twice: every entry is its own group (the common case)
-    for index, entry in enumerate(entries):
-        for key in (exact_key(entry), "identity\x1f" + identity_key(entry)):
+    # exact and identity keys are looked up separately: an exact key never meets an identity key
+    for keys_ in (exact, identity):
+        first_seen: dict[str, int] = {}
+        for index, key in enumerate(keys_):
             seen = first_seen.setdefault(key, index)
             if seen != index:
-                shared = True
                 groups.union(seen, index)
-    if not shared:
-        return [[index] for index in range(len(entries))]
     members: dict[int, list[int]] = {}
     for index in range(len(entries)):
         members.setdefault(groups.find(index), []).append(index)
@@ -607,14 +609,18 @@ def _revive(
     the markers that remain and the events."""
     if not store.archived or not archive:
         return [], store.archived, []
+    hashes = [entry_key_hashes(entry) for entry in active]
+    marked_exact, marked_identity = _marker_hashes(store.archived)
+    if marked_exact.isdisjoint([pair[0] for pair in hashes]) and marked_identity.isdisjoint(
+        [pair[1] for pair in hashes]
+    ):
+        return [], store.archived, []  # no active entry duplicates an archived one
+    # the first active entry with each hash
     exact_hashes: dict[str, MemoryEntry] = {}
     identity_hashes: dict[str, MemoryEntry] = {}
-    for entry in active:
-        exact_hashes.setdefault(key_hash(exact_key(entry)), entry)
-        identity_hashes.setdefault(key_hash(identity_key(entry)), entry)
-    marked_exact, marked_identity = _marker_hashes(store.archived)
-    if marked_exact.isdisjoint(exact_hashes) and marked_identity.isdisjoint(identity_hashes):
-        return [], store.archived, []  # no active entry duplicates an archived one
+    for (exact, identity), entry in zip(hashes, active, strict=True):
+        exact_hashes.setdefault(exact, entry)
+        identity_hashes.setdefault(identity, entry)
     revived: list[MemoryEntry] = []
     remaining: list[ArchiveMarker] = []
     events: list[EvidenceInput] = []
@@ -723,6 +729,38 @@ def _cleaned(entry: MemoryEntry, now_ms: int) -> MemoryEntry:
     return result
 
 
+# Stores that normalisation leaves exactly as they are at any instant, by their entries tuple
+# (docs/performance.md, "Simulation"). A store is recorded when a normalisation found nothing to do
+# with it: every entry clean, every migration recorded, no entry duplicating another or an archived
+# one, and no more active entries than the stored-active limit. Each of those facts depends only on
+# the entries and the archive markers (the instant only orders the entries, and the stored order
+# is kept when nothing else changes), so normalising the same entries and markers again, under a
+# limit they still meet, gives back the same store and no events. Keyed by ``id`` with the tuples
+# kept in the value, so a hit is only a hit for the very same tuples; bounded and invisible.
+_SETTLED_LIMIT: Final = 64
+_SETTLED: Final[dict[int, tuple[tuple[MemoryEntry, ...], tuple[ArchiveMarker, ...], int]]] = {}
+_ALL_MIGRATIONS: Final = frozenset(
+    {QUALITY_CLEANUP_MIGRATION_ID, P0_CLEANUP_MIGRATION_ID, RETENTION_CLOCK_BACKFILL_MIGRATION_ID}
+)
+
+
+def _remember_settled(store: WorkspaceStore, active: int) -> None:
+    if len(_SETTLED) >= _SETTLED_LIMIT:
+        _SETTLED.clear()
+    _SETTLED[id(store.entries)] = (store.entries, store.archived, active)
+
+
+def _is_settled(store: WorkspaceStore, tuning: Tuning) -> bool:
+    hit = _SETTLED.get(id(store.entries))
+    return (
+        hit is not None
+        and hit[0] is store.entries
+        and hit[1] is store.archived
+        and hit[2] <= tuning.max_stored_active
+        and _ALL_MIGRATIONS.issubset(store.migrations)
+    )
+
+
 def normalize_store(
     store: WorkspaceStore,
     now_ms: int,
@@ -735,6 +773,8 @@ def normalize_store(
     ``archive`` maps an archive marker's ``key_hash`` to the archived entry; it is only needed when
     the store has markers. The store's ``lastActivityAt`` and dormant spans are never touched, and
     ``updatedAt`` becomes ``now`` only when something changed."""
+    if _is_settled(store, tuning):
+        return NormalizeResult(store=store, events=(), audit=(), absorptions=(), archived=(), revived=())
     now_iso = iso_from_ms(now_ms)
     events: list[EvidenceInput] = []
     audit: list[MigrationAudit] = []
@@ -773,17 +813,34 @@ def normalize_store(
     events.extend(deduped.events)
     kept_active = [e for e in deduped.kept if e.status is not MemoryStatus.SUPERSEDED]
 
-    ordered = sort_by_retention(kept_active, now_ms, dormancy_at(store, now_ms, tuning), tuning)
-    ordered, markers, archived, archive_events = _archive_overflow(
-        ordered, markers, now_ms, now_iso, tuning.max_stored_active
-    )
-    events.extend(archive_events)
-
-    new_entries: tuple[MemoryEntry, ...] = (*ordered, *superseded)
+    new_entries: tuple[MemoryEntry, ...]
+    archived: list[MemoryEntry] = []
+    if len(kept_active) <= tuning.max_stored_active and _same_entries(deduped.kept, store.entries):
+        # Nothing to archive and the same entries as stored: only the retention order could move,
+        # and the stored order is kept then, so the sort is skipped.
+        new_entries = store.entries
+    else:
+        ordered = sort_by_retention(kept_active, now_ms, dormancy_at(store, now_ms, tuning), tuning)
+        ordered, markers, archived, archive_events = _archive_overflow(
+            ordered, markers, now_ms, now_iso, tuning.max_stored_active
+        )
+        events.extend(archive_events)
+        new_entries = (*ordered, *superseded)
+        if _same_entries(new_entries, store.entries):
+            new_entries = store.entries  # only the retention order moved: nothing to write
     new_migrations = tuple(migrations)
-    if _same_entries(new_entries, store.entries):
-        new_entries = store.entries  # only the retention order moved: nothing to write
     changed = new_entries != store.entries or new_migrations != store.migrations or markers != store.archived
+    if (
+        not changed
+        and not events
+        and not audit
+        and not revived
+        and not archived
+        and not deduped.absorptions
+        and (archive or not store.archived)
+        and len(kept_active) <= tuning.max_stored_active
+    ):
+        _remember_settled(store, len(kept_active))
     result = replace(
         store,
         entries=new_entries,

@@ -31,20 +31,67 @@ from domain.text import WS, js_trim, lazy_compile, memory_key
 _ENTITY_TYPES: Final = frozenset({MemoryType.PROJECT, MemoryType.REFERENCE})
 
 
+# Both keys of an entry, by entry object (docs/performance.md, "Simulation"). Consolidation,
+# promotion and evidence ask for the keys of every stored entry several times per operation, and the
+# entries are the same frozen objects from one operation to the next. Keyed by ``id`` with the entry
+# kept in the value, so a hit is only a hit for the very same object (an id cannot be reused while it
+# is remembered); bounded (emptied when full) and invisible: the keys depend on the entry alone.
+_KEYS_LIMIT: Final = 16384
+_KEYS: Final[dict[int, tuple[MemoryEntry, str, str]]] = {}
+
+
+def entry_keys(entry: MemoryEntry) -> tuple[str, str]:
+    """``(exact_key(entry), identity_key(entry))``, remembered per entry object."""
+    hit = _KEYS.get(id(entry))
+    if hit is not None and hit[0] is entry:
+        return hit[1], hit[2]
+    # A StrEnum formats as its value; reading ``.value`` goes through the slow enum descriptor.
+    exact = memory_key(entry.type, entry.text)
+    identity = exact
+    if entry.type in _ENTITY_TYPES:
+        concrete = concrete_identity(entry.text)
+        if concrete is not None:
+            identity = f"{entry.type}:{concrete}"
+    if len(_KEYS) >= _KEYS_LIMIT:
+        _KEYS.clear()
+    _KEYS[id(entry)] = (entry, exact, identity)
+    return exact, identity
+
+
 def exact_key(entry: MemoryEntry) -> str:
     """``type:canonical(text)``."""
-    # A StrEnum formats as its value; reading ``.value`` goes through the slow enum descriptor.
-    return memory_key(entry.type, entry.text)
+    hit = _KEYS.get(id(entry))
+    if hit is not None and hit[0] is entry:
+        return hit[1]
+    return entry_keys(entry)[0]
 
 
 def identity_key(entry: MemoryEntry) -> str:
     """``type:url:…`` / ``type:path:…`` for project and reference memories that name a concrete URL or
     path; the exact key otherwise (and always for feedback and decisions)."""
-    if entry.type in _ENTITY_TYPES:
-        concrete = concrete_identity(entry.text)
-        if concrete is not None:
-            return f"{entry.type}:{concrete}"
-    return exact_key(entry)
+    hit = _KEYS.get(id(entry))
+    if hit is not None and hit[0] is entry:
+        return hit[2]
+    return entry_keys(entry)[1]
+
+
+#: The key hashes of an entry, by entry object (as :data:`_KEYS`).
+_HASHES: Final[dict[int, tuple[MemoryEntry, str, str]]] = {}
+
+
+def entry_key_hashes(entry: MemoryEntry) -> tuple[str, str]:
+    """``(key_hash(exact_key(entry)), key_hash(identity_key(entry)))``, remembered per entry object:
+    archive revival compares every stored entry's key hashes with the archive markers at every
+    normalisation (docs/performance.md, "Simulation")."""
+    hit = _HASHES.get(id(entry))
+    if hit is not None and hit[0] is entry:
+        return hit[1], hit[2]
+    exact, identity = entry_keys(entry)
+    hashes = (key_hash(exact), key_hash(identity))
+    if len(_HASHES) >= _KEYS_LIMIT:
+        _HASHES.clear()
+    _HASHES[id(entry)] = (entry, *hashes)
+    return hashes
 
 
 @lru_cache(maxsize=65536)

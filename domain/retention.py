@@ -359,16 +359,24 @@ def sort_by_retention(
     now = float(now_ms)
     half_lives: dict[int, float] = {}
     keyed: list[tuple[float, int, float, str, int, MemoryEntry]] = []
+    statics = _STATIC
+    any_known = bool(known_keys)  # a new instant has no keys yet: no need to look for each entry
     for position, entry in enumerate(entries):
-        known = known_keys.get(id(entry))
-        if known is not None and known[0] is entry:
-            power_key, priority, created_key, ident = known[1]
-            keyed.append((power_key, priority, created_key, ident, position, entry))
-            continue
-        _, start, initial, count, priority, created_key, ident = _static_parts(entry)
+        if any_known:
+            known = known_keys.get(id(entry))
+            if known is not None and known[0] is entry:
+                power_key, priority, created_key, ident = known[1]
+                keyed.append((power_key, priority, created_key, ident, position, entry))
+                continue
+        parts = statics.get(id(entry))
+        if parts is None or parts[0] is not entry:
+            parts = _static_parts(entry)
+        _, start, initial, count, priority, created_key, ident = parts
         if start is None:
             start = retention_start_ms(entry, now)
-        wall = max(0.0, now - start)
+        wall = now - start
+        if not wall > 0.0:  # max(0.0, wall), also for NaN
+            wall = 0.0
         if wall == 0.0:
             age = 0.0
         elif spans:
@@ -385,7 +393,7 @@ def sort_by_retention(
         if half_life is None:
             half_life = half_lives[counted] = base / factor**counted
         value = initial * 2.0 ** (-age / half_life)
-        power = max(0.0, value) if math.isfinite(value) else 0.0
+        power = value if 0.0 < value < math.inf else 0.0  # max(0.0, value) when finite, else 0.0
         known_keys[id(entry)] = (entry, (-power, priority, created_key, ident))
         # positions are unique, so the comparison never reaches the entry itself
         keyed.append((-power, priority, created_key, ident, position, entry))

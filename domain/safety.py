@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Final
 
 import msgspec
@@ -528,6 +529,10 @@ def stored_text(text: str, limit: int = 260) -> str:
     return _stable_cut(truncate(redact(cut_at_whitespace(text, limit + _CUT_MARGIN)), limit), limit)
 
 
+#: Texts up to this length have their previews remembered (:func:`_preview_memo`).
+_PREVIEW_MEMO_CHARS: Final = 2048
+
+
 def preview(text: str, limit: int = 120) -> str:
     """A redacted, whitespace-collapsed excerpt of at most ``limit`` code points.
 
@@ -535,6 +540,19 @@ def preview(text: str, limit: int = 120) -> str:
     (``password reset``) into something that looks like a value (``password res``), so the cut is
     redacted again until it is stable.
     """
+    if len(text) <= _PREVIEW_MEMO_CHARS:
+        return _preview_memo(text, limit)
+    return _preview(text, limit)
+
+
+@lru_cache(maxsize=16384)
+def _preview_memo(text: str, limit: int) -> str:
+    """:func:`_preview`, remembered for short texts: every render previews each block entry's text
+    again for its evidence (docs/performance.md, "Simulation"). A pure function of its arguments."""
+    return _preview(text, limit)
+
+
+def _preview(text: str, limit: int) -> str:
     limit = max(0, limit)
     text = cut_at_whitespace(text, limit + _CUT_MARGIN)
     return _stable_cut(truncate(collapse_whitespace(redact(text)), limit), limit)
