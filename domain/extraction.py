@@ -231,7 +231,7 @@ _NEGATION_LEAD: Final = lazy_compile(f"[{_HS}]*(?:please[{_HS}]+)?", re.IGNORECA
 
 _DEFERRAL: Final = lazy_compile("(?:再说|再說|later|next time)", re.IGNORECASE)
 #: A trigger's remainder that is only a hedge or a courtesy (``from now onwards if possible``) says
-#: nothing to remember (issue 11).
+#: nothing to remember.
 _HEDGE_WORDS: Final = (
     "please|pls|thanks|thank you|thx|ok|okay|too|also|as well|for now|if possible|if at all possible"
     "|if you can|if you could|when possible|whenever possible|where possible|as much as possible"
@@ -348,7 +348,7 @@ def _ignored(reason: str, text: str) -> EvidenceInput:
 
 
 def _skipped(type_: EventType, phase: Phase, reason: str, details: dict[str, int]) -> EvidenceInput:
-    """One event that records how much of a large input was not examined (issue 11)."""
+    """One event that records how much of a large input was not examined."""
     return event(type_, phase, Outcome.REJECTED, (reason,), details=details)
 
 
@@ -524,7 +524,8 @@ _CANDIDATE_LINE: Final = lazy_compile(
 #: ``… (supersedes M3)`` at the end of a candidate line (docs/decisions.md#d10).
 _SUPERSEDES: Final = lazy_compile(f"[{WS}]*\\([{WS}]*(?i:supersedes)[{WS}]+[Mm]([0-9]+)[{WS}]*\\)\\Z")
 
-#: A trigger phrase (P1-P6) at the very start of a candidate body is stripped; elsewhere it is text.
+#: A trigger phrase (P1-P6) at the very start of a candidate body is stripped; elsewhere it is text
+#: (docs/decisions.md#q-c1).
 _CANDIDATE_TRIGGERS: Final = tuple(
     lazy_compile(f"(?:{phrase}){_SEP}?[{WS}]*(?P<body>{_DOT}+)\\Z", re.IGNORECASE)
     for phrase in _request_phrases(WS)

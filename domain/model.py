@@ -222,7 +222,7 @@ class HotStateLimits:
 
 
 class SessionFileLimits:
-    #: issue 11: a session that never ended is pruned once idle this long and nothing of it is left
+    #: A session that never ended is pruned once idle this long and nothing of it is left
     #: in the pending journal (its pending memories were adopted after 24 hours, docs/decisions.md#d7)
     PRUNE_IDLE_AFTER_MS: Final = 7 * 24 * 3_600_000
 
