@@ -362,8 +362,8 @@ def _main(arguments: list[str], args: argparse.Namespace | None) -> int:
         return _handler(args.handler)(args)
     except SystemExit as exc:
         code = int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
-        # D12: a host hook never exits with a status its host reads as "block" (exit 2 blocks in
-        # some hosts); the one-line usage error on stderr remains.
+        # A host hook never exits with a status its host reads as "block" (exit 2 blocks in some
+        # hosts, docs/decisions.md#d12); the one-line usage error on stderr remains.
         return EXIT_OK if code == EXIT_USAGE and _is_hook_call(arguments) else code
     except KeyboardInterrupt:
         sys.stderr.write("workmem: interrupted\n")

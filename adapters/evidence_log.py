@@ -1,13 +1,14 @@
 """The evidence log of one workspace: ``evidence/events.jsonl``, one compact JSON record per line.
 
 * Appending never raises: a failure becomes one line on stderr and the built records are still
-  returned (§3.5).
+  returned (docs/decisions.md#evidence-log-append-and-prune).
 * Appends and prunes take the log's own lock (``events.jsonl.lock``), so a prune never drops a line
-  appended concurrently (the reference pruned without a lock, B10).
+  appended concurrently (the reference pruned without a lock, docs/decisions.md#b10).
 * Whether to prune is decided on every append from the file itself (size, age of the first line,
-  line count), not from an in-process counter, so short-lived processes prune too (B10). A prune
-  starts once a limit is exceeded by a margin (100 events, 128 KiB, one day), so a log at its bounds
-  is not rewritten on every append; right after a prune the bounds of §3.6 hold exactly.
+  line count), not from an in-process counter, so short-lived processes prune too
+  (docs/decisions.md#b10). A prune starts once a limit is exceeded by a margin (100 events, 128 KiB,
+  one day), so a log at its bounds is not rewritten on every append; right after a prune the bounds
+  (90 days, 5,000 events, 2 MiB) hold exactly.
 * Invalid lines found while pruning are moved to ``events.jsonl.corrupt-lines-<ms>.jsonl`` (0600),
   never dropped.
 """
@@ -157,7 +158,8 @@ def _lock(log: Path, timeout_s: float) -> locking.FileLock:
 
 
 def prune_log(log: Path, now_ms: int, *, lock_timeout_s: float = LOCK_TIMEOUT_S) -> PruneReport | None:
-    """Prune now, under the log's lock (§3.6). Raises ``OSError`` (including ``locking.Timeout``)."""
+    """Prune now, under the log's lock (docs/decisions.md#evidence-log-append-and-prune). Raises
+    ``OSError`` (including ``locking.Timeout``)."""
     with _lock(log, lock_timeout_s):
         return _prune_locked(log, now_ms)
 
@@ -224,7 +226,7 @@ def append_events(
         )
         try:
             append_bytes(log, encode_lines(records))
-        except Exception as exc:  # an append never raises (§3.5)
+        except Exception as exc:  # an append never raises (docs/decisions.md#evidence-log-append-and-prune)
             warn(f"failed to write evidence event: {describe_os_error(exc)}")
             return records
         if lock is not None:

@@ -1,4 +1,4 @@
-"""Durable workspace storage (DECISIONS D5): the store, the pending journal, session files and the
+"""Durable workspace storage (docs/decisions.md#d5): the store, the pending journal, session files and the
 archive of one workspace, behind one transaction helper.
 
 Every command works the same way::

@@ -1,4 +1,4 @@
-"""Copy existing opencode-working-memory data into the workmem home (DECISIONS D11).
+"""Copy existing opencode-working-memory data into the workmem home (docs/decisions.md#d11).
 
 The originals are only read, never modified, moved or locked. Each JSON file is decoded with the
 codec (unknown fields are kept and written back) and written to the same relative place under the
@@ -161,7 +161,8 @@ def _valid_object(line: bytes) -> bool:
 
 
 def _sanitized_event(line: bytes) -> bytes | None:
-    """An imported evidence line, re-sanitised like workmem's own (D6), or ``None`` if invalid."""
+    """An imported evidence line, re-sanitised like workmem's own (docs/decisions.md#d6), or ``None``
+    if invalid."""
     event = parse_event_line(line)
     return None if event is None else encode_line(sanitize_imported(event))
 

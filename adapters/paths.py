@@ -1,4 +1,4 @@
-"""Where workmem keeps its files.
+"""Where workmem keeps its files (docs/decisions.md#data-home-and-workspace-paths).
 
 Layout under the data home (``WORKMEM_HOME``, else the platform's user data directory for ``workmem``)::
 
@@ -6,7 +6,7 @@ Layout under the data home (``WORKMEM_HOME``, else the platform's user data dire
     workspaces/<key>/workspace-pending-journal.json the pending journal
     workspaces/<key>/sessions/<sha256(id)[:32]>.json one file per session (hot state)
     workspaces/<key>/evidence/events.jsonl          the evidence log
-    workspaces/<key>/archive.jsonl                  memories moved out of the store (D2)
+    workspaces/<key>/archive.jsonl                  memories moved out of the store (docs/decisions.md#d2)
     workspaces/<key>/workspace.lock                 the workspace's cross-process lock
     extraction-rejections.jsonl                     global log of rejected candidates
     migration-logs/<migration id>.jsonl             audit lines of store migrations
@@ -87,7 +87,8 @@ def workspace_key(root: str) -> str:
 
 def workspace_root_hash(root: str) -> str:
     """The ``workspaceRootHash`` of evidence records: a hash of the resolved root that is *not* the
-    workspace key (the reference writes the key twice, B8), so the two fields carry distinct values."""
+    workspace key (the reference writes the key twice, docs/decisions.md#b8), so the two fields carry
+    distinct values."""
     return _hash("root:" + resolved_root(root), 16)
 
 

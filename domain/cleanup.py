@@ -152,7 +152,7 @@ def classify(
     temp_dirs: Sequence[str] = (),
 ) -> Residue:
     """Classify one workspace directory (the reference's ``classifyWorkspaceDir`` steps, with the
-    B22/B23 fixes described in the module docstring)."""
+    docs/decisions.md#b22 and docs/decisions.md#b23 fixes described in the module docstring)."""
     key = facts.dir_name
     if not facts.readable:
         return Residue(

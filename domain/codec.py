@@ -1,6 +1,6 @@
 """JSON encoding and decoding of the domain structs, pure (bytes in, values out).
 
-Two promises (DECISIONS D11):
+Two promises (docs/decisions.md#d11):
 
 * a store, journal or session file written by opencode-working-memory v1.3-v1.5 decodes; unknown
   fields at any level are kept in the struct's ``extras`` and written back on encode;

@@ -1,5 +1,6 @@
 """Keeping the stored memories consistent: dedupe with accounting, the one-time migrations, the
-retention-clock backfill and the D2 archive (store-retention.md §2.4-§2.11, §6; DECISIONS D2, D6, D8, D9).
+retention-clock backfill and the archive (docs/decisions.md#normalisation-and-migrations,
+docs/decisions.md#dedupe, docs/decisions.md#d2).
 
 :func:`normalize_store` is the one step every write of a workspace store goes through. In order:
 
@@ -12,7 +13,7 @@ retention-clock backfill and the D2 archive (store-retention.md §2.4-§2.11, §
 6. dedupe (``memory_absorbed``, ``memory_reinforced``);
 7. the archive rule: only when more than 500 entries are active do the weakest long-unrendered ones
    move to the archive (``memory_archived``). Type caps and the 28-entry cap are *render* limits and
-   never remove anything from storage (D2).
+   never remove anything from storage (docs/decisions.md#d2).
 
 Nothing leaves the active set without an event naming it, and the step is idempotent: normalising a
 normalised store changes nothing and emits nothing.
@@ -92,7 +93,7 @@ class DedupeResult(msgspec.Struct, frozen=True):
 
 class MigrationAudit(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """One line of ``migration-logs/<migration id>.jsonl``. It names the workspace by its key only,
-    never by its absolute root (extraction-quality §9 item 15)."""
+    never by its absolute root (docs/decisions.md#s17)."""
 
     migration_id: str
     timestamp: str
@@ -119,7 +120,7 @@ class NormalizeResult(msgspec.Struct, frozen=True):
 
 
 # ---------------------------------------------------------------------------------------------
-# Choosing the better of two duplicates (§2.4)
+# Choosing the better of two duplicates (docs/decisions.md#dedupe)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -179,7 +180,7 @@ def _beats(a: MemoryEntry, b: MemoryEntry) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# Dedupe (§2.5 with D9: connected components over exact and identity keys)
+# Dedupe: connected components over exact and identity keys (docs/decisions.md#d9)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -226,11 +227,11 @@ def _components(entries: Sequence[MemoryEntry]) -> list[list[int]]:
 def _unique_ids(
     entries: Sequence[MemoryEntry], reserved: set[str]
 ) -> tuple[list[MemoryEntry], list[EvidenceInput]]:
-    """B14: entries that share an id but say different things get distinct ids instead of one of
-    them vanishing. Among active entries holding one id, the group with the smallest exact key keeps
-    it (unless a superseded entry holds it); every other group gets ``<id>_<suffix>`` derived from its
-    exact key, with a ``memory_migrated`` event. Entries sharing both id and exact key stay as they are
-    and are merged by dedupe."""
+    """Entries that share an id but say different things get distinct ids instead of one of them
+    vanishing (docs/decisions.md#s14). Among active entries holding one id, the group with the
+    smallest exact key keeps it (unless a superseded entry holds it); every other group gets
+    ``<id>_<suffix>`` derived from its exact key, with a ``memory_migrated`` event. Entries sharing
+    both id and exact key stay as they are and are merged by dedupe."""
     ids = {entry.id for entry in entries}
     if len(ids) == len(entries) and ids.isdisjoint(reserved):
         return list(entries), []  # every id held once and none by a superseded entry: no rename
@@ -315,7 +316,8 @@ def _absorb_component(
             winner = candidate
     losers = [m for m in ordered if m is not winner]
 
-    # D2: the losers' reinforcement moves to the survivor (never beyond the maximum count).
+    # The losers' reinforcement moves to the survivor, never beyond the maximum count
+    # (docs/decisions.md#d2).
     inherited = min(tuning.reinforcement_cap, max(reinforcement_count(m) for m in members))
     survivor = winner
     if inherited > reinforcement_count(winner):
@@ -424,7 +426,7 @@ def _redact_stored(text: str) -> str:
 
 
 def _redacted(entry: MemoryEntry, now_iso: str) -> tuple[MemoryEntry, EvidenceInput | None]:
-    """Redact text and rationale; an empty rationale is left as it is (B16)."""
+    """Redact text and rationale; an empty rationale is left as it is (docs/decisions.md#s16)."""
     text = _redact_stored(entry.text)
     rationale = _redact_stored(entry.rationale) if entry.rationale else entry.rationale
     if text == entry.text and rationale == entry.rationale:
@@ -493,9 +495,9 @@ def _supersede_for_migration(
 def _quality_cleanup(
     entries: list[MemoryEntry], store: WorkspaceStore, now_iso: str
 ) -> tuple[list[MemoryEntry], list[EvidenceInput], list[MigrationAudit]]:
-    """§6.1: active compaction entries with a hard quality reason become superseded, tagged
-    ``quality_cleanup`` and ``quality:<reason>``. Soft reasons never act; explicit/manual entries are
-    never touched."""
+    """The quality-cleanup migration (docs/decisions.md#normalisation-and-migrations): active
+    compaction entries with a hard quality reason become superseded, tagged ``quality_cleanup`` and
+    ``quality:<reason>``. Soft reasons never act; explicit/manual entries are never touched."""
     out: list[MemoryEntry] = []
     events: list[EvidenceInput] = []
     audit: list[MigrationAudit] = []
@@ -521,8 +523,9 @@ def _quality_cleanup(
 def _p0_cleanup(
     entries: list[MemoryEntry], store: WorkspaceStore, now_iso: str
 ) -> tuple[list[MemoryEntry], list[EvidenceInput], list[MigrationAudit]]:
-    """§6.2: active compaction project entries that are progress snapshots become superseded.
-    Unlike the reference, already superseded entries are left alone (B16)."""
+    """The P0-cleanup migration (docs/decisions.md#normalisation-and-migrations): active compaction
+    project entries that are progress snapshots become superseded. Unlike the reference, already
+    superseded entries are left alone (docs/decisions.md#s16)."""
     out: list[MemoryEntry] = []
     events: list[EvidenceInput] = []
     audit: list[MigrationAudit] = []
@@ -553,7 +556,7 @@ def _valid_clock(value: object) -> bool:
 
 def backfill_retention_clock(entry: MemoryEntry, now_ms: int) -> MemoryEntry:
     """A missing, non-finite or negative ``retentionClock`` becomes ``createdAt``, else
-    ``updatedAt``, else ``now`` (§2.9 step 6; a negative clock counts as invalid, B9)."""
+    ``updatedAt``, else ``now`` (a negative clock counts as invalid, docs/decisions.md#s9)."""
     if _valid_clock(entry.retention_clock):
         return entry
     for stamp in (entry.created_at, entry.updated_at):
@@ -605,8 +608,8 @@ def _revive(
     now_ms: int,
     now_iso: str,
 ) -> tuple[list[MemoryEntry], tuple[ArchiveMarker, ...], list[EvidenceInput]]:
-    """Archived memories duplicated by an active entry come back (D2). Returns the revived entries,
-    the markers that remain and the events."""
+    """Archived memories duplicated by an active entry come back (docs/decisions.md#d2). Returns the
+    revived entries, the markers that remain and the events."""
     if not store.archived or not archive:
         return [], store.archived, []
     hashes = [entry_key_hashes(entry) for entry in active]
@@ -667,8 +670,8 @@ def _archive_eligible(entry: MemoryEntry, now_ms: int) -> bool:
 def _archive_overflow(
     ordered: list[MemoryEntry], markers: tuple[ArchiveMarker, ...], now_ms: int, now_iso: str, limit: int
 ) -> tuple[list[MemoryEntry], tuple[ArchiveMarker, ...], list[MemoryEntry], list[EvidenceInput]]:
-    """D2: while more than 500 entries are active, move the weakest eligible one out. ``ordered`` is
-    strongest first. ``limit`` is the tuning's ``max_stored_active``."""
+    """While more than 500 entries are active, move the weakest eligible one out (docs/decisions.md#d2).
+    ``ordered`` is strongest first. ``limit`` is the tuning's ``max_stored_active``."""
     if len(ordered) <= limit:
         return ordered, markers, [], []
     excess = len(ordered) - limit

@@ -1,13 +1,16 @@
 """The pure half of the evidence log: turning what the core emits into stored records, reading them
-back, and answering questions about them (evidence-pending-storage-hooks.md §3.4-§3.9).
+back, and answering questions about them (docs/decisions.md#evidence-log-records,
+docs/decisions.md#evidence-log-append-and-prune, docs/decisions.md#evidence-log-query-summary-and-trace).
 
 Privacy rules applied to every record (``build_record``):
 
 * reason codes and detail keys keep only ``[A-Za-z0-9_.:-]``;
 * session ids, message ids and memory keys are always replaced by ``hash16`` of the raw value, even
-  when the raw value already looks like a 16-hex hash (the reference stored such values verbatim, B9);
+  when the raw value already looks like a 16-hex hash (the reference stored such values verbatim,
+  docs/decisions.md#b9);
 * detail strings and ``textPreview`` are redacted, whitespace-collapsed and capped; detail strings also
-  lose absolute file-system paths (the reference leaked them through ``hook_failed`` messages, B18).
+  lose absolute file-system paths (the reference leaked them through ``hook_failed`` messages,
+  docs/decisions.md#b18).
 
 Query selectors are tolerant: a selector value matches a stored hash when the stored hash is
 ``hash16(value)`` or, when the value is itself 16 hex characters, equal to it, so both raw ids and
@@ -46,9 +49,9 @@ MAX_MEMORY_ID_CHARS: Final = 160
 
 _CODE_UNSAFE: Final = lazy_compile(r"[^a-zA-Z0-9_.:-]")
 _HEX16: Final = lazy_compile(r"^[a-fA-F0-9]{16}\Z")
-#: Absolute paths in detail strings (B18): POSIX paths with at least two segments, ``~/`` paths and
-#: Windows drive paths. Quotes, ``:;,()<>`` and whitespace end a path, so ``…/x.json: EISDIR`` style
-#: messages keep their tail.
+#: Absolute paths in detail strings (docs/decisions.md#b18): POSIX paths with at least two segments,
+#: ``~/`` paths and Windows drive paths. Quotes, ``:;,()<>`` and whitespace end a path, so
+#: ``…/x.json: EISDIR`` style messages keep their tail.
 _ABS_PATH: Final = lazy_compile(
     r"(?<![A-Za-z0-9_.~/\\-])(?:"
     r"/[^\s/\"'`:;,()<>]+(?:/[^\s/\"'`:;,()<>]*)+"
@@ -62,7 +65,7 @@ _INT_LIMIT: Final = 2**63
 
 
 # ---------------------------------------------------------------------------------------------
-# Building records (§3.4)
+# Building records (docs/decisions.md#evidence-log-records)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -77,7 +80,7 @@ def clean_reason_codes(codes: Iterable[str]) -> tuple[str, ...]:
 
 
 def privacy_hash(value: str | None) -> str | None:
-    """``hash16(value)`` for a non-empty value, else ``None``. Always hashes (B9 fix)."""
+    """``hash16(value)`` for a non-empty value, else ``None``. Always hashes (docs/decisions.md#b9)."""
     if not value:
         return None
     return hash16(value)
@@ -199,7 +202,8 @@ def build_record(
     workspace_key: str,
     workspace_root_hash: str,
 ) -> EvidenceEvent:
-    """The stored form of one core event, sanitised as §3.4 describes (with the B9 and B18 fixes)."""
+    """The stored form of one core event, sanitised as docs/decisions.md#evidence-log-records describes
+    (with the docs/decisions.md#b9 and docs/decisions.md#b18 fixes)."""
     event_type = str(inp.type)
     text_preview = preview_text(inp.text_preview, preview_limit(event_type)) if inp.text_preview else None
     return EvidenceEvent(
@@ -240,7 +244,8 @@ def _converts(raw: Any, tp: type[msgspec.Struct]) -> bool:
 
 def _repair(raw: dict[str, Any]) -> EvidenceEvent | None:
     """Lenient conversion of a line that passed the validity check but not the typed decoder: missing
-    text fields become ``""``, missing reason codes ``[]`` (B32), malformed optional parts are dropped."""
+    text fields become ``""``, missing reason codes ``[]`` (docs/decisions.md#b32), malformed optional
+    parts are dropped."""
     fixed = dict(raw)
     for name in _TEXT_FIELDS:
         if not isinstance(fixed.get(name), str):
@@ -295,7 +300,7 @@ def serialized_size(event: EvidenceEvent) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# Prune (§3.6)
+# Prune (docs/decisions.md#evidence-log-append-and-prune)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -336,7 +341,7 @@ def prune(events: Sequence[EvidenceEvent], now_ms: int) -> tuple[EvidenceEvent, 
 
 
 # ---------------------------------------------------------------------------------------------
-# Query (§3.7), summary (§3.8), trace (§3.9)
+# Query, summary and trace (docs/decisions.md#evidence-log-query-summary-and-trace)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -451,7 +456,7 @@ def _matched(
     memory_key_hash: str | None,
     identity_key_hash: str | None,
 ) -> tuple[EvidenceEvent, ...]:
-    """The events about one memory; nothing at all when no selector is given (B33)."""
+    """The events about one memory; nothing at all when no selector is given (docs/decisions.md#b33)."""
     if not (memory_id or memory_key_hash or identity_key_hash):
         return ()
     q = EventQuery(memory_id=memory_id, memory_key_hash=memory_key_hash, identity_key_hash=identity_key_hash)
@@ -465,8 +470,9 @@ def summarize_memory_evidence(
     memory_key_hash: str | None = None,
     identity_key_hash: str | None = None,
 ) -> MemoryEvidenceSummary:
-    """What the log says about one memory (§3.8). Without any selector the summary is empty: a
-    per-memory summary of "no memory" describes nothing (the reference summarised the whole log, B33)."""
+    """What the log says about one memory. Without any selector the summary is empty: a per-memory
+    summary of "no memory" describes nothing (the reference summarised the whole log,
+    docs/decisions.md#b33)."""
     matched = _matched(events, memory_id, memory_key_hash, identity_key_hash)
     latest = matched[-1] if matched else None
     renders = [e for e in matched if e.phase == "render"]
@@ -523,7 +529,8 @@ STATUS_OUTCOMES: Final = frozenset(
 
 def current_status(event: EvidenceEvent | None) -> str:
     """The status the latest event implies. ``pending_memory_appended`` is checked first, so a memory
-    whose last event is its journal append is ``pending`` (unreachable in the reference, B11)."""
+    whose last event is its journal append is ``pending`` (unreachable in the reference,
+    docs/decisions.md#b11)."""
     if event is None:
         return "unknown"
     if event.type == EventType.PENDING_MEMORY_APPENDED.value:
@@ -550,8 +557,8 @@ def trace_memory_lifecycle(
     memory_key_hash: str | None = None,
     identity_key_hash: str | None = None,
 ) -> MemoryLifecycleTrace:
-    """The lifecycle of one memory as the log records it (§3.9). Without any selector the trace is
-    empty with status ``unknown`` (the reference traced the whole log, B33)."""
+    """The lifecycle of one memory as the log records it. Without any selector the trace is empty with
+    status ``unknown`` (the reference traced the whole log, docs/decisions.md#b33)."""
     matched = _matched(events, memory_id, memory_key_hash, identity_key_hash)
     renders = [e for e in matched if e.phase == "render"]
     return MemoryLifecycleTrace(

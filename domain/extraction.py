@@ -10,7 +10,8 @@ Two pure parsers live here:
   event with the gate's reason codes.
 
 Both are total (they never raise), deterministic (ids come from :func:`domain.ids.memory_id`, time
-from ``now_ms``) and send every text through the shared safety gate before it is stored (DECISIONS D4).
+from ``now_ms``) and send every text through the shared safety gate before it is stored
+(docs/decisions.md#d4).
 
 Regex dialect: the reference patterns are JavaScript. Here ``WS`` stands for JavaScript's ``\\s``,
 ``HS`` for the same set without line terminators, ``[^LT]`` for JavaScript's ``.``, and ASCII word
@@ -91,7 +92,7 @@ class RejectionRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=T
 
 
 class SupersedeRequest(msgspec.Struct, frozen=True):
-    """A candidate line asked to replace a memory of the numbered block (DECISIONS D10)."""
+    """A candidate line asked to replace a memory of the numbered block (docs/decisions.md#d10)."""
 
     memory_id: str
     """id of the new (replacing) entry produced by this parse"""
@@ -129,7 +130,7 @@ _QUESTION_WORDS: Final = "when|what|how|why|who|whom|whose|where|which|whether|i
 
 
 def _zh_remember(questions: bool) -> str:
-    # 記得嗎 / 记得吗 is a question ("do you remember?"), not a request (Q-E4).
+    # 記得嗎 / 记得吗 is a question ("do you remember?"), not a request (docs/decisions.md#q-e4).
     ask = "(?![吗嗎])" if questions else ""
     return (
         "(?:请|請)?(?:帮我|幫我)?"
@@ -139,7 +140,7 @@ def _zh_remember(questions: bool) -> str:
 
 
 def _ja_remember() -> str:
-    # Longer (polite) forms first so that no suffix leaks into the body (§9 item 2).
+    # Longer (polite) forms first so that no suffix leaks into the body (docs/decisions.md#q-e1).
     return (
         "(?:覚えておいてください|覚えておいて|覚えといて|覚えてください|覚えて"
         "|忘れないでください|忘れないで"
@@ -156,7 +157,7 @@ def _ko_remember(s: str) -> str:
 
 
 def _en_remember(s: str, questions: bool) -> str:
-    # ``remember`` needs a word boundary (Q-E1), and ``remember when …?`` is a question.
+    # ``remember`` needs a word boundary (docs/decisions.md#q-e1), and ``remember when …?`` is a question.
     ask = f"(?![{WS}]+(?:{_QUESTION_WORDS}){_WORD_END})" if questions else ""
     return f"(?:please[{s}]+)?remember{_WORD_END}{ask}(?:[{s}]+(?:this|that){_WORD_END})?"
 
@@ -178,9 +179,10 @@ _PREFERENCE_EN: Final = f"(?:my preference is|i prefer){_WORD_END}"
 
 
 def _request_phrases(s: str, questions: bool = True) -> tuple[str, ...]:
-    """The trigger phrases P1-P6 (the ones a candidate body may start with). ``s`` is the space
-    class allowed inside a phrase; ``questions=False`` drops the question exclusions, for negation
-    (``don't remember when …`` still negates whatever trigger follows on the line)."""
+    """The trigger phrases P1-P6 of docs/decisions.md#explicit-requests (the ones a candidate body
+    may start with). ``s`` is the space class allowed inside a phrase; ``questions=False`` drops the
+    question exclusions, for negation (``don't remember when …`` still negates whatever trigger
+    follows on the line)."""
     return (
         _zh_remember(questions),
         _ja_remember(),
@@ -192,7 +194,7 @@ def _request_phrases(s: str, questions: bool = True) -> tuple[str, ...]:
 
 
 def _all_phrases(s: str, questions: bool = True) -> tuple[str, ...]:
-    """All nine trigger phrases P1-P9, in the reference's order."""
+    """All nine trigger phrases P1-P9 (docs/decisions.md#explicit-requests), in the reference's order."""
     return (*_request_phrases(s, questions), _FROM_NOW_ON, _PREFERENCE_ZH, _PREFERENCE_EN)
 
 
@@ -213,7 +215,8 @@ _EXPLICIT_PATTERNS: Final = tuple(
 
 # Negation. A negation word right before any trigger phrase, or a negative request verb, starts a
 # negation scope that runs to the end of the request's body line: every trigger inside it is negated
-# (D4: this covers the unanchored P7/P8 phrases too). The words and the trigger stay on one line.
+# (docs/decisions.md#q-e2: this covers the unanchored P7/P8 phrases too). The words and the trigger
+# stay on one line.
 _NEG_EN: Final = f"{_WORD_START}(?:do[{_HS}]+not|don['’]t|dont|never|not|cannot|can['’]t)"
 _NEG_ZH: Final = "(?:不要|別|别|不用|不需要|勿)"
 _NEG_VERB: Final = f"(?:覚えないで|記憶しないで|メモしないで|기억하지[{_HS}]*마|메모하지[{_HS}]*마)"
@@ -228,7 +231,7 @@ _NEGATION_LEAD: Final = lazy_compile(f"[{_HS}]*(?:please[{_HS}]+)?", re.IGNORECA
 
 _DEFERRAL: Final = lazy_compile("(?:再说|再說|later|next time)", re.IGNORECASE)
 #: A trigger's remainder that is only a hedge or a courtesy (``from now onwards if possible``) says
-#: nothing to remember (issue 11).
+#: nothing to remember.
 _HEDGE_WORDS: Final = (
     "please|pls|thanks|thank you|thx|ok|okay|too|also|as well|for now|if possible|if at all possible"
     "|if you can|if you could|when possible|whenever possible|where possible|as much as possible"
@@ -345,7 +348,7 @@ def _ignored(reason: str, text: str) -> EvidenceInput:
 
 
 def _skipped(type_: EventType, phase: Phase, reason: str, details: dict[str, int]) -> EvidenceInput:
-    """One event that records how much of a large input was not examined (issue 11)."""
+    """One event that records how much of a large input was not examined."""
     return event(type_, phase, Outcome.REJECTED, (reason,), details=details)
 
 
@@ -367,8 +370,9 @@ def _explicit_matches(text: str) -> list[_Match]:
 
 def _outermost(matches: list[_Match], lines: _Lines) -> list[_Match]:
     """Drop every match whose trigger sits inside another match's body: the outer request already
-    holds the whole statement (Q-E3 gave one entry per overlapping pattern). A body runs to the end
-    of its line, so it is enough to know where the earliest body of each line starts."""
+    holds the whole statement (docs/decisions.md#q-e3: the reference gave one entry per overlapping
+    pattern). A body runs to the end of its line, so it is enough to know where the earliest body of
+    each line starts."""
     first_body: dict[int, int] = {}
     for match in matches:
         first_body[match.body_end] = min(first_body.get(match.body_end, match.body_start), match.body_start)
@@ -517,10 +521,11 @@ _TYPES: Final = "feedback|project|decision|reference"
 _CANDIDATE_LINE: Final = lazy_compile(
     f"-[{WS}]*(?:\\[({_TYPES})\\]|({_TYPES}){_WORD_END})[{WS}]+({_DOT}+)\\Z", re.IGNORECASE
 )
-#: D10: ``… (supersedes M3)`` at the end of a candidate line.
+#: ``… (supersedes M3)`` at the end of a candidate line (docs/decisions.md#d10).
 _SUPERSEDES: Final = lazy_compile(f"[{WS}]*\\([{WS}]*(?i:supersedes)[{WS}]+[Mm]([0-9]+)[{WS}]*\\)\\Z")
 
-#: A trigger phrase (P1-P6) at the very start of a candidate body is stripped; elsewhere it is text.
+#: A trigger phrase (P1-P6) at the very start of a candidate body is stripped; elsewhere it is text
+#: (docs/decisions.md#q-c1).
 _CANDIDATE_TRIGGERS: Final = tuple(
     lazy_compile(f"(?:{phrase}){_SEP}?[{WS}]*(?P<body>{_DOT}+)\\Z", re.IGNORECASE)
     for phrase in _request_phrases(WS)
@@ -695,8 +700,8 @@ def parse_compaction_candidates(
 # The compaction prompt
 # ---------------------------------------------------------------------------------------------
 
-#: The one rule line workmem adds to the reference prompt (DECISIONS D10): a new decision may name
-#: the numbered memory of the background block that it replaces.
+#: The one rule line workmem adds to the reference prompt (docs/decisions.md#d10): a new decision may
+#: name the numbered memory of the background block that it replaces.
 SUPERSEDE_RULE: Final = (
     "- If a new decision replaces a memory labelled [M<n>] in the background context, end its line with"
     " (supersedes M<n>)."

@@ -1,5 +1,5 @@
 """Read-only diagnostics over a workspace: health, explain, trace, coverage, disappearances, quality
-and the extraction-rejection summaries (evidence-pending-storage-hooks.md §8, store-retention.md §5).
+and the extraction-rejection summaries (docs/decisions.md#diagnostics).
 
 Everything here is a pure function of values the shell has already loaded: the store and journal
 snapshots (``None`` when the file was missing or unreadable), the evidence events in log order, the
@@ -17,9 +17,10 @@ Memory text is redacted by default (credentials via ``safety.redact``, then abso
 ``<path>``); ``raw=True`` shows it unredacted (paths included). JSON text previews are always
 redacted.
 
-workmem meanings (DECISIONS D2, D3): "stored" counts what is in the store (caps never delete), and
-"rendered" is the real render selection (``domain.render``), ranked by the same total retention order
-with dormancy applied, so the counts here are the ones the agent actually sees.
+workmem meanings (docs/decisions.md#d2, docs/decisions.md#d3): "stored" counts what is in the store
+(caps never delete), and "rendered" is the real render selection (``domain.render``), ranked by the
+same total retention order with dormancy applied, so the counts here are the ones the agent actually
+sees.
 """
 
 from __future__ import annotations
@@ -256,9 +257,10 @@ class DiagInput(msgspec.Struct, frozen=True, kw_only=True):
     rejections: tuple[RejectionLike, ...] = ()  # extraction-rejection records (already filtered)
     memory_path: str = ""
     pending_path: str = ""
-    #: corrupt files moved aside by the storage layer (D5), listed by health.
+    #: corrupt files moved aside by the storage layer (docs/decisions.md#d5), listed by health.
     quarantined_files: tuple[str, ...] = ()
-    #: the shell's ``workspaceRootHash`` (hash of the resolved root, distinct from the key — B8).
+    #: the shell's ``workspaceRootHash`` (hash of the resolved root, distinct from the key,
+    #: docs/decisions.md#b8).
     root_hash: str = ""
 
 
@@ -304,7 +306,7 @@ def _first_memory_id(event: EvidenceEvent) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Shared snapshot (§8.2)
+# Shared snapshot (docs/decisions.md#diagnostics)
 # ---------------------------------------------------------------------------------------------
 
 STATUS_RENDERED: Final = "rendered"
@@ -615,7 +617,7 @@ def _file_name(path: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# health (§8.3, store-retention.md §5)
+# health (docs/decisions.md#diagnostics-health)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -892,7 +894,7 @@ def format_health(report: HealthReport, *, raw: bool = False, include_title: boo
 
 
 # ---------------------------------------------------------------------------------------------
-# explain (§8.4) and trace (§8.5)
+# explain and trace (docs/decisions.md#diagnostics-explain-and-trace)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -1035,7 +1037,7 @@ def format_trace(report: TraceReport) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Rejection records (§8.10)
+# Rejection records (docs/decisions.md#diagnostics-rejections)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -1275,7 +1277,8 @@ def format_rejections(
 
 
 # ---------------------------------------------------------------------------------------------
-# Inspection model: coverage (§8.7), disappearances (§8.8), quality (§8.9)
+# Inspection model: coverage, disappearances, quality
+# (docs/decisions.md#diagnostics-coverage-disappearances-and-quality)
 # ---------------------------------------------------------------------------------------------
 
 

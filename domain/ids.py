@@ -1,5 +1,5 @@
-"""Deterministic identifiers (DECISIONS D1): the same inputs always give the same id, so a run can be
-replayed bit for bit. Ids keep the reference's shapes (``mem_<ms>_<base36>``)."""
+"""Deterministic identifiers (docs/decisions.md#d1): the same inputs always give the same id, so a
+run can be replayed bit for bit. Ids keep the reference's shapes (``mem_<ms>_<base36>``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Exact and identity keys of memories (store-retention.md §2.1-§2.3, DECISIONS D9).
+"""Exact and identity keys of memories (docs/decisions.md#memory-keys, docs/decisions.md#d9).
 
 * The **exact key** is ``type:canonical(text)``; two memories with equal exact keys say the same thing.
 * The **identity key** additionally recognises that two project/reference memories are about the same
@@ -7,8 +7,8 @@
   identity beyond their exact key.
 
 Where the reference found "paths" in ordinary prose (``and/or``, ``24/7``, ``unit/integration``,
-dates, fractions) workmem follows D9: a path identity needs a file extension, a leading ``/``, ``./``,
-``../`` or ``~/``, or at least two separators with a non-numeric segment.
+dates, fractions) workmem follows docs/decisions.md#d9: a path identity needs a file extension, a
+leading ``/``, ``./``, ``../`` or ``~/``, or at least two separators with a non-numeric segment.
 """
 
 from __future__ import annotations
@@ -170,8 +170,8 @@ def normalize_path(raw: str) -> str | None:
 
 
 def is_concrete_path(path: str) -> bool:
-    """D9: a file extension, a leading ``/``, ``../`` or ``~/`` (``./`` is already folded away), or
-    at least two separators with a segment that is not a number."""
+    """A file extension, a leading ``/``, ``../`` or ``~/`` (``./`` is already folded away), or at
+    least two separators with a segment that is not a number (docs/decisions.md#d9)."""
     if path in ("", ".", "..", "/", "~"):
         return False
     if path.startswith(("/", "../", "~/")):

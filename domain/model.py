@@ -119,7 +119,8 @@ class EventType(StrEnum):
     SESSION_HOT_STATE_EXPIRED = "session_hot_state_expired"
     WORKSPACE_DORMANCY_RECORDED = "workspace_dormancy_recorded"
     STORAGE_STALE_WRITE_REJECTED = "storage_stale_write_rejected"
-    #: a pending memory that did not make it into the store for a reason other than capacity (B16)
+    #: a pending memory that did not make it into the store for a reason other than capacity
+    #: (docs/decisions.md#b16)
     PROMOTION_REJECTED = "promotion_rejected"
     #: the file of a session idle past the adoption limit, whose pending memories were adopted
     SESSION_PRUNED = "session_pruned"
@@ -181,7 +182,7 @@ class RelationRole(StrEnum):
 
 
 # ---------------------------------------------------------------------------------------------
-# Limits (store-retention.md §1.4, evidence-pending-storage-hooks.md §1/§3.1, DECISIONS D2/D3)
+# Limits (docs/decisions.md#limits)
 # ---------------------------------------------------------------------------------------------
 
 DAY_MS: Final = 86_400_000
@@ -195,9 +196,9 @@ class LongTermLimits:
     MAX_ENTRY_TEXT_CHARS: Final = 260
     MAX_RATIONALE_CHARS: Final = 180
     MIN_ENVELOPE_LENGTH: Final = 80
-    #: D2: stored active entries above this are candidates for the archive.
+    #: Stored active entries above this are candidates for the archive (docs/decisions.md#d2).
     MAX_STORED_ACTIVE: Final = 500
-    #: D2: an entry must have gone unrendered this long before it may be archived.
+    #: An entry must have gone unrendered this long before it may be archived (docs/decisions.md#d2).
     ARCHIVE_UNRENDERED_DAYS: Final = 30
 
 
@@ -221,8 +222,8 @@ class HotStateLimits:
 
 
 class SessionFileLimits:
-    #: issue 11: a session that never ended is pruned once idle this long and nothing of it is left
-    #: in the pending journal (its pending memories were adopted after 24 hours, D7)
+    #: A session that never ended is pruned once idle this long and nothing of it is left
+    #: in the pending journal (its pending memories were adopted after 24 hours, docs/decisions.md#d7)
     PRUNE_IDLE_AFTER_MS: Final = 7 * 24 * 3_600_000
 
 
@@ -234,7 +235,8 @@ class PromotionRetryLimits:
 class PendingJournalLimits:
     MAX_ENTRIES: Final = 50
     MAX_AGE_DAYS: Final = 30
-    #: D7: owned entries of a session idle this long are adopted by the next promotion.
+    #: Owned entries of a session idle this long are adopted by the next promotion
+    #: (docs/decisions.md#d7).
     ORPHAN_ADOPT_AFTER_MS: Final = 24 * 3_600_000
 
 
@@ -301,11 +303,12 @@ class MemoryEntry(_Base, frozen=True, kw_only=True):
     user_importance: Importance | None = None
     safety_critical: bool | None = None
     # --- workmem additions (all optional, omitted when empty) ---
-    #: id of the memory that replaced this one (D10).
+    #: id of the memory that replaced this one (docs/decisions.md#d10).
     superseded_by: str | None = None
-    #: ms of the last time this entry was shown in a rendered block (D2 archive rule).
+    #: ms of the last time this entry was shown in a rendered block (the archive rule,
+    #: docs/decisions.md#d2).
     last_rendered_at: int | float | None = None
-    #: ids of duplicates absorbed into this entry (D2/D6 accounting).
+    #: ids of duplicates absorbed into this entry (docs/decisions.md#d2).
     absorbed_ids: tuple[str, ...] | None = None
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
@@ -323,7 +326,7 @@ class StoreLimits(_Base, frozen=True, kw_only=True):
 
 
 class DormantSpan(_Base, frozen=True, kw_only=True):
-    """A closed stretch of workspace inactivity, in epoch ms (D3)."""
+    """A closed stretch of workspace inactivity, in epoch ms (docs/decisions.md#d3)."""
 
     start: int | float
     end: int | float
@@ -331,7 +334,8 @@ class DormantSpan(_Base, frozen=True, kw_only=True):
 
 
 class Tombstone(_Base, frozen=True, kw_only=True):
-    """A hash-only record that keeps a forgotten or superseded memory from being re-extracted (D10)."""
+    """A hash-only record that keeps a forgotten or superseded memory from being re-extracted
+    (docs/decisions.md#d10)."""
 
     key_hash: str
     memory_id: str
@@ -341,7 +345,8 @@ class Tombstone(_Base, frozen=True, kw_only=True):
 
 
 class ArchiveMarker(_Base, frozen=True, kw_only=True):
-    """What the store remembers of an entry moved to ``archive.jsonl`` (D2): enough to revive it."""
+    """What the store remembers of an entry moved to ``archive.jsonl`` (docs/decisions.md#d2): enough to
+    revive it."""
 
     memory_id: str
     key_hash: str
@@ -361,7 +366,8 @@ class WorkspaceStore(_Base, frozen=True, kw_only=True):
     updated_at: str
     last_activity_at: str | None = None
     # --- workmem additions ---
-    #: monotonically increasing write counter (D5); ``None`` for a store never written by workmem.
+    #: monotonically increasing write counter (docs/decisions.md#d5); ``None`` for a store never
+    #: written by workmem.
     revision: int | None = None
     dormant_spans: tuple[DormantSpan, ...] = ()
     tombstones: tuple[Tombstone, ...] = ()
@@ -436,7 +442,8 @@ class SessionState(_Base, frozen=True, kw_only=True):
     frozen_block: str | None = None
     #: memory ids of the block entries in render order; ``[M1]`` is index 0.
     block_ids: tuple[str, ...] = ()
-    #: the same block with ``[M1]``, ``[M2]``, ... labels, used only inside the compaction prompt (D10).
+    #: the same block with ``[M1]``, ``[M2]``, ... labels, used only inside the compaction prompt
+    #: (docs/decisions.md#d10).
     numbered_block: str | None = None
     frozen_at_ms: int | float | None = None
     #: message ids already observed (bounded), so a message is processed at most once.

@@ -3,14 +3,16 @@
 Each operation is a pure function ``(snapshot, input, now_ms) -> OpResult``: it receives the workspace
 store, the pending journal and the session state as values, and returns the new values, the evidence
 events it caused and, where there is one, the text to hand back to the host. The shell writes what
-changed and appends the events (ARCHITECTURE.md, "Data flow").
+changed and appends the events (docs/architecture.md, "Data flow of one host event"; the operations
+are described in docs/decisions.md#host-events).
 
-1. ``open_session``     — closes a dormant stretch (D3), promotes the unowned backlog and the owned
-                           entries of idle sessions (D7), and freezes the workspace block for this
-                           session's cache epoch;
+1. ``open_session``     — closes a dormant stretch (docs/decisions.md#d3), promotes the unowned
+                           backlog and the owned entries of idle sessions (docs/decisions.md#d7), and
+                           freezes the workspace block for this session's cache epoch;
 2. ``observe_user_message`` — explicit triggers → session pending + owned journal entries;
 3. ``observe_tool_result``  — hot session state;
-4. ``observe_compaction``   — candidates, promotion, ``(supersedes Mn)`` lines (D10) and a new epoch;
+4. ``observe_compaction``   — candidates, promotion, ``(supersedes Mn)`` lines (docs/decisions.md#d10)
+                              and a new epoch;
 5. ``end_session``          — promotes the session's own pending memories and drops its state.
 
 Sub-agent sessions (a session with a parent) get no injection and cause no writes.
@@ -80,7 +82,8 @@ if TYPE_CHECKING:
 
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     """What one operation may read. ``others`` are the other sessions of the workspace (used to find
-    idle owners, D7); ``archive`` maps archive-marker key hashes to archived entries (D2)."""
+    idle owners, docs/decisions.md#d7); ``archive`` maps archive-marker key hashes to archived entries
+    (docs/decisions.md#d2)."""
 
     store: WorkspaceStore
     journal: PendingJournal
@@ -139,7 +142,8 @@ def _note_activity(
     always: bool = True,
     tuning: Tuning = DEFAULT_TUNING,
 ) -> WorkspaceStore:
-    """Record activity at ``now_ms``; a dormant stretch that just ended is kept first (D3)."""
+    """Record activity at ``now_ms``; a dormant stretch that just ended is kept first
+    (docs/decisions.md#d3)."""
     if not always:
         last = parse_iso_ms(store.last_activity_at) if store.last_activity_at else None
         if last is not None and now_ms - last < ACTIVITY_STAMP_INTERVAL_MS:
@@ -160,8 +164,8 @@ def _note_activity(
 
 def _session_or_new(snap: Snapshot, session_id: str, now_ms: int) -> SessionState:
     """The session's state, with pending memories that another session has meanwhile promoted
-    (D7 adoption of an idle owner) dropped: a pending memory lives on only while its owned journal
-    copy does."""
+    (adoption of an idle owner, docs/decisions.md#d7) dropped: a pending memory lives on only while
+    its owned journal copy does."""
     if snap.session is None:
         return empty_session(session_id, now_ms)
     session = snap.session
@@ -193,8 +197,8 @@ def prunable_sessions(
     journal: PendingJournal, others: Sequence[SessionState], session_id: str | None, now_ms: int
 ) -> tuple[tuple[str, ...], tuple[EvidenceInput, ...]]:
     """Sessions that never ended: idle for a week and with nothing left in the journal (their
-    pending memories were adopted after 24 hours, D7). Their files would otherwise accumulate
-    forever; each one pruned gets a ``session_pruned`` event."""
+    pending memories were adopted after 24 hours, docs/decisions.md#d7). Their files would otherwise
+    accumulate forever; each one pruned gets a ``session_pruned`` event."""
     limit = SessionFileLimits.PRUNE_IDLE_AFTER_MS
     owners = {e.pending_owner_session_id for e in journal.entries}
     pruned = tuple(
@@ -224,7 +228,8 @@ def prunable_sessions(
 def idle_owner_ids(
     journal: PendingJournal, others: Sequence[SessionState], session_id: str | None, now_ms: int
 ) -> tuple[str, ...]:
-    """Owners of journal entries whose sessions have been idle for more than 24 hours (D7).
+    """Owners of journal entries whose sessions have been idle for more than 24 hours
+    (docs/decisions.md#d7).
 
     A session's last activity is its ``lastActivityMs`` (else its ``updatedAt``); an owner without a
     session file counts from the newest of its entries' timestamps."""
@@ -242,8 +247,8 @@ def idle_owner_ids(
 
 
 def _lift_tombstones(store: WorkspaceStore, entries: Sequence[MemoryEntry]) -> WorkspaceStore:
-    """An explicit or manual request for a memory overrides an earlier forget (D10): its tombstone
-    goes. Compaction candidates stay blocked."""
+    """An explicit or manual request for a memory overrides an earlier forget (docs/decisions.md#d10):
+    its tombstone goes. Compaction candidates stay blocked."""
     wanted = {
         key_hash(exact_key(e)) for e in entries if e.source in (MemorySource.EXPLICIT, MemorySource.MANUAL)
     }
@@ -254,7 +259,7 @@ def _lift_tombstones(store: WorkspaceStore, entries: Sequence[MemoryEntry]) -> W
 
 
 def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_ms: int) -> WorkspaceStore:
-    """Remember when each entry was last shown (the D2 archive rule looks at it)."""
+    """Remember when each entry was last shown (the archive rule of docs/decisions.md#d2 looks at it)."""
     ids = {e.id for e in rendered}
     if not ids:
         return store
@@ -302,7 +307,8 @@ def context_text(session: SessionState | None, workspace_root: str) -> str:
 
 def compaction_prompt(session: SessionState | None, workspace_root: str, other_context: str = "") -> str:
     """The prompt a host sends for compaction: the fixed instructions, then the background context —
-    other plugins' context, the block with ``[M1]``-style labels (D10), and the hot state."""
+    other plugins' context, the block with ``[M1]``-style labels (docs/decisions.md#d10), and the hot
+    state."""
     block = ""
     hot = ""
     if session is not None and session.parent_session_id is None:
@@ -492,8 +498,8 @@ def _retire(
     store: WorkspaceStore, old_id: str, now_ms: int, reason: str
 ) -> tuple[WorkspaceStore, MemoryEntry | None]:
     """Mark the active entry ``old_id`` superseded and tombstone its key, so that dedupe ignores it
-    and extraction cannot bring it back (D10). Returns the new store and the entry as it was
-    (``None`` when there is no such active entry)."""
+    and extraction cannot bring it back (docs/decisions.md#d10). Returns the new store and the entry
+    as it was (``None`` when there is no such active entry)."""
     old = next((e for e in store.entries if e.id == old_id), None)
     if old is None or old.status is MemoryStatus.SUPERSEDED:
         return store, None
@@ -543,7 +549,7 @@ def supersede_entry(
     store: WorkspaceStore, old_id: str, new_id: str | None, now_ms: int, reason: str
 ) -> tuple[WorkspaceStore, tuple[EvidenceInput, ...]]:
     """Mark ``old_id`` superseded by ``new_id`` (already in the store), or forgotten when ``None``;
-    its key is tombstoned and the event recorded (D10)."""
+    its key is tombstoned and the event recorded (docs/decisions.md#d10)."""
     store, old = _retire(store, old_id, now_ms, reason)
     if old is None:
         return store, ()
@@ -633,7 +639,8 @@ def observe_compaction(
     summary_id: str | None = None,
 ) -> OpResult:
     """Candidates from the host's compaction summary join the journal (unowned), everything pending
-    for this session is promoted, and a new cache epoch starts even when nothing was pending (B13).
+    for this session is promoted, and a new cache epoch starts even when nothing was pending
+    (docs/decisions.md#b13).
 
     ``summary_id`` (a host's id for this summary, or a hash of it) makes a second observation of the
     same summary a no-op. An empty summary still promotes and opens an epoch, and leaves a
@@ -718,7 +725,8 @@ def end_session(
     parent_session_id: str | None = None,
     keep_hot_state: bool = False,
 ) -> OpResult:
-    """Promote what this session still owns (D7: nothing is orphaned), then drop its state.
+    """Promote what this session still owns (nothing is orphaned, docs/decisions.md#d7), then drop its
+    state.
 
     With ``keep_hot_state`` (a host whose sessions can be resumed under the same id) the state stays,
     marked ended, with its pending memories gone (promoted here, or recorded as not promoted): a

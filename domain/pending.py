@@ -1,5 +1,5 @@
 """The pending journal: a workspace-level scratchpad for memories that have not been promoted yet
-(evidence-pending-storage-hooks.md §4, DECISIONS D6 and D7).
+(docs/decisions.md#pending-journal, docs/decisions.md#d6, docs/decisions.md#d7).
 
 An entry is a :class:`MemoryEntry` carrying the pending-only fields. An *owned* entry names the session
 that created it (``pendingOwnerSessionID``: explicit memories); an *unowned* one does not (compaction
@@ -7,7 +7,7 @@ candidates and legacy entries). The same text owned by two sessions is two entri
 
 Every operation returns the new journal plus the evidence it caused. Unlike the reference, nothing
 leaves the journal silently: each removal (retention, clear, retry exhaustion) yields one
-``pending_memory_cleared`` event naming the entry and the reason (B26).
+``pending_memory_cleared`` event naming the entry and the reason (docs/decisions.md#b26).
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ REASON_DUPLICATE: Final = "duplicate"
 REASON_TTL: Final = "journal_ttl"
 REASON_CAP: Final = "journal_cap"
 REASON_RETRY_EXHAUSTED: Final = "retry_exhausted"
-#: The one spelling of the capacity failure reason, in the journal and in the evidence (B25).
+#: The one spelling of the capacity failure reason, in the journal and in the evidence
+#: (docs/decisions.md#b25).
 CAPACITY_REJECTED: Final = "capacity_rejected"
 
 APPEND_REASON: Final = "pending_journal_append"
@@ -145,7 +146,8 @@ def _retain(
 
     1. entries whose ``updatedAt`` and ``createdAt`` both fail to parse go (any source);
     2. dedupe on (exact key, owner): the first occurrence wins, except that a copy with a higher
-       source priority (explicit > manual > compaction) replaces a lower one (B29);
+       source priority (explicit > manual > compaction) replaces a lower one
+       (docs/decisions.md#b29);
     3. compaction entries older than 30 days go; explicit and manual entries never age out;
     4. the 50 newest stay (newest = later entry time, ties by id), stored oldest first.
     """
@@ -262,8 +264,8 @@ def clear_pending(
     * no owner, ``clear_unowned``: unowned entries only;
     * neither: every entry with the key.
 
-    An empty key set clears nothing (the reference cleared the whole journal, B28). Each removal emits
-    ``pending_memory_cleared`` with ``reason``."""
+    An empty key set clears nothing (the reference cleared the whole journal, docs/decisions.md#b28).
+    Each removal emits ``pending_memory_cleared`` with ``reason``."""
     normalized, events = normalize_journal(journal, now_ms)
     if not keys_to_clear:
         return normalized, events

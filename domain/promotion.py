@@ -1,19 +1,21 @@
 """Promotion: pending memories (session pending plus selected journal entries) become workspace
-memories, and every one of them is accounted for (evidence-pending-storage-hooks.md §5,
-store-retention.md §1.5 and §2.12, DECISIONS D2, D6, D7, D8, D10).
+memories, and every one of them is accounted for (docs/decisions.md#promotion).
 
 One call of :func:`promote` is the reference's ``promotePendingMemories`` as a pure step:
 
 1. choose what is pending: the session's pending list, then journal entries owned by the session
    (``include_owned``), unowned entries (``include_unowned``) and entries owned by sessions idle for
-   more than a day (``idle_owner_ids``, D7), first occurrence per exact key;
-2. pending memories whose exact key is tombstoned (D10) are rejected and cleared, never stored;
+   more than a day (``idle_owner_ids``, docs/decisions.md#d7), first occurrence per exact key;
+2. pending memories whose exact key is tombstoned (docs/decisions.md#d10) are rejected and cleared,
+   never stored;
 3. an exact duplicate of an active store entry reinforces it (with a ``memory_reinforced`` event,
-   B14); anything else is appended without its pending-only fields (B15);
+   docs/decisions.md#b14); anything else is appended without its pending-only fields
+   (docs/decisions.md#b15);
 4. the store is normalised (:func:`domain.consolidation.normalize_store`) and each pending key is
    classified as promoted, absorbed, superseded or rejected (:func:`account_pending_promotions`);
-5. rejected explicit/manual memories get an attempt counted in the journal on every path (B20) and
-   are dropped after three; everything clearable leaves the journal, each with an event.
+5. rejected explicit/manual memories get an attempt counted in the journal on every path
+   (docs/decisions.md#b20) and are dropped after three; everything clearable leaves the journal, each
+   with an event.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ from domain.retention import DEFAULT_TUNING, Tuning, reinforce, reinforcement_co
 from domain.text import memory_key
 
 #: Terminal reasons a consolidation step may report besides the two absorptions. workmem's
-#: normalisation never produces them (D2, D10), but the accounting keeps the reference's rules.
+#: normalisation never produces them (docs/decisions.md#d2, docs/decisions.md#d10), but the accounting
+#: keeps the reference's rules.
 SUPERSEDED_EXISTING: Final = "superseded_existing"
 REJECTED_CAPACITY: Final = "rejected_capacity"
 
@@ -102,7 +105,7 @@ class PromotionResult(msgspec.Struct, frozen=True):
 
 
 # ---------------------------------------------------------------------------------------------
-# Accounting (§5.2, with B16 fixed)
+# Accounting (docs/decisions.md#promotion, with docs/decisions.md#b16 fixed)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -176,12 +179,13 @@ def _classify(
     if terminal is not None and terminal.reason in _TERMINAL_CLASS:
         return _TERMINAL_CLASS[terminal.reason]
     if any(k in after_identity for k in _candidate_identities(entry)):
-        # B16: the reference labelled this identity absorption as an exact one.
+        # The reference labelled this identity absorption as an exact one (docs/decisions.md#b16).
         return "absorbed", SAME_IDENTITY_KEY
     if any(k in archived_exact for k in candidates):
-        # stored, then moved straight to the archive by the stored-active limit (D2)
+        # stored, then moved straight to the archive by the stored-active limit (docs/decisions.md#d2)
         return "promoted", ARCHIVED
-    # B16: the reference called this a capacity rejection although nothing was over capacity.
+    # The reference called this a capacity rejection although nothing was over capacity
+    # (docs/decisions.md#b16).
     return "rejected", NOT_IN_STORE
 
 
@@ -269,7 +273,7 @@ def account_pending_promotions(
 
 
 # ---------------------------------------------------------------------------------------------
-# Evidence (§5.3, with B16 fixed)
+# Evidence (docs/decisions.md#promotion, with docs/decisions.md#b16 fixed)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -414,7 +418,7 @@ def promotion_events(
 
 def _as_stored(entry: MemoryEntry, now_ms: int) -> MemoryEntry:
     """A pending memory as a new store entry: its retention clock starts now unless it already has
-    one, and the pending-only fields stay behind (B15)."""
+    one, and the pending-only fields stay behind (docs/decisions.md#b15)."""
     return replace(
         entry,
         retention_clock=entry.retention_clock or now_ms,
@@ -449,7 +453,8 @@ def _merge_into_store(
     now_ms: int,
     tuning: Tuning,
 ) -> tuple[WorkspaceStore, list[EvidenceInput]]:
-    """Reinforce exact duplicates of active entries (B14: with evidence), append the rest (B15)."""
+    """Reinforce exact duplicates of active entries (with evidence, docs/decisions.md#b14), append the
+    rest (docs/decisions.md#b15)."""
     entries = list(store.entries)
     index: dict[str, int] = {}
     for position, entry in enumerate(entries):

@@ -1,11 +1,11 @@
-"""The workspace memory block shown to the agent at session start (store-retention.md §4).
+"""The workspace memory block shown to the agent at session start (docs/decisions.md#the-workspace-block).
 
 Selection, in order:
 
 1. superseded entries are omitted (``superseded``) and archive markers are listed as omitted
    (``archived``); everything else is a candidate;
 2. candidates are ranked strongest first by the total retention order
-   (``retention.sort_by_retention``) *with* the store's dormancy at ``now`` (DECISIONS D3);
+   (``retention.sort_by_retention``) *with* the store's dormancy at ``now`` (docs/decisions.md#d3);
 3. per-type caps (feedback 10, decision 10, project 8, reference 6) drop the weaker entries of a
    full type (``type_cap``), then only the first 28 survivors remain (``global_cap``);
 4. with a character budget of ``min(store.limits.max_rendered_chars, 3600)``: under 80 nothing is
@@ -15,10 +15,12 @@ Selection, in order:
 
 The block is the header line, then for each section with at least one shown entry the section
 name and one ``- `` line per entry, joined by ``\\n`` with no trailing newline. If candidates exist
-and the budget is at least 80 but no line fits, the block is the header alone (reference behaviour).
+and the budget is at least 80 but no line fits, the block is the header alone (reference behaviour,
+docs/decisions.md#s11).
 
-Caps and the budget only decide what is *shown*; nothing here changes what is stored (D2). The
-store is expected to be normalised already, so no deduplication happens here. Rendering is pure and
+Caps and the budget only decide what is *shown*; nothing here changes what is stored
+(docs/decisions.md#d2). The store is expected to be normalised already, so no deduplication happens
+here. Rendering is pure and
 deterministic: the same store and ``now_ms`` give byte-identical text.
 """
 
@@ -175,8 +177,8 @@ def _finish(
 def _omission_events(
     losers: list[tuple[MemoryEntry, str]], markers: Sequence[Omission], latest: float | None
 ) -> list[EvidenceInput]:
-    """Evidence for what was left out, bounded so that a large store (D2 keeps up to 500 active
-    entries) does not flood the evidence log at every cache epoch.
+    """Evidence for what was left out, bounded so that a large store (up to 500 active entries,
+    docs/decisions.md#d2) does not flood the evidence log at every cache epoch.
 
     An entry that was in the most recent block (its ``lastRenderedAt`` is the newest stamp of the
     store) and is now omitted gets its own ``render_omitted`` event: that is the moment it dropped out.
@@ -213,8 +215,9 @@ class Selection(msgspec.Struct, frozen=True):
 
 
 def select_candidates(store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING) -> Selection:
-    """Rank the active entries (D3: with the store's dormancy at ``now_ms``) and apply the per-type
-    caps, then the global cap (both from ``tuning``). The character budget is not applied here."""
+    """Rank the active entries (with the store's dormancy at ``now_ms``, docs/decisions.md#d3) and
+    apply the per-type caps, then the global cap (both from ``tuning``). The character budget is not
+    applied here."""
     active = [e for e in store.entries if e.status != MemoryStatus.SUPERSEDED]
     ranked = sort_by_retention(active, now_ms, dormancy_at(store, now_ms, tuning), tuning)
     caps = tuning.type_caps
@@ -296,7 +299,7 @@ def number_block(result: RenderResult, now_ms: int) -> str:
     """The block of ``result`` with each line labelled ``[M1]``, ``[M2]``, ... in block order.
 
     Same selection, same sections; only the labels are added (so it may exceed the budget). Used
-    inside the compaction prompt so that a summary can name a memory (DECISIONS D10)."""
+    inside the compaction prompt so that a summary can name a memory (docs/decisions.md#d10)."""
     if not result.text:
         return ""
     lines = [RENDER_HEADER]

@@ -1,14 +1,15 @@
 """Strength-based forgetting: initial strength, half-life, effective age with persistent dormancy,
-and reinforcement (store-retention.md §3, DECISIONS D3 and D8).
+and reinforcement (docs/decisions.md#retention-strength-and-decay, docs/decisions.md#d3,
+docs/decisions.md#d8).
 
     strength = initial x 2 ** (-effective_age_days / half_life_days)
     initial  = TYPE_FACTOR x SOURCE_FACTOR x USER_IMPORTANCE_FACTOR
     half_life = 45 / 0.85 ** min(reinforcements, 6)
 
-Dormancy (D3): while a workspace is unused for more than 14 days, time passes at a quarter of its
-speed for its memories. Closed dormant stretches are kept on the store (``dormantSpans``) so the
-discount survives the next session; the stretch still open (``lastActivityAt + 14 d`` up to now) is
-discounted as well.
+Dormancy (docs/decisions.md#d3): while a workspace is unused for more than 14 days, time passes at
+a quarter of its speed for its memories. Closed dormant stretches are kept on the store
+(``dormantSpans``) so the discount survives the next session; the stretch still open
+(``lastActivityAt + 14 d`` up to now) is discounted as well.
 """
 
 from __future__ import annotations
@@ -185,8 +186,8 @@ def _truthy_ms(value: int | float | None) -> float | None:
 def can_reinforce(
     entry: MemoryEntry, session_id: str | None, now_ms: float, cap: int = REINFORCEMENT_MAX_COUNT
 ) -> bool:
-    """The v1.5.2 guard order (D8): same session, same UTC day, under one hour, count >= 6.
-    The same-session guard only applies to real session ids (B15)."""
+    """The v1.5.2 guard order (docs/decisions.md#d8): same session, same UTC day, under one hour,
+    count >= 6. The same-session guard only applies to real session ids (docs/decisions.md#s15)."""
     if session_id is not None and entry.last_reinforced_session_id == session_id:
         return False
     last = _truthy_ms(entry.last_reinforced_at)
@@ -228,7 +229,8 @@ def merge_spans(spans: Sequence[DormantSpan]) -> tuple[DormantSpan, ...]:
     while len(merged) > DormancyLimits.MAX_DORMANT_SPANS:
         # Fold the two oldest spans into one of their combined length, placed at the start of the
         # first. An entry that started before both keeps its discount exactly; one that started
-        # inside them loses part of it, never gains: effective age never decreases (D3).
+        # inside them loses part of it, never gains: effective age never decreases
+        # (docs/decisions.md#d3).
         first, second = merged[0], merged[1]
         length = (first.end - first.start) + (second.end - second.start)
         merged[:2] = [DormantSpan(start=first.start, end=first.start + length)]
@@ -249,8 +251,8 @@ def closing_dormant_span(
 def mark_activity(
     store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING
 ) -> tuple[WorkspaceStore, DormantSpan | None]:
-    """Record activity at ``now_ms``: first close any dormant stretch (D3), then stamp
-    ``lastActivityAt``. Returns the new store and the span recorded, if any."""
+    """Record activity at ``now_ms``: first close any dormant stretch (docs/decisions.md#d3), then
+    stamp ``lastActivityAt``. Returns the new store and the span recorded, if any."""
 
     span = closing_dormant_span(store, now_ms, tuning)
     spans = merge_spans((*store.dormant_spans, span)) if span is not None else store.dormant_spans
@@ -280,8 +282,9 @@ def retention_sort_key(
 ) -> tuple[float, int, float, str]:
     """Sort key for "strongest first": strength desc, source priority desc, createdAt desc, id asc.
 
-    Unlike the reference comparator (B10), this is a total order: an invalid ``createdAt`` sorts as
-    the oldest instead of making the comparison undefined, and ids compare by code point."""
+    Unlike the reference comparator (docs/decisions.md#s10), this is a total order: an invalid
+    ``createdAt`` sorts as the oldest instead of making the comparison undefined, and ids compare by
+    code point."""
     created = parse_iso_ms(entry.created_at)
     created_key = -float(created) if created is not None else math.inf
     return (-strength(entry, now_ms, dormancy, tuning), -source_priority(entry), created_key, entry.id)

@@ -2,7 +2,7 @@
 
 Every text that can reach the journal, the store, session state, an evidence preview, a log line or a
 rendered prompt goes through :func:`redact`; every candidate memory goes through :func:`gate_memory`
-(DECISIONS D4). The three parts:
+(docs/decisions.md#d4). The three parts:
 
 * **Redaction** (:func:`redact`, :func:`preview`). First, well-known credential *formats* are replaced
   wherever they appear (PEM private-key blocks, JWTs, ``sk-``/``github_pat_``/``ghp_``/``AKIA``/
@@ -18,7 +18,7 @@ rendered prompt goes through :func:`redact`; every candidate memory goes through
 * **Quality** (:func:`assess_memory_quality`): the reference's ten rules, in their order, with the
   JavaScript regex dialect emulated (ASCII ``\\b``/``\\w``/``\\d``, JS whitespace, JS ``.`` and ``$``).
 
-Lengths are counted in code points (DECISIONS rule 4).
+Lengths are counted in code points (docs/decisions.md#text-lengths-and-timestamps).
 """
 
 from __future__ import annotations
@@ -793,7 +793,7 @@ def assess_memory_quality(type_: str, text: str) -> QualityAssessment:
 
 
 # ---------------------------------------------------------------------------------------------
-# The gate every write path uses (D4)
+# The gate every write path uses (docs/decisions.md#d4)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -808,8 +808,9 @@ class Rejected(msgspec.Struct, frozen=True):
     from_quality_gate: bool
 
 
-#: The reference's short-reference allowlist without its ``admin pin`` branch (D4): a short
-#: ``reference`` memory that names scrypt parameters skips the 20-character minimum.
+#: The reference's short-reference allowlist without its ``admin pin`` branch
+#: (docs/decisions.md#q-c3): a short ``reference`` memory that names scrypt parameters skips the
+#: 20-character minimum.
 _SHORT_REFERENCE: Final = _js(r"scrypt|n=\d+|r=\d+|p=\d+", _I)
 _PARSER_MIN: Final = 12
 _PARSER_MIN_TRIGGER: Final = 6

@@ -6,9 +6,10 @@ block (at most 700 characters) on every turn.
 
 Every function here is a pure step: it takes a :class:`~domain.model.SessionState` (and ``now_ms`` when
 time matters) and returns a new state. Tool events reach the core as plain :class:`ToolEvent` values;
-turning a host payload into one is the adapters' job (DECISIONS D12).
+turning a host payload into one is the adapters' job (docs/decisions.md#d12).
 
-Where workmem deliberately differs from the reference (extraction-quality.md §9, DECISIONS D4):
+Where workmem deliberately differs from the reference (docs/compatibility.md, "Hot session state";
+docs/decisions.md#d4):
 
 * every error summary, error command, decision text/rationale and pending memory text is redacted before
   it is stored or rendered;
@@ -19,7 +20,8 @@ Where workmem deliberately differs from the reference (extraction-quality.md §9
 * :func:`classify_command` looks at the command word (and its subcommand or script name), not at any
   substring of the command line.
 
-``turn`` is never changed here: it stays 0, as in the reference (§9 item 13).
+``turn`` is never changed here: it stays 0, as in the reference
+(docs/decisions.md#hot-session-state).
 """
 
 from __future__ import annotations
@@ -106,8 +108,8 @@ def empty_session(session_id: str, now_ms: int, parent_session_id: str | None = 
 
 def normalize_session(state: SessionState, now_ms: int) -> SessionState:
     """Bring a state within its limits: stamp ``updatedAt``, keep the 20 best-ranked files, the 5 errors
-    that sort first, the newest 8 decisions (§9 item 7) and the newest 12 distinct pending memories, and
-    redact every stored text (D4)."""
+    that sort first, the newest 8 decisions (docs/decisions.md#hot-session-state-recent-decisions) and the
+    newest 12 distinct pending memories, and redact every stored text (docs/decisions.md#d4)."""
     return replace(
         state,
         updated_at=iso_from_ms(now_ms),
@@ -170,7 +172,7 @@ def grep_paths(output: str) -> tuple[str, ...]:
 
 
 def observe_tool(state: SessionState, event: ToolEvent, workspace_root: str, now_ms: int) -> SessionState:
-    """Fold one tool result into the hot state (evidence-pending-storage-hooks.md §6.4).
+    """Fold one tool result into the hot state (docs/decisions.md#hot-session-state-tool-events).
 
     ``read``/``edit``/``write`` touch ``args.filePath``; ``edit``/``write`` also mark errors in that file
     as maybe fixed; ``grep`` touches the absolute paths found in its output. ``bash`` with a known exit
@@ -459,7 +461,8 @@ def _error_order(error: OpenError) -> tuple[bool, float]:
 
 
 def _order_errors(errors: Iterable[OpenError]) -> tuple[OpenError, ...]:
-    """Open errors before maybe-fixed ones, each group most recently seen first (§9 item 8)."""
+    """Open errors before maybe-fixed ones, each group most recently seen first
+    (docs/decisions.md#hot-session-state-errors)."""
     return tuple(sorted(errors, key=_error_order))
 
 
@@ -540,7 +543,8 @@ def mark_errors_maybe_fixed_for_file(
     state: SessionState, file_path: str, workspace_root: str, now_ms: int
 ) -> SessionState:
     """An edit or write of ``file_path`` may have fixed the open errors reported in it: mark them
-    ``maybe_fixed``. Their ``lastSeen`` stays as it was, so they do not jump ahead (§9 item 8)."""
+    ``maybe_fixed``. Their ``lastSeen`` stays as it was, so they do not jump ahead
+    (docs/decisions.md#hot-session-state-errors)."""
     candidates = [file_path]
     if workspace_root and file_path.startswith(workspace_root):
         rel = relative_path(workspace_root, file_path)

@@ -1,8 +1,8 @@
 """Text primitives shared by the whole core: JavaScript-compatible whitespace, canonical memory text
 and the exact memory key.
 
-Lengths and slices are measured in Unicode code points (DECISIONS rule 4), not in UTF-16 units as in
-the reference; see docs/compatibility.md.
+Lengths and slices are measured in Unicode code points, not in UTF-16 units as in the reference
+(docs/decisions.md#text-lengths-and-timestamps, docs/compatibility.md).
 """
 
 from __future__ import annotations

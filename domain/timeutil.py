@@ -1,8 +1,9 @@
 """Pure conversions between ISO-8601 strings and epoch milliseconds. Nothing here reads the clock.
 
-Accepted timestamps (DECISIONS rule 4): ISO-8601 date-times with or without fractional seconds and
-with ``Z``, ``+HH:MM`` or no offset (no offset means UTC), and ISO dates (midnight UTC). Everything
-else is invalid and yields ``None`` where the reference would yield ``NaN``.
+Accepted timestamps (docs/decisions.md#text-lengths-and-timestamps): ISO-8601 date-times with or
+without fractional seconds and with ``Z``, ``+HH:MM`` or no offset (no offset means UTC), and ISO
+dates (midnight UTC). Everything else is invalid and yields ``None`` where the reference would yield
+``NaN``.
 """
 
 from __future__ import annotations

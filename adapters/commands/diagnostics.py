@@ -1,5 +1,5 @@
 """The read-only diagnostics: ``health``, ``explain``, ``trace``, ``quality``, ``coverage``,
-``disappearances`` and ``rejections`` (evidence-pending-storage-hooks.md §8).
+``disappearances`` and ``rejections`` (docs/decisions.md#diagnostics).
 
 This module only loads files and prints; every number and every line of output comes from the pure
 functions of :mod:`domain.health`. Nothing here writes: the store, journal, evidence log and rejection

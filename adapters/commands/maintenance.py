@@ -1,4 +1,5 @@
-"""``import-owm`` (D11) and ``cleanup`` (quarantine leftover test workspaces; nothing is deleted)."""
+"""``import-owm`` (docs/decisions.md#d11) and ``cleanup`` (quarantine leftover test workspaces; nothing is
+deleted, docs/decisions.md#workspace-cleanup)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""``list`` (read-only) and the user's own edits: ``forget``, ``supersede``, ``restore`` (D10), each one
-call of the Python API (:mod:`adapters.api`)."""
+"""``list`` (read-only) and the user's own edits: ``forget``, ``supersede``, ``restore``
+(docs/decisions.md#d10), each one call of the Python API (:mod:`adapters.api`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Host adapters: each one maps its host's events onto the five core operations (DECISIONS D12).
+"""Host adapters: each one maps its host's events onto the five core operations
+(docs/decisions.md#d12).
 
 A host adapter parses the host's payload, picks one operation (open session, observe user message,
 observe tool result, observe compaction, end session), runs it through the one transaction helper and
