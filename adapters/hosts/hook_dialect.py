@@ -5,7 +5,8 @@ Both hosts run a command per hook event with one JSON payload on stdin (``sessio
 stdout (``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`` for events that can add
 context). What differs between them — where a compaction summary is, where a shell command's exit
 code is, what PreCompact may print, which event names exist — is a :class:`Dialect`; everything
-else is here, once. docs/hosts.md describes the mapping event by event.
+else is here (the pure steps each event runs are in :mod:`adapters.hosts.hook_steps`), once.
+docs/hosts.md describes the mapping event by event.
 
 The hook never raises and always exits 0 (Claude Code reads exit code 2 as "block"): a failure is
 one ``hook_failed`` evidence event, whose reason code is the event name only when the host defines
@@ -26,18 +27,20 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from adapters.hosts.hook_steps import (
+    additional_context,
+    compaction_step,
+    end_step,
+    open_step,
+    prompt_step,
+)
 from adapters.hosts.transcripts import flatten_text
 
 if TYPE_CHECKING:
     from adapters.filestore import Workspace
     from domain.model import SessionState
-    from domain.operations import OpResult, Snapshot
     from domain.session import ToolEvent
 
-#: Session-state extras (kept by the codec like any unknown field): ``hash16`` of the hot state and
-#: of the frozen block this host last injected, so a prompt re-injects only what changed.
-INJECTED_HOT_STATE_KEY: Final = "claudeCodeInjectedHotState"
-INJECTED_BLOCK_KEY: Final = "hookInjectedBlock"
 #: Reason code of a payload whose event is unreadable or not one the host defines.
 UNKNOWN_EVENT: Final = "unknown_hook_event"
 MAX_MESSAGE_CHARS: Final = 240
@@ -53,8 +56,6 @@ SESSION_END: Final = "SessionEnd"
 #: ``UserPromptSubmit.source`` values typed by a person (absent counts too); the others
 #: (``system``, ``loop_wakeup``, ``schedule_wakeup``, ``poll_event``) are written by the host.
 TYPED_PROMPT_SOURCES: Final = frozenset({"user", "sdk"})
-#: ``SessionEnd.reason`` values after which the session cannot come back: its state is dropped.
-FINAL_END_REASONS: Final = frozenset({"clear", "logout"})
 
 #: Host tool name -> (core tool name, key of the file path in ``tool_input``). ``MultiEdit`` is gone
 #: from current Claude Code; older versions still send it.
@@ -250,104 +251,6 @@ def tool_event(payload: Mapping[str, Any], dialect: Dialect) -> ToolEvent | None
     if name == "Bash":
         return _bash_event(payload, tool_input, dialect)
     return None
-
-
-# ---------------------------------------------------------------------------------------------
-# The steps: pure functions of a snapshot, run by the shell in one transaction
-# ---------------------------------------------------------------------------------------------
-
-
-def additional_context(event: str, text: str) -> str:
-    """The JSON the hosts read from SessionStart / UserPromptSubmit hooks; ``""`` for no text."""
-    if not text:
-        return ""
-    body = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
-    return json.dumps(body, ensure_ascii=False) + "\n"
-
-
-def _hot_state(result: OpResult) -> str:
-    from domain.session import render_hot_state
-
-    if result.session is None or result.session.parent_session_id is not None:
-        return ""
-    return render_hot_state(result.session, result.store.workspace.root)
-
-
-def _mark_injected(result: OpResult, *, hot: str | None = None, block: str | None = None) -> OpResult:
-    from msgspec.structs import replace
-
-    from domain.ids import hash16
-
-    session = result.session
-    if session is None:
-        return result
-    extras = dict(session.extras)
-    if hot is not None:
-        extras[INJECTED_HOT_STATE_KEY] = hash16(hot)
-    if block is not None:
-        extras[INJECTED_BLOCK_KEY] = hash16(block)
-    if extras == session.extras:
-        return result
-    return replace(result, session=replace(session, extras=extras))
-
-
-def open_step(sid: str, now_ms: int) -> Callable[[Snapshot], OpResult]:
-    """SessionStart (any source): open the session (resuming kept hot state) and inject the frozen
-    block and the hot state."""
-    from domain import operations
-
-    def step(snap: Snapshot) -> OpResult:
-        opened = operations.open_session(snap, sid, now_ms)
-        block = (opened.session.frozen_block or "") if opened.session is not None else ""
-        return _mark_injected(opened, hot=_hot_state(opened), block=block)
-
-    return step
-
-
-def prompt_step(sid: str, msg_id: str, prompt: str, now_ms: int) -> Callable[[Snapshot], OpResult]:
-    """UserPromptSubmit: observe the prompt; inject the block again when its epoch changed since the
-    last injection (a compaction promoted memories), else the hot state when it changed."""
-    from msgspec.structs import replace
-
-    from domain import operations
-    from domain.ids import hash16
-
-    def step(snap: Snapshot) -> OpResult:
-        result = operations.observe_user_message(snap, sid, msg_id, prompt, now_ms)
-        session = result.session
-        if session is None:
-            return result
-        hot = _hot_state(result)
-        block = session.frozen_block or ""
-        injected_block = session.extras.get(INJECTED_BLOCK_KEY)
-        if injected_block is None:  # a session from before this key: its block is in context already
-            result = _mark_injected(result, block=block)
-        elif block and injected_block != hash16(block):
-            text = operations.context_text(session, result.store.workspace.root)
-            return replace(_mark_injected(result, hot=hot, block=block), output=text)
-        if session.extras.get(INJECTED_HOT_STATE_KEY) == hash16(hot):
-            return result
-        return replace(_mark_injected(result, hot=hot), output=hot)
-
-    return step
-
-
-def compaction_step(sid: str, summary: str, now_ms: int) -> Callable[[Snapshot], OpResult]:
-    """PostCompact: observe the summary once (a summary seen before is skipped)."""
-    from domain import operations
-    from domain.ids import hash16
-
-    summary_id = "cmp_" + hash16(summary) if summary.strip() else None
-    return lambda snap: operations.observe_compaction(snap, sid, summary, now_ms, summary_id=summary_id)
-
-
-def end_step(sid: str, reason: str | None, now_ms: int) -> Callable[[Snapshot], OpResult]:
-    """SessionEnd: promote what the session owns; keep its hot state for a resume unless the reason
-    says it cannot come back."""
-    from domain import operations
-
-    keep = reason not in FINAL_END_REASONS
-    return lambda snap: operations.end_session(snap, sid, now_ms, keep_hot_state=keep)
 
 
 # ---------------------------------------------------------------------------------------------
