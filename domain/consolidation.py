@@ -31,7 +31,8 @@ from msgspec.structs import replace
 
 from domain import evidence, safety
 from domain.ids import stable_suffix
-from domain.keys import entry_key_hashes, entry_keys, exact_key, identity_key, key_hash
+from domain.key_index import carry_index
+from domain.keys import carry_keys, entry_key_hashes, entry_keys, exact_key, identity_key, key_hash
 from domain.model import (
     DAY_MS,
     ArchiveMarker,
@@ -390,9 +391,13 @@ def dedupe(entries: Sequence[MemoryEntry], now_ms: int, tuning: Tuning = DEFAULT
     active_positions = [i for i, e in enumerate(entries) if e.status is not MemoryStatus.SUPERSEDED]
     active, events = _unique_ids([entries[i] for i in active_positions], superseded_ids)
 
+    groups = _components(active)
+    if len(groups) == len(active) and not events:
+        # no duplicates and no id renamed: every entry stays as it is, in place
+        return DedupeResult(kept=tuple(entries), absorptions=(), events=())
     replacement: dict[int, MemoryEntry | None] = {}
     absorptions: list[Absorption] = []
-    for group in _components(active):
+    for group in groups:
         if len(group) == 1:
             replacement[active_positions[group[0]]] = active[group[0]]
             continue
@@ -614,9 +619,7 @@ def _revive(
         return [], store.archived, []
     hashes = [entry_key_hashes(entry) for entry in active]
     marked_exact, marked_identity = _marker_hashes(store.archived)
-    if marked_exact.isdisjoint([pair[0] for pair in hashes]) and marked_identity.isdisjoint(
-        [pair[1] for pair in hashes]
-    ):
+    if not any(exact in marked_exact or identity in marked_identity for exact, identity in hashes):
         return [], store.archived, []  # no active entry duplicates an archived one
     # the first active entry with each hash
     exact_hashes: dict[str, MemoryEntry] = {}
@@ -748,6 +751,8 @@ _ALL_MIGRATIONS: Final = frozenset(
 
 
 def _remember_settled(store: WorkspaceStore, active: int) -> None:
+    if len({entry.id for entry in store.entries}) != len(store.entries):
+        return  # entries sharing an id (superseded ones may) are re-sorted at each pass
     if len(_SETTLED) >= _SETTLED_LIMIT:
         _SETTLED.clear()
     _SETTLED[id(store.entries)] = (store.entries, store.archived, active)
@@ -762,6 +767,62 @@ def _is_settled(store: WorkspaceStore, tuning: Tuning) -> bool:
         and hit[2] <= tuning.max_stored_active
         and _ALL_MIGRATIONS.issubset(store.migrations)
     )
+
+
+def _settle_result(
+    result: WorkspaceStore,
+    revived: Sequence[MemoryEntry],
+    archive: Mapping[str, MemoryEntry] | None,
+    tuning: Tuning,
+    now_ms: int,
+) -> None:
+    """Record the output of a normalisation that changed something as settled when normalising it
+    again would find nothing to do (docs/performance.md, "Simulation"), so the next step does not
+    look at every entry again. That holds when:
+
+    - every entry is clean (checked here for the entries this pass made; the others are recorded
+      clean already) and every migration is recorded (a pass records them all);
+    - no two active entries share an exact or an identity key: dedupe merged them, a survivor keeps
+      its winner's text and type, and renaming an id changes no key;
+    - no active entry duplicates an archive marker: none did before dedupe when nothing was revived,
+      the survivors' keys are among those, and each new marker carries the keys of an entry that
+      left, which no kept entry shares. A pass that revived something is not recorded: a revived
+      entry is not checked against the other markers;
+    - the stored-active limit is met (then the stored order is kept) and revival had the archive
+      to look in.
+    A property test normalises recorded outputs again without the memo and compares."""
+    if revived or (result.archived and not archive):
+        return
+    active = 0
+    for entry in result.entries:
+        if entry.status is not MemoryStatus.SUPERSEDED:
+            active += 1
+        if _CLEAN.get(id(entry)) is not entry:
+            _cleaned(entry, now_ms)
+            if _CLEAN.get(id(entry)) is not entry:
+                return
+    if active <= tuning.max_stored_active:
+        _remember_settled(result, active)
+
+
+def restamped(store: WorkspaceStore, stamped: WorkspaceStore) -> WorkspaceStore:
+    """``stamped`` is ``store`` with new ``lastRenderedAt`` stamps on some entries and nothing else
+    changed. Normalisation never reads that stamp except to pick which entries to archive, and a
+    settled store archives nothing; so when ``store`` is settled, ``stamped`` is recorded settled too,
+    and each restamped entry is clean when the entry it replaces was (docs/performance.md)."""
+    hit = _SETTLED.get(id(store.entries))
+    if hit is None or hit[0] is not store.entries or hit[1] is not store.archived:
+        carry_index(store.entries, stamped.entries)
+        return stamped
+    for before, after in zip(store.entries, stamped.entries, strict=True):
+        if after is not before and _CLEAN.get(id(before)) is before:
+            if len(_CLEAN) >= _CLEAN_LIMIT:
+                _CLEAN.clear()
+            _CLEAN[id(after)] = after
+            carry_keys(before, after)
+    _remember_settled(stamped, hit[2])
+    carry_index(store.entries, stamped.entries)
+    return stamped
 
 
 def normalize_store(
@@ -851,6 +912,8 @@ def normalize_store(
         archived=markers,
         updated_at=now_iso if changed else store.updated_at,
     )
+    if changed:
+        _settle_result(result, revived, archive, tuning, now_ms)
     return NormalizeResult(
         store=result,
         events=tuple(events),

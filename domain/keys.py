@@ -75,6 +75,16 @@ def identity_key(entry: MemoryEntry) -> str:
     return entry_keys(entry)[1]
 
 
+def carry_keys(before: MemoryEntry, after: MemoryEntry) -> None:
+    """``after`` has the type and text of ``before``: it has the same keys and key hashes."""
+    for memo in (_KEYS, _HASHES):
+        hit = memo.get(id(before))
+        if hit is not None and hit[0] is before:
+            if len(memo) >= _KEYS_LIMIT:
+                memo.clear()
+            memo[id(after)] = (after, hit[1], hit[2])
+
+
 #: The key hashes of an entry, by entry object (as :data:`_KEYS`).
 _HASHES: Final[dict[int, tuple[MemoryEntry, str, str]]] = {}
 

@@ -28,7 +28,7 @@ from msgspec.structs import replace
 from returns.result import Failure, Success
 
 from domain import evidence
-from domain.consolidation import MigrationAudit, normalize_store
+from domain.consolidation import MigrationAudit, normalize_store, restamped
 from domain.ids import memory_id
 from domain.keys import exact_key, key_hash
 from domain.model import (
@@ -267,7 +267,7 @@ def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_
         replace(e, last_rendered_at=now_ms) if e.id in ids and e.last_rendered_at != now_ms else e
         for e in store.entries
     )
-    return replace(store, entries=entries)
+    return restamped(store, replace(store, entries=entries))
 
 
 def _freeze(

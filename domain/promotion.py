@@ -28,6 +28,7 @@ from msgspec.structs import replace
 
 from domain import consolidation, evidence, safety
 from domain.consolidation import ABSORBED_EXACT, ABSORBED_IDENTITY, Absorption, MigrationAudit
+from domain.key_index import stored_index as _index
 from domain.keys import exact_key, first_per_key, identity_key, key_hash
 from domain.model import (
     EventType,
@@ -134,6 +135,8 @@ def _is_active(entry: MemoryEntry) -> bool:
     return entry.status is not MemoryStatus.SUPERSEDED
 
 
+
+
 def _terminals(absorptions: Iterable[Absorption]) -> dict[str, Absorption]:
     """The last terminal event per exact key of the memory it is about."""
     return {exact_key(a.absorbed): a for a in absorptions}
@@ -160,10 +163,10 @@ _TERMINAL_CLASS: Final[dict[str, tuple[str, str]]] = {
 def _classify(
     entry: MemoryEntry,
     *,
-    before_exact: set[str],
-    after_exact: set[str],
-    after_identity: set[str],
-    archived_exact: set[str],
+    before_exact: Collection[str],
+    after_exact: Collection[str],
+    after_identity: Collection[str],
+    archived_exact: Collection[str],
     terminals: Mapping[str, Absorption],
     tombstoned: Collection[str],
 ) -> tuple[str, str]:
@@ -212,10 +215,10 @@ def account_pending_promotions(
     A key's "exact key" also matches in its stored form (redacted, cut to 260 code points).
     Clearable: promoted, absorbed, superseded, compaction keys rejected for capacity, tombstoned keys.
     Retryable: the other rejected keys whose source is explicit or manual."""
-    before_exact = {exact_key(e) for e in before if _is_active(e)}
-    after_active = [e for e in after if _is_active(e)]
-    after_exact = {exact_key(e) for e in after_active}
-    after_identity = {identity_key(e) for e in after_active}
+    before_exact = _index(before).first_exact
+    after_index = _index(after)
+    after_exact = after_index.first_exact
+    after_identity = after_index.first_identity
     archived_exact = {exact_key(e) for e in archived}
     terminals = _terminals(absorptions)
 
@@ -285,15 +288,19 @@ def _retained(
 ) -> MemoryEntry | None:
     """The stored memory a pending one ended up in: the terminal's survivor, else the first active
     ``after`` entry (then archived entry) with the same exact or identity key."""
+    index = _index(after)
     if terminal is not None and terminal.survivor_id:
-        for candidate in (*after, *archived):
+        position = index.first_id.get(terminal.survivor_id)
+        if position is not None:
+            return after[position]
+        for candidate in archived:
             if candidate.id == terminal.survivor_id:
                 return candidate
     exact = set(_candidate_keys(entry))
-    identity = set(_candidate_identities(entry))
-    for candidate in after:
-        if _is_active(candidate) and (exact_key(candidate) in exact or identity_key(candidate) in identity):
-            return candidate
+    found = [p for k in exact if (p := index.first_exact.get(k)) is not None]
+    found.extend(p for k in _candidate_identities(entry) if (p := index.first_identity.get(k)) is not None)
+    if found:
+        return after[min(found)]  # the first active entry with one of the keys
     for candidate in archived:
         if exact_key(candidate) in exact:
             return candidate
@@ -456,10 +463,7 @@ def _merge_into_store(
     """Reinforce exact duplicates of active entries (with evidence, docs/decisions.md#b14), append the
     rest (docs/decisions.md#b15)."""
     entries = list(store.entries)
-    index: dict[str, int] = {}
-    for position, entry in enumerate(entries):
-        if _is_active(entry):
-            index[exact_key(entry)] = position  # the last active entry with the key
+    index = dict(_index(store.entries).last_exact)  # the last active entry with each exact key
     events: list[EvidenceInput] = []
     for entry in pending:
         key = exact_key(entry)

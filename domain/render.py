@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Final
 
 import msgspec
@@ -85,13 +86,26 @@ class Omission(msgspec.Struct, frozen=True):
     reason: str
 
 
-class RenderResult(msgspec.Struct, frozen=True):
-    """The block and its accounting: every active entry is in ``rendered`` or ``omitted``, never both."""
+class RenderResult(msgspec.Struct, frozen=True, dict=True):
+    """The block and its accounting: every active entry is in ``rendered`` or ``omitted``, never both.
+
+    ``omitted`` is worked out when first read (most renders are only shown, and a full store omits
+    hundreds of entries, docs/performance.md): superseded entries first (store order), then the
+    archive markers, then the selection losers in the order they were decided."""
 
     text: str
     rendered: tuple[MemoryEntry, ...]
-    omitted: tuple[Omission, ...]
     events: tuple[EvidenceInput, ...]
+    superseded: tuple[MemoryEntry, ...]
+    markers: tuple[Omission, ...]
+    losers: tuple[tuple[MemoryEntry, str], ...]
+
+    @cached_property
+    def omitted(self) -> tuple[Omission, ...]:
+        omissions = [Omission(e.id, _TYPE_NAME[e.type], REASON_SUPERSEDED) for e in self.superseded]
+        omissions.extend(self.markers)
+        omissions.extend(Omission(e.id, _TYPE_NAME[e.type], reason) for e, reason in self.losers)
+        return tuple(omissions)
 
 
 def render_budget(store: WorkspaceStore, tuning: Tuning = DEFAULT_TUNING) -> int:
@@ -166,12 +180,16 @@ def _finish(
     """Assemble the result: omissions are listed superseded first (store order), then archive
     markers, then the selection losers in the order they were decided."""
     losers = [(entry, REASON_SUPERSEDED) for entry in superseded] + omitted
-    omissions = [Omission(e.id, _TYPE_NAME[e.type], REASON_SUPERSEDED) for e in superseded]
-    omissions.extend(markers)
-    omissions.extend(Omission(e.id, _TYPE_NAME[e.type], reason) for e, reason in omitted)
     events = [_render_event(e, None) for e in rendered]
     events.extend(_omission_events(losers, markers, latest))
-    return RenderResult(text=text, rendered=tuple(rendered), omitted=tuple(omissions), events=tuple(events))
+    return RenderResult(
+        text=text,
+        rendered=tuple(rendered),
+        events=tuple(events),
+        superseded=tuple(superseded),
+        markers=tuple(markers),
+        losers=tuple(omitted),
+    )
 
 
 def _omission_events(
