@@ -5,8 +5,8 @@ change what matches: ``\\b``, ``\\w`` and ``\\d`` are Unicode-aware, ``\\s`` is 
 ``.`` excludes only ``\\n`` and ``$`` also matches before a final newline. The fragments here spell
 out the JavaScript meaning:
 
-* :data:`WS` (re-exported from :mod:`domain.text`) is JavaScript's ``\\s``; :data:`HS` is the same set
-  without the line terminators (:data:`LINE_TERMINATORS`); :data:`DOT` is JavaScript's ``.``.
+* :data:`domain.text.WS` is JavaScript's ``\\s`` (a class body); :data:`HS` is the same set without
+  the line terminators (:data:`LINE_TERMINATORS`); :data:`DOT` is JavaScript's ``.``.
 * :data:`WORD` is the body of JavaScript's ``\\w`` class; :data:`WORD_START`/:data:`WORD_END` are the
   outside halves of an ASCII ``\\b`` and :data:`BOUNDARY` a whole one.
 * :func:`ascii_only` wraps a fragment in ``(?-i:...)``. Under ``re.IGNORECASE`` Python case-folds a
@@ -41,7 +41,6 @@ __all__ = [
     "WORD_CHAR",
     "WORD_END",
     "WORD_START",
-    "WS",
     "ascii_only",
     "js_compile",
     "translate",
