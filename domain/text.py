@@ -125,6 +125,15 @@ def lazy_compile(source: str, flags: int = 0) -> re.Pattern[str]:
     return cast("re.Pattern[str]", _LazyPattern(source, flags))
 
 
+_TRAILING_PUNCT: Final = lazy_compile("[),.;:!?]+\\Z")
+
+
+def strip_trailing_punctuation(text: str) -> str:
+    """``text`` without the sentence punctuation (``),.;:!?``) it ends with: a path or URL at the end
+    of a sentence."""
+    return _TRAILING_PUNCT.sub("", text)
+
+
 #: Characters that must never reach the store, a prompt or a terminal: C0 controls except tab and
 #: newline, DEL, C1 controls, and the bidirectional overrides and isolates (``U+202E`` and friends)
 #: that make a terminal or an editor show text in a different order than it is read.

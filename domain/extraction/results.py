@@ -1,0 +1,121 @@
+"""The values the two parsers produce, and the pieces both build them from (the stored entry, the
+skipped-input event, the preview limits)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+from domain.evidence import event
+from domain.ids import memory_id
+from domain.model import (
+    EventType,
+    EvidenceInput,
+    EvidenceLogLimits,
+    MemoryEntry,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    Outcome,
+    Phase,
+)
+from domain.timeutil import iso_from_ms
+
+__all__ = [
+    "EMPTY",
+    "PREVIEW_ACCEPTED",
+    "PREVIEW_REJECTED",
+    "ExtractionResult",
+    "RejectionRecord",
+    "SupersedeRequest",
+    "new_entry",
+    "skipped_event",
+    "stale_after_days_for",
+]
+
+
+def _compaction_source() -> str:
+    # A factory rather than a plain default so that ``omit_defaults`` still writes the field:
+    # every rejection-log line carries ``"source":"compaction"`` as the reference writes it.
+    return "compaction"
+
+
+class RejectionRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """One line of the global extraction-rejection log (a candidate the quality gate turned down).
+
+    Field order is the order of the JSON line. ``text`` is redacted, trimmed and not truncated."""
+
+    timestamp: str
+    type: str
+    text: str
+    reasons: tuple[str, ...]
+    source: str = msgspec.field(default_factory=_compaction_source)
+    workspace_key: str | None = None
+    workspace_root_hash: str | None = None
+
+
+class SupersedeRequest(msgspec.Struct, frozen=True):
+    """A candidate line asked to replace a memory of the numbered block (docs/decisions.md#d10)."""
+
+    memory_id: str
+    """id of the new (replacing) entry produced by this parse"""
+    label: str
+    """the block label it names, for example ``"M3"``"""
+
+
+class ExtractionResult(msgspec.Struct, frozen=True):
+    entries: tuple[MemoryEntry, ...]
+    events: tuple[EvidenceInput, ...]
+    rejections: tuple[RejectionRecord, ...] = ()
+    """quality-gate rejections only (they go to the rejection log)"""
+    supersede_requests: tuple[SupersedeRequest, ...] = ()
+
+
+EMPTY: Final = ExtractionResult(entries=(), events=())
+#: How much of an accepted and of a rejected text an event previews.
+PREVIEW_ACCEPTED: Final = EvidenceLogLimits.MAX_PREVIEW_CHARS
+PREVIEW_REJECTED: Final = EvidenceLogLimits.MAX_REJECTED_PREVIEW_CHARS
+
+
+def stale_after_days_for(type_: MemoryType) -> int | None:
+    """Days after which a memory of this type is marked for verification (``None``: never)."""
+    if type_ == MemoryType.FEEDBACK:
+        return None
+    if type_ == MemoryType.DECISION:
+        return 45
+    if type_ == MemoryType.PROJECT:
+        return 60
+    return 90
+
+
+def skipped_event(type_: EventType, phase: Phase, reason: str, details: dict[str, int]) -> EvidenceInput:
+    """One event that records how much of a large input was not examined."""
+    return event(type_, phase, Outcome.REJECTED, (reason,), details=details)
+
+
+def new_entry(
+    now_ms: int,
+    seq: int,
+    type_: MemoryType,
+    text: str,
+    source: MemorySource,
+    confidence: float,
+    id_seed: str = "",
+) -> MemoryEntry:
+    """A new active entry found by a parse: ``seq`` (its place among the parse's entries) and
+    ``id_seed`` keep the ids of equal texts apart."""
+    stamp = iso_from_ms(now_ms)
+    parts: tuple[object, ...] = (seq, text, source.value, id_seed) if id_seed else (seq, text, source.value)
+    return MemoryEntry(
+        id=memory_id(now_ms, *parts),
+        type=type_,
+        text=text,
+        source=source,
+        confidence=confidence,
+        status=MemoryStatus.ACTIVE,
+        created_at=stamp,
+        updated_at=stamp,
+        retention_clock=now_ms,
+        stale_after_days=stale_after_days_for(type_),
+    )

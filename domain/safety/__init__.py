@@ -1,0 +1,76 @@
+"""The safety gate: credential redaction, prompt-injection defence and the memory quality gate.
+
+Every text that can reach the journal, the store, session state, an evidence preview, a log line or a
+rendered prompt goes through :func:`redact`; every candidate memory goes through :func:`gate_memory`
+(docs/decisions.md#d4). The three parts:
+
+* **Redaction** (:func:`redact`, :func:`preview`). First, well-known credential *formats* are replaced
+  wherever they appear (PEM private-key blocks, JWTs, ``sk-``/``github_pat_``/``ghp_``/``AKIA``/
+  ``xoxb-`` style tokens). Then the reference's *label* passes run in their order (PIN, username +
+  password pair, password, Bearer, sensitive labels): a label, a delimiter and the value after it; the
+  value becomes ``[REDACTED]`` and the label, the delimiter and any quotes are kept. On top of the
+  reference, ``is`` and the particles ``は``/``는``/``은`` are delimiters too, ``Bearer = X`` and
+  ``Bearer 是 X`` are covered, a quoted value is redacted up to its closing quote, and a bare-space
+  delimiter (``Password sushi``) does not fire on ordinary words (``password reset``, ``Pin the
+  version``).
+* **Prompt injection** (:func:`is_prompt_injection`): the reference's rules R1 and R2, plus the plural
+  ``ignore instructions`` and the ``disregard previous instructions`` family.
+* **Quality** (:func:`assess_memory_quality`): the reference's ten rules, in their order, with the
+  JavaScript regex dialect emulated (ASCII ``\\b``/``\\w``/``\\d``, JS whitespace, JS ``.`` and ``$``).
+
+Lengths are counted in code points (docs/decisions.md#text-lengths-and-timestamps).
+
+The package has one module per part: ``redaction`` (with its patterns in ``redaction_patterns``),
+``injection``, ``quality`` and ``gate``; the JavaScript regex dialect they share is
+:mod:`domain.jsregex`. Everything is re-exported here, so ``from domain.safety import redact`` is the
+way to use it.
+"""
+
+from __future__ import annotations
+
+# The underscored names are internals that tests and the benchmark reach for under their old names:
+# the JavaScript pattern registry and its translator, the unfiltered redaction, the preview memo.
+from domain.jsregex import JS_PATTERNS as _JS_PATTERNS
+from domain.jsregex import translate as _translate
+from domain.safety.gate import Accepted, Rejected, gate_memory
+from domain.safety.injection import is_prompt_injection
+from domain.safety.quality import (
+    HARD_QUALITY_REASONS,
+    QUALITY_REASON_ORDER,
+    QualityAssessment,
+    assess_memory_quality,
+    has_future_rule,
+    is_architecture_like_decision,
+    is_decision_quality_violation,
+    is_feedback_quality_violation,
+    is_hard_quality_reason,
+    is_implementation_status_decision,
+    is_progress_snapshot_violation,
+)
+from domain.safety.redaction import REDACTED, _preview_memo, _redact_unfiltered, preview, redact, stored_text
+
+__all__ = [
+    "HARD_QUALITY_REASONS",
+    "QUALITY_REASON_ORDER",
+    "REDACTED",
+    "_JS_PATTERNS",
+    "Accepted",
+    "QualityAssessment",
+    "Rejected",
+    "_preview_memo",
+    "_redact_unfiltered",
+    "_translate",
+    "assess_memory_quality",
+    "gate_memory",
+    "has_future_rule",
+    "is_architecture_like_decision",
+    "is_decision_quality_violation",
+    "is_feedback_quality_violation",
+    "is_hard_quality_reason",
+    "is_implementation_status_decision",
+    "is_progress_snapshot_violation",
+    "is_prompt_injection",
+    "preview",
+    "redact",
+    "stored_text",
+]

@@ -1,0 +1,279 @@
+"""What a credential looks like: the patterns of the redaction passes (docs/decisions.md#d4).
+
+* The **label passes** (:data:`LABEL_PASSES`, then :data:`PLURAL_PASS`), in the reference's order: a
+  label, a delimiter and a value slot (:func:`_value`), whose groups :data:`VALUE_GROUPS` name what
+  is replaced. :data:`STOP_WORDS` are the words that make a bare-space or ``is`` value prose.
+* The **format passes** (:data:`TOKEN_PASSES`): well-known credential formats, replaced whole.
+* The **pre-filter** (:data:`MAY_NEED_REDACTION`, :data:`MAY_NEED_REDACTION_ASCII`): a text that
+  matches neither cannot be changed by any pass.
+
+How the passes are applied is :mod:`domain.safety.redaction`. Every pattern is compiled on first use.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from domain.jsregex import (
+    JS_BOUNDARY_AFTER_WORD,
+    JS_BOUNDARY_BEFORE_WORD,
+    JS_NOT_SPACE,
+    JS_SPACE,
+    LINE_TERMINATORS,
+    WORD_CHAR,
+    ascii_only,
+)
+from domain.text import WS, lazy_compile
+
+__all__ = [
+    "EXPLICIT_DELIM_CHARS",
+    "LABEL_PASSES",
+    "LEADING_WORD",
+    "MAY_NEED_REDACTION",
+    "MAY_NEED_REDACTION_ASCII",
+    "PLURAL_PASS",
+    "STOP_WORDS",
+    "TOKEN_PASSES",
+    "VALUE_GROUPS",
+]
+
+_I: Final = re.IGNORECASE
+_S: Final = JS_SPACE
+_NOT_S: Final = JS_NOT_SPACE
+
+# ---------------------------------------------------------------------------------------------
+# Label passes
+# ---------------------------------------------------------------------------------------------
+
+_QUOTE: Final = "[`'\"]"
+#: Characters that end an unquoted value: backtick, quotes, commas (ASCII and full-width), JS
+#: whitespace and ``[``.
+_VALUE_END: Final = f"`'\",，“‘«{WS}\\["
+#: A value may hold ``[`` (``password: [hunter2]``) but never starts with the redaction marker, so
+#: ``[REDACTED]`` is not redacted again.
+_SECRET_VALUE: Final = f"(?!\\[REDACTED\\])(?-i:[^{_VALUE_END[:-2]}])+"
+#: Inside quotes a value may contain spaces; it runs to the matching closing quote on the same line.
+_QUOTED_BODY: Final = ascii_only(f"[^{LINE_TERMINATORS}\\[]")
+#: A closing quote ends the text or is followed by whitespace or punctuation; otherwise the "phrase"
+#: would be a stretch between two unrelated quotes, and the value is taken unquoted instead.
+_AFTER_CLOSING_QUOTE: Final = f"(?:\\Z|(?=(?-i:[{WS},，.;:!?)\\]}}>`'\"。、）])))"
+
+#: Words that follow a credential label in ordinary prose. After a bare space (``Password sushi``)
+#: or ``is`` (``the password is hunter2``) such a word is not taken as the value, so that
+#: ``password reset`` or ``the password is required`` stay readable. A delimiter such as ``:`` or
+#: ``=`` always redacts, whatever follows. (Checked in Python after the match rather than as a
+#: lookahead: a 300-word alternation repeated in every label pattern is slow to compile.)
+_STOP_WORD_LINES: Final = (
+    # function words
+    "a an the and or but nor not no to for of in on at by with without from into onto via as if then ",
+    "than that this these those it its which who whom whose what when where while after before until ",
+    "so per is are was were be been being has have had will would should must can could may might ",
+    "shall does do did also only just never always still again here there all any each every some ",
+    "your my our their his her you we they he she i me us them ",
+    # words that describe a credential rather than being one
+    "reset resets resetting change changes changed changing update updates updated updating rotation ",
+    "rotations rotate rotated rotates expiry expires expired expiration policy policies manager ",
+    "managers field fields form forms input inputs prompt prompts flow flows hash hashes hashed ",
+    "hashing salt salted encrypted encryption storage stored store stores protected protection ",
+    "required requirement requirements strength length complexity rule rules recovery reminder ",
+    "reminders login logins authentication validation validator check checks checked checking ",
+    "verification screen page dialog entry entries management generator generation handling support ",
+    "supported feature features based too incorrect invalid wrong missing empty set unset optional ",
+    "provided needed sent protected changer code codes number numbers less history attempts attempt ",
+    "file files config configuration env environment variable variables value values sign signing ",
+    "key keys token tokens secret secrets credential credentials auth bearer header headers scheme ",
+    "type types format formats used using use",
+    "out safe shared known public private hidden visible available ready done ok fine good bad correct ",
+    "right same different unknown new old none null nil unlimited",
+)
+STOP_WORDS: Final = frozenset(w for line in _STOP_WORD_LINES for w in line.split())
+LEADING_WORD: Final = lazy_compile(f"{WORD_CHAR}+")
+
+#: Explicit delimiters (the reference's ``是 = : ：`` plus the topic particles ``は 는 은``).
+_DELIMS: Final = "是=:：は는은"
+#: Any of these between a label and its value makes the delimiter explicit (no stop-word check).
+EXPLICIT_DELIM_CHARS: Final = frozenset(_DELIMS + "推->→⇒–—")
+#: ``=`` is a delimiter unless it starts ``=>`` (then the arrow is, and ``>`` is never a value).
+_DELIM: Final = f"(?:(?-i:[{_DELIMS.replace('=', '')}])|=(?!>))"
+#: Arrows and a dash between spaces also introduce a value (``password -> x``, ``token – x``).
+_ARROW: Final = f"(?:->|=>|(?-i:[→⇒])|{_S}(?-i:[-–—]){_S})"
+_ANY_DELIM: Final = f"(?:{_ARROW}|{_DELIM})"
+_HARD_DELIM: Final = f"{_S}*{_ANY_DELIM}{_S}*"
+#: The sensitive-label passes also accept the reference's odd ``推``.
+_HARD_DELIM_SENSITIVE: Final = f"{_S}*(?:{_ARROW}|推|{_DELIM}){_S}*"
+#: ``is`` as a delimiter (``password is X``, ``password is: X``); the value must not be a stop word.
+_IS_DELIM: Final = f"{_S}+is(?:{_S}*(?-i:[:：=]){_S}*|{_S}+)"
+#: A bare run of whitespace (``Password sushi``); the value must not be a stop word.
+_BARE_DELIM: Final = f"{_S}+(?!{_ANY_DELIM}|(?-i:[-–—]){_S})"
+_SOFT_DELIM: Final = f"(?:{_IS_DELIM}|{_BARE_DELIM})"
+
+
+def _value(tag: str) -> str:
+    """A value slot: a quoted phrase up to its closing quote, or an optionally quoted unquoted run.
+
+    The value itself is captured in group ``qv<tag>`` or ``v<tag>``; everything else (label,
+    delimiter, quotes) is kept by the replacement.
+    """
+    quoted = (
+        f"(?P<q{tag}>{_QUOTE})"
+        f"(?P<qv{tag}>(?!\\[)(?:\\[REDACTED\\]|(?!(?P=q{tag})){_QUOTED_BODY}){{1,200}})"
+        f"(?=(?P=q{tag}){_AFTER_CLOSING_QUOTE})"
+    )
+    # typographic quotes open and close with different characters: “…”, ‘…’, «…»
+    curly = f"(?-i:[“‘«])(?P<cv{tag}>(?-i:[^”’»\\n\\r\\u2028\\u2029\\[]){{1,200}})(?-i:[”’»])"
+    return f"(?:{quoted}|{curly}|{_QUOTE}?(?P<v{tag}>{_SECRET_VALUE}))"
+
+
+_PASSWORD_LABELS: Final = (
+    "password|passwd|passphrase|pwd|密碼|密码|パスワード|비밀번호|contraseña|mot de passe|passwort"
+)
+_USERNAME_LABELS: Final = "username|user name|用戶名|用户名|ユーザー名|사용자명|usuario|utilisateur|benutzer"
+_SENSITIVE_LABELS: Final = (
+    f"(?:api|auth|private|secret|access)(?:[_-]|{_S})?key|token|bearer|secret|credential|auth"
+)
+_PIN_INFIX: Final = f"(?:{_S}+(?:code|number))?"
+_PIN_ANY_CASE: Final = f"{JS_BOUNDARY_BEFORE_WORD}PIN{_PIN_INFIX}{JS_BOUNDARY_AFTER_WORD}"
+_PIN_UPPER: Final = f"{JS_BOUNDARY_BEFORE_WORD}(?-i:PIN){_PIN_INFIX}{JS_BOUNDARY_AFTER_WORD}"
+#: A lower- or mixed-case ``pin`` before a bare space is usually the verb (``Pin the version``); it
+#: only counts when the value is all digits (``pin 1234``).
+_DIGITS_VALUE: Final = f"(?={_QUOTE}?[0-9]+(?:(?-i:[{_VALUE_END}])|\\Z))"
+
+_PIN_PREFIX: Final = (
+    f"(?:{_PIN_ANY_CASE}(?:{_HARD_DELIM}|{_IS_DELIM})"
+    f"|{_PIN_UPPER}{_BARE_DELIM}"
+    f"|{_PIN_ANY_CASE}{_S}+(?!{_DELIM}){_DIGITS_VALUE})"
+)
+#: A quoted label (``"client_secret": "x"``, ``'api_key': 'x'``) closes its quote before the delimiter.
+_LABEL_QUOTE: Final = f"{_QUOTE}?"
+#: Words between a password label and ``is`` (``the password for the db is X``): a preposition and
+#: at most four short words.
+_QUALIFIER: Final = f"{_S}+(?:for|of|on|to|in|at){_S}+(?:{_NOT_S}{{1,40}}{_S}+){{0,3}}?{_NOT_S}{{1,40}}"
+_PASSWORD_PREFIX: Final = (
+    f"(?:{_PASSWORD_LABELS})(?:{_QUALIFIER}{_IS_DELIM}|{_LABEL_QUOTE}{_HARD_DELIM}|{_SOFT_DELIM})"
+)
+_USERNAME_PREFIX: Final = f"(?:{_USERNAME_LABELS})(?:{_HARD_DELIM}|{_SOFT_DELIM})"
+_BEARER_PREFIX: Final = f"Bearer(?:{_S}+token)?(?:{_HARD_DELIM}|{_SOFT_DELIM})(?!token{_S}*(?-i:[:=：]))"
+_SENSITIVE_PREFIX: Final = (
+    f"(?:{_SENSITIVE_LABELS})(?:{_LABEL_QUOTE}{_HARD_DELIM_SENSITIVE}|{_QUALIFIER}{_IS_DELIM}|{_IS_DELIM})"
+)
+#: Plural labels (``secrets: X``) with an explicit delimiter. A count is prose (``tokens: 5``), and
+#: so is a stop word after the delimiter (``secrets: none``), so this pass always checks the value.
+_PLURAL_LABELS: Final = (
+    f"(?:(?:api|auth|private|secret|access)(?:[_-]|{_S})?keys|tokens|secrets|credentials|passwords)"
+)
+_PLURAL_PREFIX: Final = f"{_PLURAL_LABELS}{_LABEL_QUOTE}{_HARD_DELIM}(?![0-9][0-9,._]*(?:[{_VALUE_END}]|\\Z))"
+
+#: The label passes, in the reference's order.
+LABEL_PASSES: Final[tuple[re.Pattern[str], ...]] = tuple(
+    lazy_compile(p, _I)
+    for p in (
+        _PIN_PREFIX + _value("1"),
+        _USERNAME_PREFIX + _value("1") + f"(?:，|,){_S}*" + _PASSWORD_PREFIX + _value("2"),
+        _PASSWORD_PREFIX + _value("1"),
+        _BEARER_PREFIX + _value("1"),
+        _SENSITIVE_PREFIX + _value("1"),
+    )
+)
+PLURAL_PASS: Final = lazy_compile(_PLURAL_PREFIX + _value("1"), _I)
+VALUE_GROUPS: Final = ("qv1", "cv1", "v1", "qv2", "cv2", "v2")
+
+# ---------------------------------------------------------------------------------------------
+# Format passes and the pre-filter
+# ---------------------------------------------------------------------------------------------
+
+_TOKEN_BEFORE: Final = "(?<![A-Za-z0-9])"
+#: Well-known credential formats, redacted whole wherever they appear (no label needed).
+TOKEN_PASSES: Final[tuple[re.Pattern[str], ...]] = (
+    # PEM private-key blocks, through the END line; an unterminated block runs over its base64 body.
+    lazy_compile(
+        "-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----"
+        f"(?:(?:(?!-----BEGIN).)*?-----END[A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=:,{WS}-]*)",
+        re.DOTALL,
+    ),
+    # JSON Web Tokens: header.payload.signature, both JSON parts base64url of "{".
+    lazy_compile(f"{_TOKEN_BEFORE}eyJ[A-Za-z0-9_-]{{5,}}\\.eyJ[A-Za-z0-9_-]{{5,}}\\.[A-Za-z0-9_-]*"),
+    # GitHub fine-grained and classic tokens.
+    lazy_compile(f"{_TOKEN_BEFORE}github_pat_[A-Za-z0-9_]{{20,}}"),
+    lazy_compile(f"{_TOKEN_BEFORE}gh[pousr]_[A-Za-z0-9]{{20,}}"),
+    # OpenAI/Anthropic style secret keys: ``sk-proj-...`` / ``sk-ant-...`` / ``sk-svcacct-...``
+    # whatever their characters; a bare ``sk-...`` only when long and holding a digit.
+    lazy_compile(f"{_TOKEN_BEFORE}sk-(?:proj|ant|svcacct|admin)-[A-Za-z0-9_-]{{16,}}"),
+    lazy_compile(f"{_TOKEN_BEFORE}sk-(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{{20,}}"),
+    # Stripe-style live/test keys.
+    lazy_compile(f"{_TOKEN_BEFORE}[rs]k_(?:live|test)_[A-Za-z0-9]{{16,}}"),
+    # AWS access key ids.
+    lazy_compile(f"{_TOKEN_BEFORE}(?:AKIA|ASIA)[A-Z0-9]{{16,}}"),
+    # Slack tokens.
+    lazy_compile(f"{_TOKEN_BEFORE}xox[abprs]-[A-Za-z0-9-]{{10,}}"),
+    # GitLab tokens (personal, deploy, runner, pipeline trigger, feed, OAuth application secrets).
+    lazy_compile(f"{_TOKEN_BEFORE}gl(?:pat|dt|rt|ptt|ft|cbt|oas|soat|agent)-[A-Za-z0-9_-]{{20,}}"),
+    # Slack incoming-webhook and workflow URLs: the path after the host is the secret.
+    lazy_compile("(?P<keep>hooks\\.slack\\.com/)(?:services|workflows|triggers)/[A-Za-z0-9_/-]{10,}", re.I),
+    # Google API keys and OAuth client secrets.
+    lazy_compile(f"{_TOKEN_BEFORE}AIza[A-Za-z0-9_-]{{30,}}"),
+    lazy_compile(f"{_TOKEN_BEFORE}GOCSPX-[A-Za-z0-9_-]{{20,}}"),
+    # npm and PyPI tokens.
+    lazy_compile(f"{_TOKEN_BEFORE}npm_[A-Za-z0-9]{{30,}}"),
+    lazy_compile(f"{_TOKEN_BEFORE}pypi-[A-Za-z0-9_-]{{40,}}"),
+    # SendGrid keys: SG.<id>.<secret>.
+    lazy_compile(f"{_TOKEN_BEFORE}SG\\.[A-Za-z0-9_-]{{16,}}\\.[A-Za-z0-9_-]{{16,}}"),
+    # Twilio API keys: SK and 32 hex digits.
+    lazy_compile(f"{_TOKEN_BEFORE}SK[0-9a-fA-F]{{32}}(?![A-Za-z0-9])"),
+    # HashiCorp Vault service, batch and recovery tokens.
+    lazy_compile(f"{_TOKEN_BEFORE}hv[sbr]\\.[A-Za-z0-9_-]{{20,}}"),
+    # DigitalOcean personal, OAuth and refresh tokens.
+    lazy_compile(f"{_TOKEN_BEFORE}do[opr]_v1_[a-fA-F0-9]{{40,}}"),
+    # Shopify access, custom-app, private-app tokens and shared secrets.
+    lazy_compile(f"{_TOKEN_BEFORE}shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32,}}"),
+    # Azure storage account keys and shared access keys in connection strings.
+    lazy_compile("(?P<keep>(?:AccountKey|SharedAccessKey)=)(?!\\[REDACTED\\])[A-Za-z0-9+/=]{16,}", re.I),
+    # The password of a URL's user information (``scheme://user:password@host``); the user is kept.
+    lazy_compile(
+        f"(?P<keep>{_TOKEN_BEFORE}[A-Za-z][A-Za-z0-9+.-]{{0,30}}://[^{WS}:/@?#\\[]{{0,200}}:)"
+        f"(?!\\[REDACTED\\])[^{WS}/@?#]{{1,300}}(?=@)"
+    ),
+)
+
+#: A cheap pre-filter: a text that contains none of these (in any case) cannot be changed by any pass.
+_TRIGGERS: Final = "|".join(
+    (
+        _PASSWORD_LABELS,
+        "pin",
+        "bearer",
+        "key",
+        "token",
+        "secret",
+        "credential",
+        "auth",
+        "-----begin",
+        "eyj",
+        "github_pat_",
+        "gh[pousr]_",
+        "[rs]k[-_]",
+        "akia",
+        "asia",
+        "xox",
+        "gl[a-z]{1,5}-",
+        "hooks\\.slack",
+        "aiza",
+        "gocspx",
+        "npm_",
+        "pypi-",
+        "sg\\.",
+        "sk[0-9a-f]{32}",
+        "hv[sbr]\\.",
+        "do[opr]_v1",
+        "shp[a-z]{2}_",
+        "://[^@]{0,600}@",
+    )
+)
+MAY_NEED_REDACTION: Final = lazy_compile(_TRIGGERS, _I)
+#: The same for ASCII text once lower-cased, without the (slower) case-insensitive search, and
+#: factored by first letter: one branch is tried per position instead of every trigger (this runs
+#: on every stored memory at every session start).
+MAY_NEED_REDACTION_ASCII: Final = lazy_compile(
+    "a(?:uth|kia|sia|iza)|bearer|credential|do[opr]_v1|eyj|g(?:ithub_pat_|h[pousr]_|l[a-z]{1,5}-|ocspx)"
+    "|h(?:ooks\\.slack|v[sbr]\\.)|key|mot de passe|npm_|p(?:ass(?:word|wd|phrase|wort)|wd|in|ypi-)|rk[-_]"
+    "|s(?:ecret|k[-_]|k[0-9a-f]{32}|g\\.|hp[a-z]{2}_)|token|xox|-----begin|://[^@]{0,600}@"
+)
