@@ -14,8 +14,7 @@ import pytest
 from msgspec.structs import replace
 from returns.result import Failure, Success
 
-from domain.extraction import RejectionRecord
-from domain.health import (
+from domain.diagnostics import (
     DiagInput,
     build_snapshot,
     clean_text,
@@ -50,6 +49,7 @@ from domain.health import (
     trace_report,
     unique_rejections,
 )
+from domain.extraction import RejectionRecord
 from domain.ids import hash16
 from domain.model import (
     DAY_MS,
@@ -1198,3 +1198,12 @@ def test_diagnostics_never_return_a_modified_store() -> None:
     health_report(src, NOW)
     quality_report(inspect(src, NOW))
     assert src.store is before and src.store == before
+
+
+def test_old_import_path_reexports_the_diagnostics_package() -> None:
+    import domain.diagnostics
+    import domain.health
+
+    assert domain.health.__all__ == domain.diagnostics.__all__
+    for name in domain.diagnostics.__all__:
+        assert getattr(domain.health, name) is getattr(domain.diagnostics, name)
