@@ -714,6 +714,20 @@ def test_trace_status_from_last_event_when_not_stored() -> None:
     assert report.status == "omitted_absorbed_duplicate"
 
 
+def test_trace_of_a_journal_memory_is_pending_b11() -> None:
+    """B11: a journal append has the outcome ``accepted``; the journal row gives the pending status."""
+    pending = entry(
+        "mem-p", "Use the staging cluster for load tests", "project", source=MemorySource.EXPLICIT
+    )
+    events = [
+        ev("explicit_memory_detected", "explicit", "accepted", [], memory=ref("mem-p")),
+        ev("pending_memory_appended", "pending_journal", "accepted", [], memory=ref("mem-p")),
+    ]
+    report = trace_report(diag([], pending=[pending], events=events), "mem-p", NOW)
+    assert report.status == "pending_retry"
+    assert len(report.events) == 2
+
+
 # ---------------------------------------------------------------------------------------------
 # §10.7 tests 9-10: quality
 # ---------------------------------------------------------------------------------------------
