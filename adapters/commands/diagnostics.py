@@ -1,5 +1,5 @@
 """The read-only diagnostics: ``health``, ``explain``, ``trace``, ``quality``, ``coverage``,
-``disappearances`` and ``rejections`` (docs/decisions.md#diagnostics).
+``disappearances``, ``rejections`` and ``audit`` (docs/decisions.md#diagnostics).
 
 This module only loads files and prints; every number and every line of output comes from the pure
 functions of :mod:`domain.diagnostics`. Nothing here writes: the store, journal, evidence log and rejection
@@ -21,7 +21,7 @@ from adapters.commands import EXIT_OK, CommandError, context, write, write_json
 from adapters.evidence_log import read_events
 from domain import diagnostics as diag
 from domain.codec import decode_journal, decode_store
-from domain.diagnostics import DiagInput, NormalizedRejection
+from domain.diagnostics import AuditRecord, DiagInput, NormalizedRejection
 
 
 class RejectionLine(msgspec.Struct, frozen=True, kw_only=True):
@@ -276,4 +276,69 @@ def rejections(args: argparse.Namespace) -> int:
             shown, log_path=log_path, invalid_lines=loaded.invalid_rejection_lines, raw=args.raw
         )
     )
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# audit (docs/decisions.md#diagnostics-audit)
+# ---------------------------------------------------------------------------------------------
+
+
+class AuditFiles(msgspec.Struct, frozen=True, kw_only=True):
+    records: tuple[AuditRecord, ...]
+    damaged_lines: int
+    skipped_files: int  # symbolic links, never followed
+    directory: Path
+
+
+def read_audit_records(home: Path) -> AuditFiles:
+    """Every record of ``migration-logs/*.jsonl`` and of their rotated ``*.jsonl.1``, file by file in
+    name order. A missing directory reads as empty, a damaged line is counted and skipped, a symbolic
+    link (the directory or a file) is not followed. Other read errors propagate."""
+    directory = home / paths.MIGRATION_DIR
+    try:
+        linked = directory.is_symlink()
+        names = [] if linked else sorted(p.name for p in directory.iterdir())
+    except FileNotFoundError:
+        linked, names = False, []
+    records: list[AuditRecord] = []
+    damaged = 0
+    skipped = int(linked)
+    for name in names:
+        if not name.endswith((".jsonl", ".jsonl.1")):
+            continue
+        try:
+            data = jsonl.read_bytes(directory / name)
+        except jsonl.SymlinkRefused:
+            skipped += 1
+            continue
+        except IsADirectoryError:
+            continue
+        for line in jsonl.split_lines(data or b""):
+            record = diag.parse_audit_line(line)
+            if record is None:
+                damaged += 1
+            else:
+                records.append(record)
+    return AuditFiles(
+        records=tuple(records), damaged_lines=damaged, skipped_files=skipped, directory=directory
+    )
+
+
+def audit(args: argparse.Namespace) -> int:
+    if args.all and args.workspace:
+        raise CommandError("Use either --all or --workspace, not both")
+    ctx = context(args)
+    found = read_audit_records(ctx.home)
+    report = diag.audit_report(
+        found.records,
+        workspace_key=None if args.all else paths.workspace_key(ctx.root),
+        log_dir=str(found.directory),
+        damaged_lines=found.damaged_lines,
+        skipped_files=found.skipped_files,
+    )
+    if args.json:
+        write_json(diag.audit_json(report, ctx.now_ms))
+    else:
+        write(diag.format_audit(report, raw=args.raw))
     return EXIT_OK
