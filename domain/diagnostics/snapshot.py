@@ -123,6 +123,19 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
     rows: list[MemoryRow] = []
     seen: set[str] = set()
 
+    def entry_row(entry: MemoryEntry, status: str, implied: Iterable[str | None]) -> MemoryRow:
+        codes, ids = evidence_summary(by_memory.get(entry.id, ()))
+        return MemoryRow(
+            id=entry.id,
+            type=entry.type.value,
+            source=entry.source.value,
+            status=status,
+            strength=strength(entry, now_ms, dormancy),
+            reason_codes=unique((*implied, *codes)),
+            text_preview=shorten(clean_text(entry.text)),
+            evidence_event_ids=ids,
+        )
+
     for entry in store.entries:
         omission = omission_by_id.get(entry.id)
         if entry.id in rendered_ids:
@@ -130,19 +143,7 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
         else:
             fallback = "superseded" if entry.status == MemoryStatus.SUPERSEDED else None
             status = status_from_omission(omission or fallback)
-        codes, ids = evidence_summary(by_memory.get(entry.id, ()))
-        rows.append(
-            MemoryRow(
-                id=entry.id,
-                type=entry.type.value,
-                source=entry.source.value,
-                status=status,
-                strength=strength(entry, now_ms, dormancy),
-                reason_codes=unique((*status_reasons(status, omission), *codes)),
-                text_preview=shorten(clean_text(entry.text)),
-                evidence_event_ids=ids,
-            )
-        )
+        rows.append(entry_row(entry, status, status_reasons(status, omission)))
         seen.add(entry.id)
 
     for marker in store.archived:
@@ -165,19 +166,7 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
 
     for entry in journal:
         status = pending_status(entry)
-        codes, ids = evidence_summary(by_memory.get(entry.id, ()))
-        rows.append(
-            MemoryRow(
-                id=entry.id,
-                type=entry.type.value,
-                source=entry.source.value,
-                status=status,
-                strength=strength(entry, now_ms, dormancy),
-                reason_codes=unique((*status_reasons(status), entry.last_promotion_failure_reason, *codes)),
-                text_preview=shorten(clean_text(entry.text)),
-                evidence_event_ids=ids,
-            )
-        )
+        rows.append(entry_row(entry, status, (*status_reasons(status), entry.last_promotion_failure_reason)))
         seen.add(entry.id)
 
     for event in src.events:
