@@ -24,9 +24,7 @@ from domain.model import (
     WorkspaceRef,
     WorkspaceStore,
 )
-from domain.safety import (
-    redact,
-)
+from domain.safety import redact
 from domain.text import WS, collapse_whitespace
 from domain.timeutil import iso_from_ms, parse_iso_ms
 

@@ -22,32 +22,13 @@ from domain.diagnostics.common import (
     to_fixed,
     workspace_identity,
 )
-from domain.diagnostics.snapshot import (
-    MemoryRow,
-    Ranked,
-    RecentEvent,
-    build_snapshot,
-)
-from domain.diagnostics.status import (
-    promotion_limit,
-)
+from domain.diagnostics.snapshot import MemoryRow, Ranked, RecentEvent, build_snapshot
+from domain.diagnostics.status import promotion_limit
 from domain.ids import hash16
-from domain.model import (
-    DAY_MS,
-    RETENTION_TYPE_MAX,
-    DormancyLimits,
-    EventType,
-    LongTermLimits,
-    MemoryStatus,
-)
-from domain.render import (
-    age_days,
-    is_stale_marked,
-)
+from domain.model import DAY_MS, RETENTION_TYPE_MAX, DormancyLimits, EventType, LongTermLimits, MemoryStatus
+from domain.render import age_days, is_stale_marked
 from domain.retention import dormant_days
-from domain.safety import (
-    assess_memory_quality,
-)
+from domain.safety import assess_memory_quality
 from domain.text import canonical_text
 from domain.timeutil import iso_from_ms, parse_iso_ms
 

@@ -9,23 +9,10 @@ from typing import Any, Final
 
 import msgspec
 
-from domain.diagnostics.common import (
-    DiagInput,
-    clean_text,
-    counts_object,
-    format_details,
-)
-from domain.diagnostics.rejections import (
-    NormalizedRejection,
-    normalize_rejections,
-)
-from domain.diagnostics.snapshot import (
-    DiagSnapshot,
-    build_snapshot,
-)
-from domain.model import (
-    EvidenceEvent,
-)
+from domain.diagnostics.common import DiagInput, clean_text, counts_object, format_details
+from domain.diagnostics.rejections import NormalizedRejection, normalize_rejections
+from domain.diagnostics.snapshot import DiagSnapshot, build_snapshot
+from domain.model import EvidenceEvent
 from domain.timeutil import iso_from_ms
 
 COVERAGE_CLASSES: Final = (

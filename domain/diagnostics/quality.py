@@ -9,23 +9,10 @@ from typing import Any
 
 import msgspec
 
-from domain.diagnostics.common import (
-    TYPES,
-)
-from domain.diagnostics.inspection import (
-    Inspection,
-    disappearance_rows,
-)
-from domain.diagnostics.rejections import (
-    RejectionQuality,
-    rejection_quality,
-    rejection_quality_fields,
-)
-from domain.model import (
-    RETENTION_TYPE_MAX,
-    MemoryEntry,
-    MemoryStatus,
-)
+from domain.diagnostics.common import TYPES
+from domain.diagnostics.inspection import Inspection, disappearance_rows
+from domain.diagnostics.rejections import RejectionQuality, rejection_quality, rejection_quality_fields
+from domain.model import RETENTION_TYPE_MAX, MemoryEntry, MemoryStatus
 from domain.timeutil import iso_from_ms
 
 

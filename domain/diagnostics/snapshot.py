@@ -28,17 +28,8 @@ from domain.diagnostics.status import (
     status_from_omission,
     status_reasons,
 )
-from domain.model import (
-    EvidenceEvent,
-    MemoryEntry,
-    MemoryStatus,
-    WorkspaceStore,
-)
-from domain.render import (
-    RenderResult,
-    render_workspace_block,
-    select_candidates,
-)
+from domain.model import EvidenceEvent, MemoryEntry, MemoryStatus, WorkspaceStore
+from domain.render import RenderResult, render_workspace_block, select_candidates
 from domain.retention import dormancy_at, strength
 
 RECENT_EVENT_LIMIT: Final = 50

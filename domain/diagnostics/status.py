@@ -5,14 +5,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from domain.model import (
-    EvidenceEvent,
-    MemoryEntry,
-    PromotionRetryLimits,
-)
-from domain.render import (
-    REASON_ARCHIVED,
-)
+from domain.model import EvidenceEvent, MemoryEntry, PromotionRetryLimits
+from domain.render import REASON_ARCHIVED
 
 STATUS_RENDERED: Final = "rendered"
 STATUS_ABSORBED: Final = "omitted_absorbed_duplicate"
