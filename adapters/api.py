@@ -522,7 +522,7 @@ class WorkingMemory:
         """Why each memory (or only ``memory_id``) is or is not in the block. Read-only."""
         from adapters.commands.diagnostics import load_input, read_rejections
         from adapters.paths import workspace_key, workspace_paths_for_key
-        from domain import health
+        from domain.diagnostics import format_explain
 
         now = self.now_ms()
         key = workspace_key(self.root)
@@ -532,7 +532,7 @@ class WorkingMemory:
             src = load_input(workspace_paths_for_key(self.home, key), self.root, key, scoped)
         except OSError as exc:
             raise _storage_from_os_error(exc) from None
-        return Explanation(health.format_explain(src, now, memory_id))
+        return Explanation(format_explain(src, now, memory_id))
 
     def normalized_store(self) -> tuple[WorkspaceStore, int]:
         """The store as workmem sees it now, normalised in memory, and the time used. Read-only."""

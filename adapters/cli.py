@@ -196,6 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--soft-only", action="store_true", help="only records with a soft reason")
     p.add_argument("--trigger-only", action="store_true", help="only explicit-trigger records")
     p.add_argument("--since", metavar="WHEN", help="14d, 12h, 30m or an ISO time")
+    p = _command(sub, "audit", "diagnostics:audit", "what the store migrations changed", json_flag=True)
+    _raw_flag(p)
+    p.add_argument("--all", action="store_true", help="every workspace, not only this one")
 
     # --- maintenance ------------------------------------------------------------------------------
     p = _command(sub, "import-owm", "maintenance:import_owm", "copy opencode-working-memory stores in")

@@ -1,6 +1,6 @@
 """The pure half of the evidence log: turning what the core emits into stored records, reading them
-back, and answering questions about them (docs/decisions.md#evidence-log-records,
-docs/decisions.md#evidence-log-append-and-prune, docs/decisions.md#evidence-log-query-summary-and-trace).
+back and pruning them (docs/decisions.md#evidence-log-records,
+docs/decisions.md#evidence-log-append-and-prune).
 
 Privacy rules applied to every record (``build_record``):
 
@@ -12,16 +12,15 @@ Privacy rules applied to every record (``build_record``):
   lose absolute file-system paths (the reference leaked them through ``hook_failed`` messages,
   docs/decisions.md#b18).
 
-Query selectors are tolerant: a selector value matches a stored hash when the stored hash is
-``hash16(value)`` or, when the value is itself 16 hex characters, equal to it, so both raw ids and
-hashes copied from the log work.
+Questions about the records (which events concern a memory, what its status is) are answered by the
+diagnostics alone (:mod:`domain.diagnostics`, docs/decisions.md#evidence-log-per-memory-lifecycle).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 import msgspec
 
@@ -88,25 +87,6 @@ def privacy_hash(value: str | None) -> str | None:
 
 def is_hash16(value: str) -> bool:
     return bool(_HEX16.match(value))
-
-
-def selector_hashes(value: str | None) -> frozenset[str]:
-    """The stored hashes a query selector value matches: ``hash16(value)``, plus the value itself
-    (lower-cased) when it already is 16 hex characters."""
-    if not value:
-        return frozenset()
-    found = {hash16(value)}
-    if is_hash16(value):
-        found.add(value.lower())
-    return frozenset(found)
-
-
-def normalize_selector(value: str | None) -> str | None:
-    """How a selector is echoed in summaries and traces: a 16-hex value as given (lower-cased),
-    anything else hashed."""
-    if not value:
-        return None
-    return value.lower() if is_hash16(value) else hash16(value)
 
 
 def scrub_paths(text: str) -> str:
@@ -341,240 +321,8 @@ def prune(events: Sequence[EvidenceEvent], now_ms: int) -> tuple[EvidenceEvent, 
 
 
 # ---------------------------------------------------------------------------------------------
-# Query, summary and trace (docs/decisions.md#evidence-log-query-summary-and-trace)
+# Records imported from another tool
 # ---------------------------------------------------------------------------------------------
-
-
-class EventQuery(msgspec.Struct, frozen=True, kw_only=True):
-    """Filters, all ANDed. ``None`` means "no filter"; an empty tuple matches nothing (as an empty
-    array does in the reference). ``since``/``until`` are inclusive ISO-8601 strings or epoch ms and
-    are ignored when invalid. ``limit`` applies after ``newest_first``; a negative limit is ignored."""
-
-    since: str | int | None = None
-    until: str | int | None = None
-    types: tuple[str, ...] | None = None
-    phases: tuple[str, ...] | None = None
-    outcomes: tuple[str, ...] | None = None
-    memory_id: str | None = None
-    memory_key_hash: str | None = None
-    identity_key_hash: str | None = None
-    session_hash: str | None = None
-    limit: int | None = None
-    newest_first: bool = False
-
-
-def _bound_ms(value: str | int | None) -> int | None:
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if not value:
-        return None
-    return parse_iso_ms(value)
-
-
-class _Selector(NamedTuple):
-    memory_id: str | None
-    key_hashes: frozenset[str]
-    identity_hashes: frozenset[str]
-
-    @property
-    def empty(self) -> bool:
-        return not self.memory_id and not self.key_hashes and not self.identity_hashes
-
-    def matches_ref(self, ref: MemoryRef | None) -> bool:
-        if ref is None:
-            return False
-        if self.memory_id and ref.memory_id == self.memory_id:
-            return True
-        if ref.memory_key_hash is not None and ref.memory_key_hash in self.key_hashes:
-            return True
-        return ref.identity_key_hash is not None and ref.identity_key_hash in self.identity_hashes
-
-    def matches(self, event: EvidenceEvent) -> bool:
-        if self.empty:
-            return True
-        if self.matches_ref(event.memory):
-            return True
-        return any(self.matches_ref(rel.memory) for rel in event.relations)
-
-
-def _selector(memory_id: str | None, memory_key_hash: str | None, identity_key_hash: str | None) -> _Selector:
-    return _Selector(memory_id or None, selector_hashes(memory_key_hash), selector_hashes(identity_key_hash))
-
-
-def query_events(events: Sequence[EvidenceEvent], q: EventQuery | None = None) -> tuple[EvidenceEvent, ...]:
-    """The events of ``events`` (file order) that pass every filter of ``q``; a memory selector
-    matches the event's ``memory`` or any relation's memory."""
-    q = q or EventQuery()
-    since = _bound_ms(q.since)
-    until = _bound_ms(q.until)
-    sessions = selector_hashes(q.session_hash)
-    selector = _selector(q.memory_id, q.memory_key_hash, q.identity_key_hash)
-    types = frozenset(q.types) if q.types is not None else None
-    phases = frozenset(q.phases) if q.phases is not None else None
-    outcomes = frozenset(q.outcomes) if q.outcomes is not None else None
-
-    def keep(event: EvidenceEvent) -> bool:
-        if since is not None or until is not None:
-            t = event_time_ms(event)
-            if since is not None and t < since:
-                return False
-            if until is not None and t > until:
-                return False
-        if types is not None and event.type not in types:
-            return False
-        if phases is not None and event.phase not in phases:
-            return False
-        if outcomes is not None and event.outcome not in outcomes:
-            return False
-        if sessions and event.session_hash not in sessions:
-            return False
-        return selector.matches(event)
-
-    found = [e for e in events if keep(e)]
-    if q.newest_first:
-        found.reverse()
-    if q.limit is not None and q.limit >= 0:
-        found = found[: q.limit]
-    return tuple(found)
-
-
-class MemoryEvidenceSummary(msgspec.Struct, frozen=True, kw_only=True):
-    memory_id: str | None = None
-    memory_key_hash: str | None = None
-    latest_outcome: str | None = None
-    latest_render_status: str | None = None
-    reason_codes: tuple[str, ...] = ()
-    event_ids: tuple[str, ...] = ()
-    last_event_at: str | None = None
-
-
-def _matched(
-    events: Sequence[EvidenceEvent],
-    memory_id: str | None,
-    memory_key_hash: str | None,
-    identity_key_hash: str | None,
-) -> tuple[EvidenceEvent, ...]:
-    """The events about one memory; nothing at all when no selector is given (docs/decisions.md#b33)."""
-    if not (memory_id or memory_key_hash or identity_key_hash):
-        return ()
-    q = EventQuery(memory_id=memory_id, memory_key_hash=memory_key_hash, identity_key_hash=identity_key_hash)
-    return query_events(events, q)
-
-
-def summarize_memory_evidence(
-    events: Sequence[EvidenceEvent],
-    *,
-    memory_id: str | None = None,
-    memory_key_hash: str | None = None,
-    identity_key_hash: str | None = None,
-) -> MemoryEvidenceSummary:
-    """What the log says about one memory. Without any selector the summary is empty: a per-memory
-    summary of "no memory" describes nothing (the reference summarised the whole log,
-    docs/decisions.md#b33)."""
-    matched = _matched(events, memory_id, memory_key_hash, identity_key_hash)
-    latest = matched[-1] if matched else None
-    renders = [e for e in matched if e.phase == "render"]
-    render_outcome = renders[-1].outcome if renders else None
-    codes: dict[str, None] = {}
-    for event in matched:
-        for code in event.reason_codes:
-            codes.setdefault(code, None)
-    return MemoryEvidenceSummary(
-        memory_id=memory_id or None,
-        memory_key_hash=normalize_selector(memory_key_hash),
-        latest_outcome=latest.outcome if latest else None,
-        latest_render_status=render_outcome if render_outcome in ("rendered", "omitted") else None,
-        reason_codes=tuple(codes),
-        event_ids=tuple(e.event_id for e in matched),
-        last_event_at=latest.created_at if latest else None,
-    )
-
-
-class MemoryLifecycleTrace(msgspec.Struct, frozen=True, kw_only=True):
-    memory_id: str | None = None
-    memory_key_hash: str | None = None
-    identity_key_hash: str | None = None
-    events: tuple[EvidenceEvent, ...] = ()
-    created_by: EvidenceEvent | None = None
-    accepted_by: EvidenceEvent | None = None
-    promoted_by: EvidenceEvent | None = None
-    absorbed_by: EvidenceEvent | None = None
-    superseded_by: EvidenceEvent | None = None
-    reinforced_by: tuple[EvidenceEvent, ...] = ()
-    latest_render: EvidenceEvent | None = None
-    current_status: str = "unknown"
-
-
-#: Outcomes that name a lifecycle status directly: the reference's seven plus workmem's lifecycle
-#: outcomes (archive, revival, journal clear, forget, restore).
-STATUS_OUTCOMES: Final = frozenset(
-    {
-        "accepted",
-        "promoted",
-        "absorbed",
-        "superseded",
-        "rendered",
-        "omitted",
-        "rejected",
-        "archived",
-        "revived",
-        "cleared",
-        "forgotten",
-        "restored",
-    }
-)
-
-
-def current_status(event: EvidenceEvent | None) -> str:
-    """The status the latest event implies. ``pending_memory_appended`` is checked first, so a memory
-    whose last event is its journal append is ``pending`` (unreachable in the reference,
-    docs/decisions.md#b11)."""
-    if event is None:
-        return "unknown"
-    if event.type == EventType.PENDING_MEMORY_APPENDED.value:
-        return "pending"
-    if event.outcome in STATUS_OUTCOMES:
-        return event.outcome
-    return "unknown"
-
-
-def _first(
-    events: Iterable[EvidenceEvent], *, types: Iterable[str] = (), outcome: str | None = None
-) -> EvidenceEvent | None:
-    wanted = frozenset(types)
-    for event in events:
-        if event.type in wanted or (outcome is not None and event.outcome == outcome):
-            return event
-    return None
-
-
-def trace_memory_lifecycle(
-    events: Sequence[EvidenceEvent],
-    *,
-    memory_id: str | None = None,
-    memory_key_hash: str | None = None,
-    identity_key_hash: str | None = None,
-) -> MemoryLifecycleTrace:
-    """The lifecycle of one memory as the log records it. Without any selector the trace is empty with
-    status ``unknown`` (the reference traced the whole log, docs/decisions.md#b33)."""
-    matched = _matched(events, memory_id, memory_key_hash, identity_key_hash)
-    renders = [e for e in matched if e.phase == "render"]
-    return MemoryLifecycleTrace(
-        memory_id=memory_id or None,
-        memory_key_hash=normalize_selector(memory_key_hash),
-        identity_key_hash=normalize_selector(identity_key_hash),
-        events=matched,
-        created_by=_first(matched, types=("explicit_memory_detected", "pending_memory_appended")),
-        accepted_by=_first(matched, types=("extraction_candidate_accepted", "explicit_memory_detected")),
-        promoted_by=_first(matched, types=("promotion_promoted",)),
-        absorbed_by=_first(matched, outcome="absorbed"),
-        superseded_by=_first(matched, outcome="superseded"),
-        reinforced_by=tuple(e for e in matched if e.type == "memory_reinforced" or e.outcome == "reinforced"),
-        latest_render=renders[-1] if renders else None,
-        current_status=current_status(matched[-1] if matched else None),
-    )
 
 
 def _keep_hash(value: str | None) -> str | None:

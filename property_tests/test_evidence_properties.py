@@ -1,6 +1,6 @@
 """Properties of evidence records (evidence-pending-storage-hooks.md §9 invariants 12, 14, 16-18):
 records round-trip, never carry secrets or raw ids, stay within their bounds; prune keeps its bounds
-and the newest events; queries obey their algebra."""
+and the newest events; grouping by memory id keeps every event that names the memory."""
 
 from __future__ import annotations
 
@@ -14,13 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from domain.codec import encode_line
+from domain.diagnostics import group_by_memory_id
 from domain.evidence_records import (
-    EventQuery,
     build_record,
     event_time_ms,
     parse_event_line,
     prune_indices,
-    query_events,
 )
 from domain.ids import event_id
 from domain.model import (
@@ -298,7 +297,7 @@ def test_prune_defaults_are_the_documented_limits() -> None:
     assert prune_indices(old, NOW) == ()
 
 
-# ---- query algebra ----------------------------------------------------------------------------------
+# ---- grouping by memory id (the one per-memory engine, domain.diagnostics) -------------------------
 
 small_ids = st.sampled_from(("m1", "m2", "m3"))
 query_refs = st.builds(MemoryRef, memory_id=st.none() | small_ids, memory_key_hash=st.none() | small_ids)
@@ -315,60 +314,17 @@ query_inputs = st.builds(
         st.builds(Relation, role=st.just(RelationRole.REINFORCED), memory=query_refs), max_size=2
     ).map(tuple),
 )
-queries = st.builds(
-    EventQuery,
-    types=st.none()
-    | st.lists(st.sampled_from(["promotion_promoted", "render_omitted"]), max_size=2).map(tuple),
-    phases=st.none() | st.lists(st.sampled_from(["promotion", "render"]), max_size=2).map(tuple),
-    outcomes=st.none()
-    | st.lists(st.sampled_from(["promoted", "omitted", "reinforced"]), max_size=2).map(tuple),
-    memory_id=st.none() | small_ids,
-    memory_key_hash=st.none() | small_ids,
-    session_hash=st.none() | st.sampled_from(("s1", "s2")),
-)
-
-
-def _events(items: list[EvidenceInput]) -> list[EvidenceEvent]:
-    return [build(inp, seq) for seq, inp in enumerate(items)]
-
-
-@given(st.lists(query_inputs, max_size=25), queries, st.integers(-1, 30))
-def test_newest_first_is_the_reverse_and_limit_applies_after(
-    items: list[EvidenceInput], q: EventQuery, limit: int
-) -> None:
-    events = _events(items)
-    forward = query_events(events, q)
-    backward = query_events(events, msgspec.structs.replace(q, newest_first=True))
-    assert backward == tuple(reversed(forward))
-    limited = query_events(events, msgspec.structs.replace(q, newest_first=True, limit=limit))
-    assert limited == (backward[:limit] if limit >= 0 else backward)
-    # results keep file order and come from the log
-    positions = [next(i for i, e in enumerate(events) if e is r) for r in forward]
-    assert positions == sorted(positions)
-
-
-@given(st.lists(query_inputs, max_size=25), queries)
-def test_filters_are_anded(items: list[EvidenceInput], q: EventQuery) -> None:
-    events = _events(items)
-    single = [
-        EventQuery(types=q.types),
-        EventQuery(phases=q.phases),
-        EventQuery(outcomes=q.outcomes),
-        EventQuery(session_hash=q.session_hash),
-        EventQuery(memory_id=q.memory_id, memory_key_hash=q.memory_key_hash),
-    ]
-    sets = [{id(e) for e in query_events(events, part)} for part in single]
-    expected = [e for e in events if all(id(e) in s for s in sets)]
-    assert list(query_events(events, q)) == expected
 
 
 @given(st.lists(query_inputs, max_size=25), small_ids)
-def test_memory_selector_matches_memory_or_any_relation(items: list[EvidenceInput], memory_id: str) -> None:
-    events = _events(items)
+def test_a_memory_groups_every_event_naming_it_once_in_file_order(
+    items: list[EvidenceInput], memory_id: str
+) -> None:
+    events = [build(inp, seq) for seq, inp in enumerate(items)]
 
     def names(e: EvidenceEvent) -> set[str | None]:
         found = {e.memory.memory_id if e.memory else None}
         return found | {r.memory.memory_id for r in e.relations if r.memory}
 
-    expected = [e for e in events if memory_id in names(e)]
-    assert list(query_events(events, EventQuery(memory_id=memory_id))) == expected
+    expected = tuple(e for e in events if memory_id in names(e))
+    assert group_by_memory_id(events).get(memory_id, ()) == expected

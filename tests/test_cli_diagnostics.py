@@ -716,3 +716,97 @@ def test_health_root_hash_is_not_the_workspace_key_b8(cli: Cli) -> None:
     assert f"workspaceKey={key} workspaceRootHash={expected}" in human
     data = json.loads(cli.ok("health", "--json").out)
     assert data["workspace"] == {"rootHash": expected, "key": key}
+
+
+# ---------------------------------------------------------------------------------------------
+# audit (docs/decisions.md#diagnostics-audit)
+# ---------------------------------------------------------------------------------------------
+
+
+def audit_line(key: str, entry_id: str, **fields: Any) -> str:
+    record = {
+        "migrationId": "2026-04-28-quality-cleanup",
+        "timestamp": "2026-05-02T10:00:00.000Z",
+        "workspaceKey": key,
+        "entryId": entry_id,
+        "type": "project",
+        "source": "compaction",
+        "text": "Wave 2 completed; tests pass",
+        "reasons": ["progress_snapshot"],
+        "hardReasons": ["progress_snapshot"],
+        "beforeStatus": "active",
+        "afterStatus": "superseded",
+        **fields,
+    }
+    return json.dumps(record) + "\n"
+
+
+def test_audit_of_a_real_migration(cli: Cli, fx: Fixture) -> None:
+    fx.store([entry("m1", "Implemented wave 2 of the refactor; all tests pass now", "project")])
+    cli.ok("remember", "Prefer small focused pull requests")  # a write runs the migrations
+    text = out(cli, "audit")
+    assert text.startswith(
+        "Migration audit report\n\nlogDir=<path>\n\nMigration 2026-04-28-quality-cleanup\n"
+    )
+    assert f"  when: {NOW_ISO}\n  records: 1\n  memories affected: 1\n  superseded entries: 1\n" in text
+    assert "    active -> superseded: 1\n" in text
+    assert "  potentially risky supersedes: 0" in text
+    data = cli.ok("audit", "--json").json()
+    assert [(m["migrationId"], m["memoryIds"]) for m in data["migrations"]] == [
+        ("2026-04-28-quality-cleanup", ["m1"])
+    ]
+
+
+def test_audit_json_is_per_workspace_unless_all(cli: Cli, fx: Fixture) -> None:
+    log = paths.migration_log(cli.home, "2026-04-28-quality-cleanup")
+    log.parent.mkdir(parents=True)
+    log.write_text(
+        audit_line(fx.key, "m1")
+        + audit_line("fedcba9876543210", "elsewhere")
+        + audit_line(fx.key, "m2", migrationId="2026-04-26-p0-cleanup", timestamp="2026-05-09T00:00:00.000Z")
+    )
+    data = cli.ok("audit", "--json").json()
+    assert [(m["migrationId"], m["memoryIds"]) for m in data["migrations"]] == [
+        ("2026-04-26-p0-cleanup", ["m2"]),  # the most recent first
+        ("2026-04-28-quality-cleanup", ["m1"]),
+    ]
+    everyone = cli("audit", "--all", "--json", workspace=False)
+    assert everyone.code == 0, everyone
+    quality = json.loads(everyone.out)["migrations"][1]
+    assert quality["memoryIds"] == ["m1", "elsewhere"] and quality["workspaces"] == 2
+    refused = cli("audit", "--all")
+    assert refused.code == 2 and "Use either --all or --workspace, not both" in refused.err
+
+
+def test_audit_without_logs(cli: Cli, fx: Fixture) -> None:
+    assert out(cli, "audit") == "Migration audit report\n\nlogDir=<path>\n\nNo migration records found.\n"
+    data = cli.ok("audit", "--json").json()
+    assert (data["migrations"], data["damagedLines"], data["skippedFiles"]) == ([], 0, 0)
+
+
+def test_audit_counts_damaged_lines_and_reads_rotated_logs(cli: Cli, fx: Fixture) -> None:
+    log = paths.migration_log(cli.home, "2026-04-28-quality-cleanup")
+    log.parent.mkdir(parents=True)
+    log.with_name(log.name + ".1").write_text(audit_line(fx.key, "old"))
+    log.write_text(
+        audit_line(fx.key, "m1") + "not json\n" + '{"entryId":"no migration"}\n' + '{"migrationId"'
+    )
+    text = out(cli, "audit")
+    assert "Damaged lines skipped: 3\n" in text
+    assert "  records: 2\n  memories affected: 2\n" in text
+    assert cli.ok("audit", "--json").json()["damagedLines"] == 3
+
+
+def test_audit_does_not_follow_symbolic_links(cli: Cli, fx: Fixture, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text(audit_line(fx.key, "m1"))
+    directory = cli.home / paths.MIGRATION_DIR
+    directory.mkdir(parents=True)
+    (directory / "linked.jsonl").symlink_to(outside)
+    data = cli.ok("audit", "--json").json()
+    assert (data["migrations"], data["skippedFiles"]) == ([], 1)
+    (directory / "linked.jsonl").unlink()
+    directory.rmdir()
+    directory.symlink_to(tmp_path, target_is_directory=True)
+    (tmp_path / "x.jsonl").write_text(audit_line(fx.key, "m1"))
+    assert "Symbolic links skipped: 1\n\nNo migration records found." in out(cli, "audit")

@@ -22,12 +22,7 @@ from adapters.evidence_log import (
     read_events,
 )
 from adapters.paths import workspace_key, workspace_paths, workspace_root_hash
-from domain.evidence_records import (
-    EventQuery,
-    query_events,
-    summarize_memory_evidence,
-    trace_memory_lifecycle,
-)
+from domain.diagnostics import evidence_summary, group_by_memory_id, status_from_trace_event
 from domain.model import (
     EventType,
     EvidenceInput,
@@ -169,9 +164,7 @@ def test_3_query_filters_by_type_outcome_and_memory_id(log: EvidenceLog) -> None
     )
     events, invalid = log.read()
     assert invalid == 0
-    result = query_events(
-        events, EventQuery(types=("render_omitted",), outcomes=("omitted",), memory_id="mem-a")
-    )
+    result = [e for e in group_by_memory_id(events)["mem-a"] if e.outcome == "omitted"]
     assert len(result) == 1
     assert result[0].type == "render_omitted"
     assert result[0].memory is not None and result[0].memory.memory_id == "mem-a"
@@ -201,15 +194,7 @@ def test_4_memory_removed_capacity_round_trips(log: EvidenceLog) -> None:
         NOW,
     )
     events, _ = log.read()
-    result = query_events(
-        events,
-        EventQuery(
-            types=("memory_removed_capacity",),
-            phases=("storage",),
-            outcomes=("removed",),
-            memory_id="removed-memory",
-        ),
-    )
+    result = group_by_memory_id(events)["removed-memory"]  # named twice, listed once
     assert len(result) == 1
     assert (result[0].type, result[0].phase, result[0].outcome) == (
         "memory_removed_capacity",
@@ -219,13 +204,12 @@ def test_4_memory_removed_capacity_round_trips(log: EvidenceLog) -> None:
     assert result[0].details == details
 
 
-def test_5_newest_first_and_limit(log: EvidenceLog) -> None:
+def test_5_read_back_in_append_order(log: EvidenceLog) -> None:
     records = log.append(
         [event_input(memory=MemoryRef(memory_id=m)) for m in ("oldest", "middle", "newest")], NOW
     )
     events, _ = log.read()
-    result = query_events(events, EventQuery(newest_first=True, limit=2))
-    assert [e.event_id for e in result] == [records[2].event_id, records[1].event_id]
+    assert [e.event_id for e in events] == [r.event_id for r in records]
     assert len({r.event_id for r in records}) == 3
 
 
@@ -289,7 +273,7 @@ def test_7_prune_drops_old_events_caps_count_and_quarantines_invalid_lines(
     assert stat.S_IMODE(log.path.stat().st_mode) == 0o600
 
 
-def test_8_summary_and_trace_derive_latest_status(log: EvidenceLog) -> None:
+def test_8_the_grouped_events_derive_the_latest_status(log: EvidenceLog) -> None:
     ref = MemoryRef(memory_id="mem-life", memory_key_hash="raw-key")
     log.append(
         [
@@ -320,16 +304,11 @@ def test_8_summary_and_trace_derive_latest_status(log: EvidenceLog) -> None:
         NOW,
     )
     events, _ = log.read()
-    summary = summarize_memory_evidence(events, memory_id="mem-life")
-    trace = trace_memory_lifecycle(events, memory_id="mem-life")
-    assert summary.latest_outcome == "rendered"
-    assert summary.latest_render_status == "rendered"
-    assert "duplicate_exact" in summary.reason_codes
-    assert trace.current_status == "rendered"
-    assert trace.accepted_by is not None
-    assert trace.promoted_by is not None
-    assert len(trace.reinforced_by) == 1
-    assert trace.latest_render is not None and trace.latest_render.type == "render_selected"
+    life = group_by_memory_id(events)["mem-life"]
+    codes, ids = evidence_summary(life)
+    assert ids == tuple(e.event_id for e in events)  # the reinforcement names it as a relation
+    assert "duplicate_exact" in codes
+    assert status_from_trace_event(life[-1]) == "rendered"
     assert "raw-key" not in log.path.read_text()
 
 

@@ -1,5 +1,5 @@
-"""The pure half of the evidence log: record building (§3.4), line parsing, prune (§3.6), query
-(§3.7), summary (§3.8) and trace (§3.9)."""
+"""The pure half of the evidence log: record building (§3.4), line parsing and prune (§3.6). The
+per-memory questions (§3.7-§3.9) are answered by the diagnostics (tests/test_health.py)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,11 @@ import msgspec
 
 from domain.codec import encode_line
 from domain.evidence_records import (
-    EventQuery,
     build_record,
-    current_status,
-    normalize_selector,
     parse_event_line,
     prune,
     prune_indices,
-    query_events,
     scrub_paths,
-    summarize_memory_evidence,
-    trace_memory_lifecycle,
 )
 from domain.model import (
     EventType,
@@ -232,8 +226,6 @@ def test_missing_reason_codes_default_to_empty_b32() -> None:
     assert event is not None
     assert event.reason_codes == ()
     assert event.phase == "" and event.workspace_key == ""
-    summary = summarize_memory_evidence([event], memory_id="e1")
-    assert summary.reason_codes == ()
 
 
 def test_validity_rule() -> None:
@@ -295,162 +287,7 @@ def test_prune_byte_cap_drops_the_oldest() -> None:
     assert kept[-1] == 99 and kept == tuple(range(100 - len(kept), 100))
 
 
-# ---- query ----------------------------------------------------------------------------------------
-
-
-def test_query_filters_by_type_outcome_and_memory_id() -> None:
-    events = [
-        ev("1", NOW, memory=MemoryRef(memory_id="mem-a")),
-        ev(
-            "2",
-            NOW,
-            type="render_omitted",
-            phase="render",
-            outcome="omitted",
-            memory=MemoryRef(memory_id="mem-a"),
-        ),
-        ev(
-            "3",
-            NOW,
-            type="render_omitted",
-            phase="render",
-            outcome="omitted",
-            memory=MemoryRef(memory_id="mem-b"),
-        ),
-    ]
-    found = query_events(
-        events, EventQuery(types=("render_omitted",), outcomes=("omitted",), memory_id="mem-a")
-    )
-    assert [e.event_id for e in found] == ["2"]
-
-
-def test_memory_selector_matches_relations_and_hashes() -> None:
-    key = h16("decision:x")
-    events = [
-        ev(
-            "1",
-            NOW,
-            memory=None,
-            relations=(Relation(role=RelationRole.REINFORCED, memory=MemoryRef(memory_key_hash=key)),),
-        ),
-        ev("2", NOW, memory=MemoryRef(identity_key_hash=h16("id"))),
-        ev("3", NOW, memory=MemoryRef(memory_id="other")),
-    ]
-    assert [e.event_id for e in query_events(events, EventQuery(memory_key_hash="decision:x"))] == ["1"]
-    assert [e.event_id for e in query_events(events, EventQuery(memory_key_hash=key.upper()))] == ["1"]
-    assert [e.event_id for e in query_events(events, EventQuery(identity_key_hash="id"))] == ["2"]
-    assert len(query_events(events, EventQuery())) == 3
-
-
-def test_query_time_bounds_session_and_limits() -> None:
-    events = [ev(str(i), NOW + i * 1000, session_hash=h16("s1" if i % 2 else "s2")) for i in range(6)]
-    q = EventQuery(since=iso_from_ms(NOW + 1000), until=NOW + 4000)
-    assert [e.event_id for e in query_events(events, q)] == ["1", "2", "3", "4"]
-    assert [e.event_id for e in query_events(events, EventQuery(since="garbage"))] == [
-        str(i) for i in range(6)
-    ]
-    assert [e.event_id for e in query_events(events, EventQuery(session_hash="s1"))] == ["1", "3", "5"]
-    assert [e.event_id for e in query_events(events, EventQuery(newest_first=True, limit=2))] == ["5", "4"]
-    assert len(query_events(events, EventQuery(limit=-1))) == 6
-    assert query_events(events, EventQuery(types=())) == ()
-
-
-# ---- summary and trace ----------------------------------------------------------------------------
-
-
-def _life() -> list[EvidenceEvent]:
-    ref = MemoryRef(memory_id="mem-life", memory_key_hash=h16("raw-key"))
-    return [
-        ev(
-            "a",
-            NOW,
-            type="extraction_candidate_accepted",
-            phase="extraction",
-            outcome="accepted",
-            reason_codes=("quality_gate_passed",),
-            memory=ref,
-        ),
-        ev("b", NOW, memory=ref),
-        ev(
-            "c",
-            NOW,
-            type="memory_reinforced",
-            phase="reinforcement",
-            outcome="reinforced",
-            reason_codes=("duplicate_exact",),
-            memory=None,
-            relations=(Relation(role=RelationRole.REINFORCED, memory=ref),),
-        ),
-        ev(
-            "d",
-            NOW + 5,
-            type="render_selected",
-            phase="render",
-            outcome="rendered",
-            reason_codes=("within_caps", "within_char_budget"),
-            memory=ref,
-        ),
-        ev("x", NOW, memory=MemoryRef(memory_id="someone-else")),
-    ]
-
-
-def test_summary_and_trace_of_a_lifecycle() -> None:
-    summary = summarize_memory_evidence(_life(), memory_id="mem-life")
-    assert summary.latest_outcome == "rendered"
-    assert summary.latest_render_status == "rendered"
-    assert "duplicate_exact" in summary.reason_codes
-    assert summary.event_ids == ("a", "b", "c", "d")
-    assert summary.last_event_at == iso_from_ms(NOW + 5)
-    trace = trace_memory_lifecycle(_life(), memory_id="mem-life")
-    assert trace.current_status == "rendered"
-    assert trace.accepted_by is not None and trace.accepted_by.event_id == "a"
-    assert trace.promoted_by is not None and trace.promoted_by.event_id == "b"
-    assert len(trace.reinforced_by) == 1
-    assert trace.latest_render is not None and trace.latest_render.type == "render_selected"
-
-
-def test_summary_by_key_hash_echoes_the_normalised_selector() -> None:
-    summary = summarize_memory_evidence(_life(), memory_key_hash="raw-key")
-    assert summary.memory_key_hash == h16("raw-key")
-    assert summary.event_ids == ("a", "b", "c", "d")
-    assert normalize_selector("ABCDEF0123456789") == "abcdef0123456789"
-
-
-def test_no_selector_gives_an_empty_summary_and_trace_b33() -> None:
-    """B33: the reference summarised and traced the whole log when no memory was named."""
-    summary = summarize_memory_evidence(_life())
-    assert summary.event_ids == () and summary.latest_outcome is None
-    trace = trace_memory_lifecycle(_life())
-    assert trace.events == () and trace.current_status == "unknown"
-
-
-def test_pending_status_is_reachable_b11() -> None:
-    """B11: pending_memory_appended has outcome accepted, so the reference never reported pending."""
-    ref = MemoryRef(memory_id="m1")
-    events = [
-        ev("1", NOW, type="explicit_memory_detected", phase="explicit", outcome="accepted", memory=ref),
-        ev("2", NOW, type="pending_memory_appended", phase="pending_journal", outcome="accepted", memory=ref),
-    ]
-    trace = trace_memory_lifecycle(events, memory_id="m1")
-    assert trace.current_status == "pending"
-    assert trace.created_by is not None and trace.created_by.event_id == "1"
-
-
-def test_current_status_mapping() -> None:
-    base = ev("1", NOW)
-    assert current_status(None) == "unknown"
-    for outcome in (
-        "accepted",
-        "promoted",
-        "absorbed",
-        "superseded",
-        "rendered",
-        "omitted",
-        "rejected",
-        "archived",
-    ):
-        assert current_status(msgspec.structs.replace(base, outcome=outcome)) == outcome
-    assert current_status(msgspec.structs.replace(base, outcome="reinforced")) == "unknown"
+# ---- schema ---------------------------------------------------------------------------------------
 
 
 def test_relation_roles_are_the_twelve_of_the_schema() -> None:

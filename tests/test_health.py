@@ -14,8 +14,7 @@ import pytest
 from msgspec.structs import replace
 from returns.result import Failure, Success
 
-from domain.extraction import RejectionRecord
-from domain.health import (
+from domain.diagnostics import (
     DiagInput,
     build_snapshot,
     clean_text,
@@ -50,6 +49,7 @@ from domain.health import (
     trace_report,
     unique_rejections,
 )
+from domain.extraction import RejectionRecord
 from domain.ids import hash16
 from domain.model import (
     DAY_MS,
@@ -714,6 +714,20 @@ def test_trace_status_from_last_event_when_not_stored() -> None:
     assert report.status == "omitted_absorbed_duplicate"
 
 
+def test_trace_of_a_journal_memory_is_pending_b11() -> None:
+    """B11: a journal append has the outcome ``accepted``; the journal row gives the pending status."""
+    pending = entry(
+        "mem-p", "Use the staging cluster for load tests", "project", source=MemorySource.EXPLICIT
+    )
+    events = [
+        ev("explicit_memory_detected", "explicit", "accepted", [], memory=ref("mem-p")),
+        ev("pending_memory_appended", "pending_journal", "accepted", [], memory=ref("mem-p")),
+    ]
+    report = trace_report(diag([], pending=[pending], events=events), "mem-p", NOW)
+    assert report.status == "pending_retry"
+    assert len(report.events) == 2
+
+
 # ---------------------------------------------------------------------------------------------
 # §10.7 tests 9-10: quality
 # ---------------------------------------------------------------------------------------------
@@ -1198,3 +1212,12 @@ def test_diagnostics_never_return_a_modified_store() -> None:
     health_report(src, NOW)
     quality_report(inspect(src, NOW))
     assert src.store is before and src.store == before
+
+
+def test_old_import_path_reexports_the_diagnostics_package() -> None:
+    import domain.diagnostics
+    import domain.health
+
+    assert domain.health.__all__ == domain.diagnostics.__all__
+    for name in domain.diagnostics.__all__:
+        assert getattr(domain.health, name) is getattr(domain.diagnostics, name)

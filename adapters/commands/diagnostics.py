@@ -1,8 +1,8 @@
 """The read-only diagnostics: ``health``, ``explain``, ``trace``, ``quality``, ``coverage``,
-``disappearances`` and ``rejections`` (docs/decisions.md#diagnostics).
+``disappearances``, ``rejections`` and ``audit`` (docs/decisions.md#diagnostics).
 
 This module only loads files and prints; every number and every line of output comes from the pure
-functions of :mod:`domain.health`. Nothing here writes: the store, journal, evidence log and rejection
+functions of :mod:`domain.diagnostics`. Nothing here writes: the store, journal, evidence log and rejection
 log are read as they are on disk (the store is decoded with defaults filled in, not rewritten).
 Output is redacted by default; ``--raw`` shows paths and unredacted text.
 """
@@ -19,9 +19,9 @@ import msgspec
 from adapters import jsonl, paths
 from adapters.commands import EXIT_OK, CommandError, context, write, write_json
 from adapters.evidence_log import read_events
-from domain import health
+from domain import diagnostics as diag
 from domain.codec import decode_journal, decode_store
-from domain.health import DiagInput, NormalizedRejection
+from domain.diagnostics import AuditRecord, DiagInput, NormalizedRejection
 
 
 class RejectionLine(msgspec.Struct, frozen=True, kw_only=True):
@@ -128,7 +128,7 @@ def _load(args: argparse.Namespace) -> _Loaded:
     key = paths.workspace_key(ctx.root)
     layout = paths.workspace_paths_for_key(ctx.home, key)
     records, invalid, log = read_rejections(ctx.home)
-    normalized = health.normalize_rejections(records)
+    normalized = diag.normalize_rejections(records)
     scoped = tuple(r for r in records if not r.workspace_key or r.workspace_key == key)
     return _Loaded(
         src=load_input(layout, ctx.root, key, scoped),
@@ -160,7 +160,7 @@ def _health_all(args: argparse.Namespace) -> int:
         root = store.workspace.root if store is not None else ""
         src = load_input(layout, root, name)
         blocks.append(
-            health.format_health(health.health_report(src, ctx.now_ms), raw=args.raw, include_title=False)
+            diag.format_health(diag.health_report(src, ctx.now_ms), raw=args.raw, include_title=False)
         )
     body = "\n\n".join(blocks) if blocks else "No workspace stores found."
     write(f"Workspace memory health\n\n{body}")
@@ -176,9 +176,9 @@ def health_cmd(args: argparse.Namespace) -> int:
         return _health_all(args)
     loaded = _load(args)
     if args.json:
-        write_json(health.health_json(loaded.src, loaded.now_ms))
+        write_json(diag.health_json(loaded.src, loaded.now_ms))
     else:
-        write(health.format_health(health.health_report(loaded.src, loaded.now_ms), raw=args.raw))
+        write(diag.format_health(diag.health_report(loaded.src, loaded.now_ms), raw=args.raw))
     return EXIT_OK
 
 
@@ -196,7 +196,7 @@ def explain(args: argparse.Namespace) -> int:
 
 def trace(args: argparse.Namespace) -> int:
     loaded = _load(args)
-    write(health.format_trace(health.trace_report(loaded.src, args.id, loaded.now_ms)))
+    write(diag.format_trace(diag.trace_report(loaded.src, args.id, loaded.now_ms)))
     return EXIT_OK
 
 
@@ -207,31 +207,31 @@ def trace(args: argparse.Namespace) -> int:
 
 def quality(args: argparse.Namespace) -> int:
     loaded = _load(args)
-    report = health.quality_report(health.inspect(loaded.src, loaded.now_ms))
+    report = diag.quality_report(diag.inspect(loaded.src, loaded.now_ms))
     if args.json:
-        write_json(health.quality_json(report, loaded.now_ms))
+        write_json(diag.quality_json(report, loaded.now_ms))
     else:
-        write(health.format_quality(report))
+        write(diag.format_quality(report))
     return EXIT_OK
 
 
 def coverage(args: argparse.Namespace) -> int:
     loaded = _load(args)
-    rows = health.coverage_rows(health.inspect(loaded.src, loaded.now_ms), args.include_historical)
+    rows = diag.coverage_rows(diag.inspect(loaded.src, loaded.now_ms), args.include_historical)
     if args.json:
-        write_json(health.coverage_json(rows, loaded.now_ms))
+        write_json(diag.coverage_json(rows, loaded.now_ms))
     else:
-        write(health.format_coverage(rows))
+        write(diag.format_coverage(rows))
     return EXIT_OK
 
 
 def disappearances(args: argparse.Namespace) -> int:
     loaded = _load(args)
-    rows = health.disappearance_rows(health.inspect(loaded.src, loaded.now_ms))
+    rows = diag.disappearance_rows(diag.inspect(loaded.src, loaded.now_ms))
     if args.json:
-        write_json(health.disappearances_json(rows, loaded.now_ms, explain=args.explain))
+        write_json(diag.disappearances_json(rows, loaded.now_ms, explain=args.explain))
     else:
-        write(health.format_disappearances(rows, explain=args.explain, raw=args.raw))
+        write(diag.format_disappearances(rows, explain=args.explain, raw=args.raw))
     return EXIT_OK
 
 
@@ -246,11 +246,11 @@ def rejections(args: argparse.Namespace) -> int:
     loaded = _load(args)
     since_ms: int | None = None
     if args.since is not None:
-        parsed = health.parse_since(args.since, loaded.now_ms)
+        parsed = diag.parse_since(args.since, loaded.now_ms)
         since_ms = parsed.value_or(None)
         if since_ms is None:
             raise CommandError(parsed.failure())
-    records = health.filter_rejections(
+    records = diag.filter_rejections(
         loaded.all_rejections,
         workspace_key=loaded.src.key,
         since_ms=since_ms,
@@ -260,20 +260,85 @@ def rejections(args: argparse.Namespace) -> int:
     )
     log_path = str(loaded.rejection_log)
     if args.quality:
-        summary = health.rejection_quality(records)
+        summary = diag.rejection_quality(records)
         if args.json:
-            write_json(health.rejection_quality_json(summary, loaded.now_ms))
+            write_json(diag.rejection_quality_json(summary, loaded.now_ms))
         else:
             write(
-                health.format_rejection_quality(
+                diag.format_rejection_quality(
                     summary, log_path=log_path, invalid_lines=loaded.invalid_rejection_lines, raw=args.raw
                 )
             )
         return EXIT_OK
-    shown = health.unique_rejections(records) if args.unique else records
+    shown = diag.unique_rejections(records) if args.unique else records
     write(
-        health.format_rejections(
+        diag.format_rejections(
             shown, log_path=log_path, invalid_lines=loaded.invalid_rejection_lines, raw=args.raw
         )
     )
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# audit (docs/decisions.md#diagnostics-audit)
+# ---------------------------------------------------------------------------------------------
+
+
+class AuditFiles(msgspec.Struct, frozen=True, kw_only=True):
+    records: tuple[AuditRecord, ...]
+    damaged_lines: int
+    skipped_files: int  # symbolic links, never followed
+    directory: Path
+
+
+def read_audit_records(home: Path) -> AuditFiles:
+    """Every record of ``migration-logs/*.jsonl`` and of their rotated ``*.jsonl.1``, file by file in
+    name order. A missing directory reads as empty, a damaged line is counted and skipped, a symbolic
+    link (the directory or a file) is not followed. Other read errors propagate."""
+    directory = home / paths.MIGRATION_DIR
+    try:
+        linked = directory.is_symlink()
+        names = [] if linked else sorted(p.name for p in directory.iterdir())
+    except FileNotFoundError:
+        linked, names = False, []
+    records: list[AuditRecord] = []
+    damaged = 0
+    skipped = int(linked)
+    for name in names:
+        if not name.endswith((".jsonl", ".jsonl.1")):
+            continue
+        try:
+            data = jsonl.read_bytes(directory / name)
+        except jsonl.SymlinkRefused:
+            skipped += 1
+            continue
+        except IsADirectoryError:
+            continue
+        for line in jsonl.split_lines(data or b""):
+            record = diag.parse_audit_line(line)
+            if record is None:
+                damaged += 1
+            else:
+                records.append(record)
+    return AuditFiles(
+        records=tuple(records), damaged_lines=damaged, skipped_files=skipped, directory=directory
+    )
+
+
+def audit(args: argparse.Namespace) -> int:
+    if args.all and args.workspace:
+        raise CommandError("Use either --all or --workspace, not both")
+    ctx = context(args)
+    found = read_audit_records(ctx.home)
+    report = diag.audit_report(
+        found.records,
+        workspace_key=None if args.all else paths.workspace_key(ctx.root),
+        log_dir=str(found.directory),
+        damaged_lines=found.damaged_lines,
+        skipped_files=found.skipped_files,
+    )
+    if args.json:
+        write_json(diag.audit_json(report, ctx.now_ms))
+    else:
+        write(diag.format_audit(report, raw=args.raw))
     return EXIT_OK
