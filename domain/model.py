@@ -11,7 +11,7 @@ that carried them and written back on encode; the domain itself never reads them
 
 
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, dataclass_transform
 
 import msgspec
 
@@ -191,7 +191,6 @@ HOUR_MS: Final = 3_600_000
 
 class LongTermLimits:
     MAX_RENDERED_CHARS: Final = 3600
-    TARGET_RENDERED_CHARS: Final = 3000  # kept for parity; unused by the reference as well
     MAX_ENTRIES: Final = 28
     MAX_ENTRY_TEXT_CHARS: Final = 260
     MAX_RATIONALE_CHARS: Final = 180
@@ -241,8 +240,6 @@ class PendingJournalLimits:
 
 
 class CacheLimits:
-    MAX_FROZEN_SESSIONS: Final = 50
-    MAX_PROCESSED_SESSION_IDS: Final = 200
     MAX_PROCESSED_MESSAGES_PER_SESSION: Final = 50
     FROZEN_TTL_MS: Final = 3_600_000
     #: how long an ended session's hot state waits for a resume (docs/hosts.md, "Resume")
@@ -272,11 +269,25 @@ class DormancyLimits:
 Extras = dict[str, Any]
 
 
-class _Base(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
-    """Shared struct configuration: immutable, keyword-only, camelCase JSON, defaults omitted."""
+class _KeywordOnly(msgspec.StructMeta):
+    """Makes ``kw_only=True`` the default of every subclass: msgspec inherits ``frozen``,
+    ``omit_defaults`` and ``rename`` from a base struct but applies ``kw_only`` only to the fields the
+    class itself declares."""
+
+    def __new__(
+        mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **config: Any
+    ) -> "_KeywordOnly":
+        config.setdefault("kw_only", True)
+        return super().__new__(mcls, name, bases, namespace, **config)
 
 
-class MemoryEntry(_Base, frozen=True, kw_only=True):
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(msgspec.field,))
+class _Base(msgspec.Struct, metaclass=_KeywordOnly, frozen=True, omit_defaults=True, rename="camel"):
+    """Shared struct configuration: immutable, keyword-only, camelCase JSON, defaults omitted.
+    Subclasses declare fields only (their encoding is pinned by ``tests/test_model_encoding.py``)."""
+
+
+class MemoryEntry(_Base):
     """One durable memory (``LongTermMemoryEntry`` in the reference), also used for pending memories."""
 
     id: str
@@ -313,19 +324,19 @@ class MemoryEntry(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class WorkspaceRef(_Base, frozen=True, kw_only=True):
+class WorkspaceRef(_Base):
     root: str
     key: str
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class StoreLimits(_Base, frozen=True, kw_only=True):
+class StoreLimits(_Base):
     max_rendered_chars: int = LongTermLimits.MAX_RENDERED_CHARS
     max_entries: int = LongTermLimits.MAX_ENTRIES
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class DormantSpan(_Base, frozen=True, kw_only=True):
+class DormantSpan(_Base):
     """A closed stretch of workspace inactivity, in epoch ms (docs/decisions.md#d3)."""
 
     start: int | float
@@ -333,7 +344,7 @@ class DormantSpan(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class Tombstone(_Base, frozen=True, kw_only=True):
+class Tombstone(_Base):
     """A hash-only record that keeps a forgotten or superseded memory from being re-extracted
     (docs/decisions.md#d10)."""
 
@@ -344,7 +355,7 @@ class Tombstone(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class ArchiveMarker(_Base, frozen=True, kw_only=True):
+class ArchiveMarker(_Base):
     """What the store remembers of an entry moved to ``archive.jsonl`` (docs/decisions.md#d2): enough to
     revive it."""
 
@@ -355,7 +366,7 @@ class ArchiveMarker(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class WorkspaceStore(_Base, frozen=True, kw_only=True):
+class WorkspaceStore(_Base):
     """``workspace-memory.json``."""
 
     version: int = 1
@@ -375,7 +386,7 @@ class WorkspaceStore(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class PendingJournal(_Base, frozen=True, kw_only=True):
+class PendingJournal(_Base):
     """``workspace-pending-journal.json``."""
 
     version: int = 1
@@ -391,7 +402,7 @@ class PendingJournal(_Base, frozen=True, kw_only=True):
 # ---------------------------------------------------------------------------------------------
 
 
-class ActiveFile(_Base, frozen=True, kw_only=True):
+class ActiveFile(_Base):
     path: str
     action: FileAction
     count: int
@@ -399,7 +410,7 @@ class ActiveFile(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class OpenError(_Base, frozen=True, kw_only=True):
+class OpenError(_Base):
     id: str
     category: ErrorCategory
     summary: str
@@ -413,7 +424,7 @@ class OpenError(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class SessionDecision(_Base, frozen=True, kw_only=True):
+class SessionDecision(_Base):
     id: str
     text: str
     source: DecisionSource
@@ -423,7 +434,7 @@ class SessionDecision(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class SessionState(_Base, frozen=True, kw_only=True):
+class SessionState(_Base):
     """``sessions/<sha256(session)[:32]>.json``."""
 
     version: int = 1
@@ -461,7 +472,7 @@ class SessionState(_Base, frozen=True, kw_only=True):
 # ---------------------------------------------------------------------------------------------
 
 
-class MemoryRef(_Base, frozen=True, kw_only=True):
+class MemoryRef(_Base):
     """``MemoryEvidenceRef``: which memory an event is about. Key fields hold raw keys in the core;
     the evidence log hashes them before anything reaches disk."""
 
@@ -473,7 +484,7 @@ class MemoryRef(_Base, frozen=True, kw_only=True):
     status: str | None = None
 
 
-class Relation(_Base, frozen=True, kw_only=True):
+class Relation(_Base):
     role: RelationRole
     memory: MemoryRef | None = None
 
@@ -481,7 +492,7 @@ class Relation(_Base, frozen=True, kw_only=True):
 DetailValue = str | int | float | bool | None | tuple[str, ...] | tuple[int | float, ...]
 
 
-class EvidenceInput(_Base, frozen=True, kw_only=True):
+class EvidenceInput(_Base):
     """An evidence event as the core emits it (``EvidenceEventInput``). The shell adds
     ``version``, ``eventId``, ``createdAt``, ``workspaceKey`` and ``workspaceRootHash`` and
     sanitises every field before appending it to the log."""
@@ -498,7 +509,7 @@ class EvidenceInput(_Base, frozen=True, kw_only=True):
     text_preview: str | None = None
 
 
-class EvidenceEvent(_Base, frozen=True, kw_only=True):
+class EvidenceEvent(_Base):
     """One line of ``evidence/events.jsonl`` (schema v1, key order as the reference writes it)."""
 
     version: int
