@@ -223,7 +223,7 @@ class HotStateLimits:
 class SessionFileLimits:
     #: A session that never ended is pruned once idle this long and nothing of it is left
     #: in the pending journal (its pending memories were adopted after 24 hours, docs/decisions.md#d7)
-    PRUNE_IDLE_AFTER_MS: Final = 7 * 24 * 3_600_000
+    PRUNE_IDLE_AFTER_MS: Final = 7 * DAY_MS
 
 
 class PromotionRetryLimits:
@@ -236,14 +236,14 @@ class PendingJournalLimits:
     MAX_AGE_DAYS: Final = 30
     #: Owned entries of a session idle this long are adopted by the next promotion
     #: (docs/decisions.md#d7).
-    ORPHAN_ADOPT_AFTER_MS: Final = 24 * 3_600_000
+    ORPHAN_ADOPT_AFTER_MS: Final = DAY_MS
 
 
 class CacheLimits:
     MAX_PROCESSED_MESSAGES_PER_SESSION: Final = 50
-    FROZEN_TTL_MS: Final = 3_600_000
+    FROZEN_TTL_MS: Final = HOUR_MS
     #: how long an ended session's hot state waits for a resume (docs/hosts.md, "Resume")
-    RESUME_HOT_STATE_TTL_MS: Final = 86_400_000
+    RESUME_HOT_STATE_TTL_MS: Final = DAY_MS
 
 
 class EvidenceLogLimits:
