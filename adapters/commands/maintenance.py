@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from adapters.commands import CommandError, context, write, write_json
+from adapters.commands import EXIT_OK, CommandError, context, write, write_json
 
 
 def import_owm(args: argparse.Namespace) -> int:
@@ -20,7 +20,7 @@ def import_owm(args: argparse.Namespace) -> int:
     except ImportSourceError as exc:
         raise CommandError(str(exc)) from None
     write(format_report(report))
-    return 0
+    return EXIT_OK
 
 
 def cleanup(args: argparse.Namespace) -> int:
@@ -58,4 +58,4 @@ def cleanup(args: argparse.Namespace) -> int:
                 include_orphans=args.include_orphans,
             )
         )
-    return 0
+    return EXIT_OK
