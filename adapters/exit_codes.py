@@ -1,6 +1,6 @@
 """The exit codes of every workmem process: the ``workmem`` command, its hook calls, the hook server,
 ``workmem serve`` and ``workmem mcp`` (docs/decisions.md#d12). ``workmem --help`` prints
-:data:`HELP`; README.md lists the same table."""
+:data:`HELP`."""
 
 from __future__ import annotations
 
