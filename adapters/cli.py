@@ -261,8 +261,8 @@ def _one_line(text: str) -> str:
 
 
 def _storage_error(exc: BaseException) -> bool:
-    filestore = sys.modules.get("adapters.filestore")
-    if filestore is not None and isinstance(exc, filestore.StorageError):
+    storage = sys.modules.get("adapters.storage_io")
+    if storage is not None and isinstance(exc, storage.StorageError):
         return True
     lock = sys.modules.get("adapters.locking")
     if lock is not None and isinstance(exc, lock.Timeout):
