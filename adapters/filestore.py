@@ -32,6 +32,10 @@ Guarantees:
 * Unreadable or unwritable storage (permission denied, read-only file system, disk full, a directory
   where a file should be) raises :class:`StorageUnavailable` with a one-line message; nothing on disk
   is lost.
+
+This module holds :class:`Workspace` (the files, the lock, the read-only views); the transaction is
+:mod:`adapters.transaction` and what both share is :mod:`adapters.storage_io`. Every name is importable
+from here.
 """
 
 from __future__ import annotations
@@ -48,13 +52,7 @@ import msgspec
 
 from adapters import locking
 from adapters.evidence_log import EvidenceLog
-from adapters.jsonl import (
-    O_NOFOLLOW,
-    ensure_private_dir,
-    read_bytes,
-    refuse_symlink,
-    split_lines,
-)
+from adapters.jsonl import O_NOFOLLOW, ensure_private_dir, read_bytes, refuse_symlink, split_lines
 from adapters.paths import (
     WorkspacePaths,
     session_file_name,

@@ -13,20 +13,11 @@ import msgspec
 from returns.result import Result
 
 from adapters.evidence_log import describe_os_error
-from adapters.jsonl import (
-    SymlinkRefused,
-    read_bytes,
-)
+from adapters.jsonl import SymlinkRefused, read_bytes
 from domain.codec import DecodeFailure
 from domain.ids import hash16
 from domain.keys import exact_key
-from domain.model import (
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    Outcome,
-    Phase,
-)
+from domain.model import EventType, EvidenceInput, MemoryEntry, Outcome, Phase
 
 T = TypeVar("T")
 S = TypeVar("S", bound=msgspec.Struct)

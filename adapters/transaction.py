@@ -13,17 +13,8 @@ import msgspec
 from msgspec.structs import replace
 
 from adapters.evidence_log import describe_os_error, warn
-from adapters.jsonl import (
-    append_records,
-    atomic_write,
-    ensure_private_dir,
-    rotate_if_larger,
-)
-from adapters.paths import (
-    migration_log,
-    rejection_log,
-    session_file_name,
-)
+from adapters.jsonl import append_records, atomic_write, ensure_private_dir, rotate_if_larger
+from adapters.paths import migration_log, rejection_log, session_file_name
 from adapters.storage_io import (
     KIND_JOURNAL,
     KIND_SESSION,
