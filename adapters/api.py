@@ -5,7 +5,8 @@ so a rule written once holds everywhere (the safety gate for a ``remember``, sub
 no writes, ...). Each mutating method runs lock → read → pure step → write → evidence through
 :func:`adapters.commands._run.run_operation`; read-only methods never write.
 
-Results are frozen ``msgspec.Struct`` values. Failures:
+Results are frozen ``msgspec.Struct`` values (defined in :mod:`adapters.api_values` with the checks of
+the arguments, and importable from here). Failures:
 
 * :class:`StorageError` (from :mod:`adapters.filestore`) — the storage could not be used: lock timeout,
   permission, read-only or full disk, a stale write. Nothing on disk is lost; retrying is safe.
@@ -18,18 +19,35 @@ Results are frozen ``msgspec.Struct`` values. Failures:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-import msgspec
-
-from adapters.filestore import DEFAULT_LOCK_TIMEOUT_S, StorageError, StorageUnavailable
-from domain.model import EventType, EvidenceInput, Importance, MemoryType
+from adapters.api_values import (
+    CompactionPrompt,
+    Decision,
+    Edit,
+    Explanation,
+    Injection,
+    InvalidInput,
+    Memory,
+    Observed,
+    Remembered,
+    checked_session_id,
+    checked_text,
+    decisions,
+    importance_of,
+    injection_of,
+    memory_rows,
+    memory_type_of,
+    storage_error_from,
+)
+from adapters.filestore import DEFAULT_LOCK_TIMEOUT_S, StorageError
+from domain.model import Importance, MemoryType
 
 if TYPE_CHECKING:
     from adapters.filestore import SnapshotCache, Workspace
-    from domain.model import MemoryEntry, SessionState, WorkspaceStore
+    from domain.model import SessionState, WorkspaceStore
     from domain.operations import OpResult, Snapshot
 
 __all__ = [
@@ -45,234 +63,6 @@ __all__ = [
     "StorageError",
     "WorkingMemory",
 ]
-
-
-class InvalidInput(ValueError):
-    """An argument the API cannot act on; the message is one line. Nothing was read or written."""
-
-
-# ---------------------------------------------------------------------------------------------------
-# Results
-# ---------------------------------------------------------------------------------------------------
-
-
-class Injection(msgspec.Struct, frozen=True, rename="camel"):
-    """What a host puts into the prompt: ``text`` is the frozen workspace ``block``, then the
-    ``hot_state``, separated by a blank line (a host that keeps system entries apart may inject the
-    two separately). All empty for a sub-agent session."""
-
-    text: str
-    block: str = ""
-    hot_state: str = ""
-
-
-def _injection(state: SessionState | None, root: str) -> Injection:
-    from domain.operations import context_text
-    from domain.session import render_hot_state
-
-    if state is None or state.parent_session_id is not None:
-        return Injection("")
-    hot = render_hot_state(state, root)
-    return Injection(context_text(state, root), block=state.frozen_block or "", hot_state=hot)
-
-
-class CompactionPrompt(msgspec.Struct, frozen=True):
-    """The prompt a host sends when it compacts (asks for a ``Memory candidates:`` section)."""
-
-    text: str
-
-
-class Explanation(msgspec.Struct, frozen=True):
-    """Why each memory is (or is not) in the block, as ``workmem explain`` prints it."""
-
-    text: str
-
-
-class Decision(msgspec.Struct, frozen=True, kw_only=True):
-    """What happened to one memory in an operation: ``action`` is ``pending``, ``accept``,
-    ``promoted``, ``absorbed``, ``superseded``, ``retry``, ``exhausted`` (kept) or ``ignored``,
-    ``reject``, ``rejected`` (refused, with ``reasons``). ``text`` is a redacted preview."""
-
-    action: str
-    text: str
-    type: str | None = None
-    reasons: tuple[str, ...] = ()
-    rejected: bool = False
-
-    def line(self) -> str:
-        """The one-line form the CLI prints."""
-        if self.rejected:
-            return f"{self.action} {','.join(self.reasons) or 'rejected'}: {self.text}".rstrip()
-        return f"{self.action} [{self.type or '?'}] {self.text}".rstrip()
-
-
-class Observed(msgspec.Struct, frozen=True):
-    """The result of observing a message, a tool result, a compaction or a session end."""
-
-    decisions: tuple[Decision, ...] = ()
-
-
-class Remembered(msgspec.Struct, frozen=True, kw_only=True):
-    """``outcome``: ``promoted`` (new), ``absorbed`` (reinforced an existing memory), ``superseded``
-    or ``rejected`` (by the safety gate; ``reasons`` says why, ``id`` is ``None``)."""
-
-    outcome: str
-    id: str | None
-    type: str
-    reasons: tuple[str, ...] = ()
-
-
-class Edit(msgspec.Struct, frozen=True, kw_only=True):
-    """The result of ``forget``, ``supersede`` or ``restore``. ``outcome``: ``forgotten``,
-    ``superseded`` (``id`` is the new memory), ``restored``, ``unchanged``, ``rejected`` (the new
-    text of a supersede was refused, see ``reasons``) or ``unknown`` (no memory with ``target``)."""
-
-    outcome: str
-    target: str
-    id: str | None = None
-    reasons: tuple[str, ...] = ()
-
-
-class Memory(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
-    """One stored memory as ``workmem list --json`` shows it."""
-
-    id: str
-    type: str
-    text: str
-    source: str
-    status: str
-    strength: float
-    rendered: bool
-    reinforcement_count: int
-    created_at: str
-    updated_at: str
-    user_importance: str | None = None
-    rationale: str | None = None
-    superseded_by: str | None = None
-
-
-# ---------------------------------------------------------------------------------------------------
-# Event → decision
-# ---------------------------------------------------------------------------------------------------
-
-_KEPT: Final[dict[str, str]] = {
-    EventType.EXPLICIT_MEMORY_DETECTED: "pending",
-    EventType.EXTRACTION_CANDIDATE_ACCEPTED: "accept",
-    EventType.PROMOTION_PROMOTED: "promoted",
-    EventType.PROMOTION_ABSORBED_EXACT: "absorbed",
-    EventType.PROMOTION_ABSORBED_IDENTITY: "absorbed",
-    EventType.PROMOTION_SUPERSEDED: "superseded",
-    EventType.MEMORY_SUPERSEDED: "superseded",
-    EventType.PROMOTION_RETRY_SCHEDULED: "retry",
-    EventType.PROMOTION_RETRY_EXHAUSTED: "exhausted",
-}
-_REFUSED: Final[dict[str, str]] = {
-    EventType.EXPLICIT_MEMORY_IGNORED: "ignored",
-    EventType.EXTRACTION_CANDIDATE_REJECTED: "reject",
-    EventType.PROMOTION_REJECTED_CAPACITY: "rejected",
-}
-
-
-def _single_line(text: str) -> str:
-    from adapters.commands import one_line
-
-    return one_line(text)
-
-
-def decisions(events: Iterable[EvidenceInput]) -> tuple[Decision, ...]:
-    """A short, redacted account of what happened to each memory (one per relevant event)."""
-    found: list[Decision] = []
-    for ev in events:
-        preview = _single_line(ev.text_preview or "")
-        kind = ev.memory.type if ev.memory is not None and ev.memory.type else None
-        if ev.type in _KEPT and ev.outcome != "rejected":
-            found.append(Decision(action=_KEPT[ev.type], text=preview, type=kind))
-        elif ev.type in _REFUSED or (ev.type in _KEPT and ev.outcome == "rejected"):
-            found.append(
-                Decision(
-                    action=_REFUSED.get(ev.type, "rejected"),
-                    text=preview,
-                    type=kind,
-                    reasons=tuple(ev.reason_codes),
-                    rejected=True,
-                )
-            )
-    return tuple(found)
-
-
-def _memory_type(value: MemoryType | str | None, text: str) -> MemoryType:
-    if isinstance(value, MemoryType):
-        return value
-    if value is None:
-        from domain.extraction import classify_explicit_memory
-
-        return classify_explicit_memory(text)
-    try:
-        return MemoryType(value)
-    except ValueError:
-        allowed = ", ".join(t.value for t in MemoryType)
-        raise InvalidInput(f"unknown memory type {str(value)[:40]!r} (one of: {allowed})") from None
-
-
-def _importance(value: Importance | str | None) -> Importance | None:
-    if value is None or isinstance(value, Importance):
-        return value
-    try:
-        return Importance(value)
-    except ValueError:
-        allowed = ", ".join(i.value for i in Importance)
-        raise InvalidInput(f"unknown importance {str(value)[:40]!r} (one of: {allowed})") from None
-
-
-def _session_id(value: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput("a session id must be a non-empty string")
-    return value
-
-
-def _text(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidInput(f"{what} must be a string")
-    return value
-
-
-def _storage_from_os_error(exc: OSError) -> StorageUnavailable:
-    reason = exc.strerror or type(exc).__name__
-    where = f" ({exc.filename})" if exc.filename else ""
-    return StorageUnavailable(" ".join(f"{reason}{where}".split()))
-
-
-def memory_rows(store: WorkspaceStore, now_ms: int, *, include_all: bool) -> tuple[Memory, ...]:
-    """The store as ``list`` shows it: active memories strongest first, then (with ``include_all``)
-    the others. ``store`` should already be normalised (in memory)."""
-    from domain.model import MemoryStatus
-    from domain.render import render_workspace_block
-    from domain.retention import dormancy_at, sort_by_retention, strength
-
-    dormancy = dormancy_at(store, now_ms)
-    rendered = {e.id for e in render_workspace_block(store, now_ms).rendered}
-    active = [e for e in store.entries if e.status is MemoryStatus.ACTIVE]
-    ordered: list[MemoryEntry] = sort_by_retention(active, now_ms, dormancy)
-    if include_all:
-        ordered += [e for e in store.entries if e.status is not MemoryStatus.ACTIVE]
-    return tuple(
-        Memory(
-            id=entry.id,
-            type=entry.type.value,
-            text=entry.text,
-            source=entry.source.value,
-            status=entry.status.value,
-            strength=strength(entry, now_ms, dormancy),  # full precision: rounding is for people
-            rendered=entry.id in rendered,
-            reinforcement_count=entry.reinforcement_count or 0,
-            created_at=entry.created_at,
-            updated_at=entry.updated_at,
-            user_importance=entry.user_importance.value if entry.user_importance is not None else None,
-            rationale=entry.rationale or None,
-            superseded_by=entry.superseded_by or None,
-        )
-        for entry in ordered
-    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -350,10 +140,10 @@ class WorkingMemory:
 
         if parent is not None:
             return Injection("")
-        sid = _session_id(session)
+        sid = checked_session_id(session)
         now = self.now_ms()
         result = self._run_at(now, sid, lambda snap: operations.open_session(snap, sid, now))
-        found = _injection(result.session, self.root)
+        found = injection_of(result.session, self.root)
         return found if found.text == result.output else Injection(result.output)
 
     def user_message(
@@ -366,8 +156,8 @@ class WorkingMemory:
 
         if parent is not None:
             return Observed()
-        sid = _session_id(session)
-        text = _text(text, "the message text")
+        sid = checked_session_id(session)
+        text = checked_text(text, "the message text")
         now = self.now_ms()
         mid = message_id or f"msg_{hash16(f'{now}:{text}')}"
         result = self._run_at(
@@ -397,7 +187,7 @@ class WorkingMemory:
         event = ToolEvent(tool=tool, args=dict(args or {}), output=output, exit_code=exit_code)
         if parent is not None:
             return Observed()
-        sid = _session_id(session)
+        sid = checked_session_id(session)
         now = self.now_ms()
         result = self._run_at(
             now,
@@ -414,8 +204,8 @@ class WorkingMemory:
 
         if parent is not None:
             return Observed()
-        sid = _session_id(session)
-        summary = _text(summary, "the summary")
+        sid = checked_session_id(session)
+        summary = checked_text(summary, "the summary")
         now = self.now_ms()
         result = self._run_at(now, sid, lambda snap: operations.observe_compaction(snap, sid, summary, now))
         return Observed(decisions(result.events))
@@ -426,7 +216,7 @@ class WorkingMemory:
 
         if parent is not None:
             return Observed()
-        sid = _session_id(session)
+        sid = checked_session_id(session)
         now = self.now_ms()
         result = self._run_at(
             now, sid, lambda snap: operations.end_session(snap, sid, now), with_others=False
@@ -438,13 +228,13 @@ class WorkingMemory:
     def context(self, session: str) -> Injection:
         """The text the session injects right now (frozen block + hot state), without opening a new
         epoch; empty for a session that was never opened. Read-only."""
-        return _injection(self._read_session(_session_id(session)), self.root)
+        return injection_of(self._read_session(checked_session_id(session)), self.root)
 
     def compaction_prompt(self, session: str) -> CompactionPrompt:
         """The compaction prompt for this session (its numbered block and hot state). Read-only."""
         from domain import operations
 
-        state = self._read_session(_session_id(session))
+        state = self._read_session(checked_session_id(session))
         return CompactionPrompt(operations.compaction_prompt(state, self.root))
 
     # ---- the user's own commands ------------------------------------------------------------------
@@ -463,9 +253,9 @@ class WorkingMemory:
         from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
 
         # a memory is stored with 260 characters: a huge text is not classified and gated whole
-        text = cut_at_whitespace(_text(text, "the memory text"), MEMORY_INPUT_CHARS)
-        kind = _memory_type(type, text)
-        level = _importance(importance)
+        text = cut_at_whitespace(checked_text(text, "the memory text"), MEMORY_INPUT_CHARS)
+        kind = memory_type_of(type, text)
+        level = importance_of(importance)
         now = self.now_ms()
         result = self._run_at(
             now,
@@ -496,8 +286,8 @@ class WorkingMemory:
         from domain import operations
 
         target = str(memory_id)
-        text = _text(text, "the memory text")
-        kind = _memory_type(type, text) if type is not None else None
+        text = checked_text(text, "the memory text")
+        kind = memory_type_of(type, text) if type is not None else None
         now = self.now_ms()
         result = self._run_at(
             now,
@@ -531,7 +321,7 @@ class WorkingMemory:
             scoped = tuple(r for r in records if not r.workspace_key or r.workspace_key == key)
             src = load_input(workspace_paths_for_key(self.home, key), self.root, key, scoped)
         except OSError as exc:
-            raise _storage_from_os_error(exc) from None
+            raise storage_error_from(exc) from None
         return Explanation(format_explain(src, now, memory_id))
 
     def normalized_store(self) -> tuple[WorkspaceStore, int]:
@@ -555,7 +345,7 @@ class WorkingMemory:
             store = loaded.value
             archive = ws.read_archive() if store.archived else {}
         except OSError as exc:
-            raise _storage_from_os_error(exc) from None
+            raise storage_error_from(exc) from None
         return normalize_store(store, now, archive=archive).store, now
 
     def block(self) -> Injection:
@@ -588,13 +378,13 @@ class WorkingMemory:
         try:
             return run_operation(self.workspace(), now, session, step, with_others=with_others)
         except OSError as exc:
-            raise _storage_from_os_error(exc) from None
+            raise storage_error_from(exc) from None
 
     def _read_session(self, session: str) -> SessionState | None:
         try:
             return self.workspace().read_session(session).value
         except OSError as exc:
-            raise _storage_from_os_error(exc) from None
+            raise storage_error_from(exc) from None
 
     @staticmethod
     def _edit(result: OpResult, target: str) -> Edit:

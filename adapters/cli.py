@@ -14,22 +14,22 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from adapters import __version__
+from adapters.exit_codes import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_STORAGE,
+    EXIT_UNEXPECTED,
+    EXIT_USAGE,
+    HELP,
+)
 
 if TYPE_CHECKING:
     import argparse
 
-EXIT_OK = 0
-EXIT_UNEXPECTED = 1
-EXIT_USAGE = 2
-EXIT_REJECTED = 3
-EXIT_STORAGE = 4
 
-EPILOG = """exit codes:
-  0  success
-  1  unexpected failure
-  2  usage error (bad option, unreadable FILE, invalid JSON in --args, invalid WORKMEM_NOW)
-  3  input rejected (the safety gate, or forget/supersede/restore of an unknown id)
-  4  storage unavailable (lock timeout, permission, read-only or full disk)
+EPILOG = (
+    HELP
+    + """
 
 environment:
   WORKMEM_HOME          data directory (default: the platform's user data directory)
@@ -39,6 +39,7 @@ environment:
   WORKMEM_HOOK_SERVER=0 hook calls handle their events themselves (no hook server)
 
 Global options go before the command, --json after it: workmem --workspace . list --json"""
+)
 
 TYPES = ("feedback", "project", "decision", "reference")
 HOSTS = ("claude-code", "codex", "opencode")
@@ -263,8 +264,8 @@ def _one_line(text: str) -> str:
 
 
 def _storage_error(exc: BaseException) -> bool:
-    filestore = sys.modules.get("adapters.filestore")
-    if filestore is not None and isinstance(exc, filestore.StorageError):
+    storage = sys.modules.get("adapters.storage_io")
+    if storage is not None and isinstance(exc, storage.StorageError):
         return True
     lock = sys.modules.get("adapters.locking")
     if lock is not None and isinstance(exc, lock.Timeout):
@@ -370,7 +371,7 @@ def _main(arguments: list[str], args: argparse.Namespace | None) -> int:
         return EXIT_OK if code == EXIT_USAGE and _is_hook_call(arguments) else code
     except KeyboardInterrupt:
         sys.stderr.write("workmem: interrupted\n")
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # the reader went away (``workmem list | head``): silence the final flush
         try:

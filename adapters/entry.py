@@ -11,6 +11,8 @@ from __future__ import annotations
 import io
 import sys
 
+from adapters.exit_codes import EXIT_OK
+
 
 def main() -> int:
     argv = sys.argv[1:]
@@ -27,7 +29,7 @@ def main() -> int:
             answer = call.ask() if call is not None else None
             if answer is not None:
                 hook_client.write_output(*answer)
-                return 0
+                return EXIT_OK
             # no server: this process handles the event, reading the payload it already read
             sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", errors="replace")
     from adapters.cli import main as cli_main

@@ -36,11 +36,10 @@ from adapters.jsonl import (
 )
 from domain.evidence_records import build_record, event_time_ms, parse_event_line, prune_indices
 from domain.ids import event_id
-from domain.model import EvidenceEvent, EvidenceInput, EvidenceLogLimits
+from domain.model import DAY_MS, EvidenceEvent, EvidenceInput, EvidenceLogLimits
 from domain.text import strip_controls
 from domain.timeutil import iso_from_ms
 
-DAY_MS: Final = 86_400_000
 PRUNE_SLACK_EVENTS: Final = 100
 PRUNE_SLACK_BYTES: Final = 128 * 1024
 PRUNE_SLACK_MS: Final = DAY_MS

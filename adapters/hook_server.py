@@ -33,6 +33,7 @@ import time
 from typing import Any, Final
 
 from adapters import hook_client
+from adapters.exit_codes import EXIT_OK, EXIT_USAGE
 from adapters.hook_client import receive as _receive
 from adapters.hook_client import send as _send
 from adapters.hook_client import socket_path
@@ -134,7 +135,7 @@ def serve(home: str, print_: str, idle_s: float) -> int:
     try:
         lock.acquire()
     except (locking.Timeout, OSError):
-        return 0
+        return EXIT_OK
     # warm up: what every event needs, imported once
     import adapters.commands._run
     import adapters.hosts.claude_code
@@ -177,7 +178,7 @@ def serve(home: str, print_: str, idle_s: float) -> int:
             with contextlib.suppress(OSError):
                 os.unlink(path)
             lock.release()
-    return 0
+    return EXIT_OK
 
 
 class _Counter:
@@ -223,7 +224,7 @@ def _answer(conn: socket.socket, in_flight: _Counter, cache: Any) -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        return 2
+        return EXIT_USAGE
     try:
         idle = float(os.environ.get(hook_client.IDLE_ENV, "") or IDLE_S)
     except ValueError:

@@ -20,6 +20,7 @@ import msgspec
 
 from adapters import __version__
 from adapters.api import Edit, InvalidInput, Remembered, StorageError, WorkingMemory
+from adapters.exit_codes import EXIT_OK
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -130,4 +131,4 @@ def mcp_cmd(args: argparse.Namespace) -> int:
     home = data_home(override=getattr(args, "home", None))
     memory = WorkingMemory(root, home=home, lock_timeout_s=lock_timeout_s())
     build_server(memory).run("stdio")
-    return 0
+    return EXIT_OK

@@ -24,6 +24,7 @@ import msgspec
 from adapters import __version__
 from adapters.api import InvalidInput, WorkingMemory
 from adapters.clock import ClockError
+from adapters.exit_codes import EXIT_OK
 from adapters.filestore import SnapshotCache, StorageError
 
 PROTOCOL: Final = 1
@@ -256,4 +257,4 @@ def serve(args: Any) -> int:
 
     server = Server(data_home(override=getattr(args, "home", None)), lock_timeout_s=lock_timeout_s())
     run(sys.stdin.buffer, sys.stdout.buffer, server)  # a broken pipe ends it quietly (adapters.cli)
-    return 0
+    return EXIT_OK

@@ -12,6 +12,7 @@ from typing import Any, Final
 import msgspec
 
 from adapters.commands import EXIT_USAGE, CommandError
+from domain.model import DAY_MS
 from domain.render import render_workspace_block
 from domain.retention import Tuning
 from domain.simulation.engine import SimRun
@@ -112,7 +113,7 @@ def _final_block(run: SimRun, scenario: Scenario) -> str:
     """The block a session opening right after the last simulated day would see."""
     from domain.simulation.workspace import date_ms
 
-    end_ms = date_ms(scenario.start) + scenario.days * 86_400_000
+    end_ms = date_ms(scenario.start) + scenario.days * DAY_MS
     return render_workspace_block(run.final_store, end_ms, scenario.parameters.tuning()).text
 
 

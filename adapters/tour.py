@@ -25,6 +25,7 @@ from typing import Final
 
 from adapters.clock import NOW_ENV
 from adapters.clock import now_ms as clock_now_ms
+from adapters.exit_codes import EXIT_OK, EXIT_UNEXPECTED
 from adapters.paths import HOME_ENV
 from domain.model import DAY_MS
 from domain.timeutil import iso_from_ms
@@ -152,7 +153,7 @@ def run_tour(home: str | None, start_ms: int) -> int:
         shutil.rmtree(workspace, ignore_errors=True)
         if owned_home:
             shutil.rmtree(home_dir, ignore_errors=True)
-    return 0 if tour.failures == 0 else 1
+    return EXIT_OK if tour.failures == 0 else EXIT_UNEXPECTED
 
 
 def tour(args: argparse.Namespace) -> int:

@@ -37,6 +37,7 @@ from typing import NamedTuple
 from adapters.paths import workspace_paths
 from domain.codec import encode_pretty
 from domain.model import (
+    DAY_MS,
     MemoryEntry,
     MemorySource,
     MemoryStatus,
@@ -72,7 +73,7 @@ def build_store(home: Path, root: str, entries: int) -> None:
     stamp = iso_from_ms(NOW)
     items = []
     for i in range(entries):
-        created = iso_from_ms(NOW - (i % 20) * 86_400_000)
+        created = iso_from_ms(NOW - (i % 20) * DAY_MS)
         items.append(
             MemoryEntry(
                 id=f"mem_{NOW}_{i:06d}",
@@ -83,7 +84,7 @@ def build_store(home: Path, root: str, entries: int) -> None:
                 status=MemoryStatus.ACTIVE,
                 created_at=created,
                 updated_at=created,
-                retention_clock=NOW - (i % 20) * 86_400_000,
+                retention_clock=NOW - (i % 20) * DAY_MS,
             )
         )
     layout = workspace_paths(home, root)

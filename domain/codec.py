@@ -261,7 +261,3 @@ def decode_journal(data: bytes | str) -> Result[PendingJournal, DecodeFailure]:
 
 def decode_session(data: bytes | str) -> Result[SessionState, DecodeFailure]:
     return decode(data, SessionState)
-
-
-def decode_event(data: bytes | str) -> Result[EvidenceEvent, DecodeFailure]:
-    return decode(data, EvidenceEvent)

@@ -6,180 +6,53 @@ re-encodes with the same names. Optional fields default to ``None`` (or an empty
 out of the JSON when they hold their default, which mirrors how the reference omits ``undefined``.
 
 Unknown JSON fields are kept by the codec (``domain.codec``) in the ``extras`` mapping of the struct
-that carried them and written back on encode; the domain itself never reads them.
+that carried them and written back on encode; the domain itself never reads them. The enumerations
+are defined in ``domain.enums`` and importable from here.
 """
 
-
-from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, dataclass_transform
 
 import msgspec
 
-# ---------------------------------------------------------------------------------------------
-# Enumerations
-# ---------------------------------------------------------------------------------------------
-
-
-class MemoryType(StrEnum):
-    FEEDBACK = "feedback"
-    PROJECT = "project"
-    DECISION = "decision"
-    REFERENCE = "reference"
-
-
-class MemorySource(StrEnum):
-    EXPLICIT = "explicit"
-    COMPACTION = "compaction"
-    MANUAL = "manual"
-
-
-class MemoryStatus(StrEnum):
-    ACTIVE = "active"
-    SUPERSEDED = "superseded"
-
-
-class Importance(StrEnum):
-    LOW = "low"
-    NORMAL = "normal"
-    HIGH = "high"
-
-
-#: Render section order (fixed by the reference).
-SECTION_ORDER: Final[tuple[MemoryType, ...]] = (
-    MemoryType.FEEDBACK,
-    MemoryType.PROJECT,
-    MemoryType.DECISION,
-    MemoryType.REFERENCE,
+from domain.enums import (
+    SECTION_ORDER as SECTION_ORDER,
 )
-
-
-class FileAction(StrEnum):
-    READ = "read"
-    GREP = "grep"
-    EDIT = "edit"
-    WRITE = "write"
-
-
-class ErrorCategory(StrEnum):
-    TYPECHECK = "typecheck"
-    TEST = "test"
-    LINT = "lint"
-    BUILD = "build"
-    RUNTIME = "runtime"
-    TOOL = "tool"
-
-
-class ErrorStatus(StrEnum):
-    OPEN = "open"
-    MAYBE_FIXED = "maybe_fixed"
-
-
-class DecisionSource(StrEnum):
-    ASSISTANT = "assistant"
-    USER = "user"
-    COMPACTION = "compaction"
-
-
-class EventType(StrEnum):
-    EXTRACTION_CANDIDATE_ACCEPTED = "extraction_candidate_accepted"
-    EXTRACTION_CANDIDATE_REJECTED = "extraction_candidate_rejected"
-    EXPLICIT_MEMORY_DETECTED = "explicit_memory_detected"
-    EXPLICIT_MEMORY_IGNORED = "explicit_memory_ignored"
-    PENDING_MEMORY_APPENDED = "pending_memory_appended"
-    PENDING_MEMORY_CLEARED = "pending_memory_cleared"
-    PROMOTION_PROMOTED = "promotion_promoted"
-    PROMOTION_ABSORBED_EXACT = "promotion_absorbed_exact"
-    PROMOTION_ABSORBED_IDENTITY = "promotion_absorbed_identity"
-    PROMOTION_SUPERSEDED = "promotion_superseded"
-    PROMOTION_REJECTED_CAPACITY = "promotion_rejected_capacity"
-    PROMOTION_RETRY_SCHEDULED = "promotion_retry_scheduled"
-    PROMOTION_RETRY_EXHAUSTED = "promotion_retry_exhausted"
-    MEMORY_REINFORCED = "memory_reinforced"
-    RENDER_SELECTED = "render_selected"
-    RENDER_OMITTED = "render_omitted"
-    MEMORY_REMOVED_CAPACITY = "memory_removed_capacity"
-    STORAGE_CORRUPT_JSON_QUARANTINED = "storage_corrupt_json_quarantined"
-    STORAGE_STALE_LOCK_RECOVERED = "storage_stale_lock_recovered"
-    STORAGE_LOCK_TIMEOUT = "storage_lock_timeout"
-    HOOK_FAILED = "hook_failed"
-    # workmem additions (docs/compatibility.md)
-    MEMORY_ABSORBED = "memory_absorbed"
-    MEMORY_ARCHIVED = "memory_archived"
-    MEMORY_REVIVED = "memory_revived"
-    MEMORY_SUPERSEDED = "memory_superseded"
-    MEMORY_FORGOTTEN = "memory_forgotten"
-    MEMORY_RESTORED = "memory_restored"
-    MEMORY_MIGRATED = "memory_migrated"
-    MEMORY_REDACTED = "memory_redacted"
-    #: a compaction was observed without a summary to read candidates from (never a silent loss)
-    COMPACTION_SUMMARY_MISSING = "compaction_summary_missing"
-    #: a session ended but its hot state is kept for a resume (docs/hosts.md)
-    SESSION_SUSPENDED = "session_suspended"
-    #: a resumed session's kept hot state was older than the resume window and was dropped
-    SESSION_HOT_STATE_EXPIRED = "session_hot_state_expired"
-    WORKSPACE_DORMANCY_RECORDED = "workspace_dormancy_recorded"
-    STORAGE_STALE_WRITE_REJECTED = "storage_stale_write_rejected"
-    #: a pending memory that did not make it into the store for a reason other than capacity
-    #: (docs/decisions.md#b16)
-    PROMOTION_REJECTED = "promotion_rejected"
-    #: the file of a session idle past the adoption limit, whose pending memories were adopted
-    SESSION_PRUNED = "session_pruned"
-
-
-class Phase(StrEnum):
-    EXTRACTION = "extraction"
-    EXPLICIT = "explicit"
-    PENDING_JOURNAL = "pending_journal"
-    PROMOTION = "promotion"
-    REINFORCEMENT = "reinforcement"
-    RENDER = "render"
-    STORAGE = "storage"
-    HOOK = "hook"
-    # workmem additions
-    CONSOLIDATION = "consolidation"
-    MIGRATION = "migration"
-    LIFECYCLE = "lifecycle"
-
-
-class Outcome(StrEnum):
-    ACCEPTED = "accepted"
-    REJECTED = "rejected"
-    PROMOTED = "promoted"
-    ABSORBED = "absorbed"
-    SUPERSEDED = "superseded"
-    RENDERED = "rendered"
-    OMITTED = "omitted"
-    REMOVED = "removed"
-    RETRIED = "retried"
-    EXHAUSTED = "exhausted"
-    REINFORCED = "reinforced"
-    QUARANTINED = "quarantined"
-    FAILED = "failed"
-    RECOVERED = "recovered"
-    # workmem additions
-    ARCHIVED = "archived"
-    REVIVED = "revived"
-    CLEARED = "cleared"
-    FORGOTTEN = "forgotten"
-    RESTORED = "restored"
-    RECORDED = "recorded"
-    REDACTED = "redacted"
-
-
-class RelationRole(StrEnum):
-    CANDIDATE = "candidate"
-    PENDING = "pending"
-    PROMOTED = "promoted"
-    RETAINED = "retained"
-    ABSORBED = "absorbed"
-    SUPERSEDED = "superseded"
-    SUPERSEDED_BY = "superseded_by"
-    REINFORCED = "reinforced"
-    REINFORCED_BY = "reinforced_by"
-    RENDERED = "rendered"
-    OMITTED = "omitted"
-    REMOVED = "removed"
-
+from domain.enums import (
+    DecisionSource as DecisionSource,
+)
+from domain.enums import (
+    ErrorCategory as ErrorCategory,
+)
+from domain.enums import (
+    ErrorStatus as ErrorStatus,
+)
+from domain.enums import (
+    EventType as EventType,
+)
+from domain.enums import (
+    FileAction as FileAction,
+)
+from domain.enums import (
+    Importance as Importance,
+)
+from domain.enums import (
+    MemorySource as MemorySource,
+)
+from domain.enums import (
+    MemoryStatus as MemoryStatus,
+)
+from domain.enums import (
+    MemoryType as MemoryType,
+)
+from domain.enums import (
+    Outcome as Outcome,
+)
+from domain.enums import (
+    Phase as Phase,
+)
+from domain.enums import (
+    RelationRole as RelationRole,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Limits (docs/decisions.md#limits)
@@ -191,7 +64,6 @@ HOUR_MS: Final = 3_600_000
 
 class LongTermLimits:
     MAX_RENDERED_CHARS: Final = 3600
-    TARGET_RENDERED_CHARS: Final = 3000  # kept for parity; unused by the reference as well
     MAX_ENTRIES: Final = 28
     MAX_ENTRY_TEXT_CHARS: Final = 260
     MAX_RATIONALE_CHARS: Final = 180
@@ -224,7 +96,7 @@ class HotStateLimits:
 class SessionFileLimits:
     #: A session that never ended is pruned once idle this long and nothing of it is left
     #: in the pending journal (its pending memories were adopted after 24 hours, docs/decisions.md#d7)
-    PRUNE_IDLE_AFTER_MS: Final = 7 * 24 * 3_600_000
+    PRUNE_IDLE_AFTER_MS: Final = 7 * DAY_MS
 
 
 class PromotionRetryLimits:
@@ -237,16 +109,14 @@ class PendingJournalLimits:
     MAX_AGE_DAYS: Final = 30
     #: Owned entries of a session idle this long are adopted by the next promotion
     #: (docs/decisions.md#d7).
-    ORPHAN_ADOPT_AFTER_MS: Final = 24 * 3_600_000
+    ORPHAN_ADOPT_AFTER_MS: Final = DAY_MS
 
 
 class CacheLimits:
-    MAX_FROZEN_SESSIONS: Final = 50
-    MAX_PROCESSED_SESSION_IDS: Final = 200
     MAX_PROCESSED_MESSAGES_PER_SESSION: Final = 50
-    FROZEN_TTL_MS: Final = 3_600_000
+    FROZEN_TTL_MS: Final = HOUR_MS
     #: how long an ended session's hot state waits for a resume (docs/hosts.md, "Resume")
-    RESUME_HOT_STATE_TTL_MS: Final = 86_400_000
+    RESUME_HOT_STATE_TTL_MS: Final = DAY_MS
 
 
 class EvidenceLogLimits:
@@ -272,11 +142,25 @@ class DormancyLimits:
 Extras = dict[str, Any]
 
 
-class _Base(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
-    """Shared struct configuration: immutable, keyword-only, camelCase JSON, defaults omitted."""
+class _KeywordOnly(msgspec.StructMeta):
+    """Makes ``kw_only=True`` the default of every subclass: msgspec inherits ``frozen``,
+    ``omit_defaults`` and ``rename`` from a base struct but applies ``kw_only`` only to the fields the
+    class itself declares."""
+
+    def __new__(
+        mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **config: Any
+    ) -> "_KeywordOnly":
+        config.setdefault("kw_only", True)
+        return super().__new__(mcls, name, bases, namespace, **config)
 
 
-class MemoryEntry(_Base, frozen=True, kw_only=True):
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(msgspec.field,))
+class _Base(msgspec.Struct, metaclass=_KeywordOnly, frozen=True, omit_defaults=True, rename="camel"):
+    """Shared struct configuration: immutable, keyword-only, camelCase JSON, defaults omitted.
+    Subclasses declare fields only (their encoding is pinned by ``tests/test_model_encoding.py``)."""
+
+
+class MemoryEntry(_Base):
     """One durable memory (``LongTermMemoryEntry`` in the reference), also used for pending memories."""
 
     id: str
@@ -313,19 +197,19 @@ class MemoryEntry(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class WorkspaceRef(_Base, frozen=True, kw_only=True):
+class WorkspaceRef(_Base):
     root: str
     key: str
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class StoreLimits(_Base, frozen=True, kw_only=True):
+class StoreLimits(_Base):
     max_rendered_chars: int = LongTermLimits.MAX_RENDERED_CHARS
     max_entries: int = LongTermLimits.MAX_ENTRIES
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class DormantSpan(_Base, frozen=True, kw_only=True):
+class DormantSpan(_Base):
     """A closed stretch of workspace inactivity, in epoch ms (docs/decisions.md#d3)."""
 
     start: int | float
@@ -333,7 +217,7 @@ class DormantSpan(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class Tombstone(_Base, frozen=True, kw_only=True):
+class Tombstone(_Base):
     """A hash-only record that keeps a forgotten or superseded memory from being re-extracted
     (docs/decisions.md#d10)."""
 
@@ -344,7 +228,7 @@ class Tombstone(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class ArchiveMarker(_Base, frozen=True, kw_only=True):
+class ArchiveMarker(_Base):
     """What the store remembers of an entry moved to ``archive.jsonl`` (docs/decisions.md#d2): enough to
     revive it."""
 
@@ -355,7 +239,7 @@ class ArchiveMarker(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class WorkspaceStore(_Base, frozen=True, kw_only=True):
+class WorkspaceStore(_Base):
     """``workspace-memory.json``."""
 
     version: int = 1
@@ -375,7 +259,7 @@ class WorkspaceStore(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class PendingJournal(_Base, frozen=True, kw_only=True):
+class PendingJournal(_Base):
     """``workspace-pending-journal.json``."""
 
     version: int = 1
@@ -391,7 +275,7 @@ class PendingJournal(_Base, frozen=True, kw_only=True):
 # ---------------------------------------------------------------------------------------------
 
 
-class ActiveFile(_Base, frozen=True, kw_only=True):
+class ActiveFile(_Base):
     path: str
     action: FileAction
     count: int
@@ -399,7 +283,7 @@ class ActiveFile(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class OpenError(_Base, frozen=True, kw_only=True):
+class OpenError(_Base):
     id: str
     category: ErrorCategory
     summary: str
@@ -413,7 +297,7 @@ class OpenError(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class SessionDecision(_Base, frozen=True, kw_only=True):
+class SessionDecision(_Base):
     id: str
     text: str
     source: DecisionSource
@@ -423,7 +307,7 @@ class SessionDecision(_Base, frozen=True, kw_only=True):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
-class SessionState(_Base, frozen=True, kw_only=True):
+class SessionState(_Base):
     """``sessions/<sha256(session)[:32]>.json``."""
 
     version: int = 1
@@ -461,7 +345,7 @@ class SessionState(_Base, frozen=True, kw_only=True):
 # ---------------------------------------------------------------------------------------------
 
 
-class MemoryRef(_Base, frozen=True, kw_only=True):
+class MemoryRef(_Base):
     """``MemoryEvidenceRef``: which memory an event is about. Key fields hold raw keys in the core;
     the evidence log hashes them before anything reaches disk."""
 
@@ -473,7 +357,7 @@ class MemoryRef(_Base, frozen=True, kw_only=True):
     status: str | None = None
 
 
-class Relation(_Base, frozen=True, kw_only=True):
+class Relation(_Base):
     role: RelationRole
     memory: MemoryRef | None = None
 
@@ -481,7 +365,7 @@ class Relation(_Base, frozen=True, kw_only=True):
 DetailValue = str | int | float | bool | None | tuple[str, ...] | tuple[int | float, ...]
 
 
-class EvidenceInput(_Base, frozen=True, kw_only=True):
+class EvidenceInput(_Base):
     """An evidence event as the core emits it (``EvidenceEventInput``). The shell adds
     ``version``, ``eventId``, ``createdAt``, ``workspaceKey`` and ``workspaceRootHash`` and
     sanitises every field before appending it to the log."""
@@ -498,7 +382,7 @@ class EvidenceInput(_Base, frozen=True, kw_only=True):
     text_preview: str | None = None
 
 
-class EvidenceEvent(_Base, frozen=True, kw_only=True):
+class EvidenceEvent(_Base):
     """One line of ``evidence/events.jsonl`` (schema v1, key order as the reference writes it)."""
 
     version: int

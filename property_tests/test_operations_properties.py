@@ -18,13 +18,15 @@ and at the end no credential from the secret strategies appears in any snapshot,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
 import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
+from domain.consolidation import MigrationAudit
+from domain.extraction import RejectionRecord
 from domain.keys import exact_key, identity_key, key_hash
 from domain.model import (
     DAY_MS,
@@ -55,6 +57,7 @@ from domain.render import render_workspace_block
 from domain.session import ToolEvent, render_hot_state
 from domain.text import memory_key
 from domain.timeutil import iso_from_ms
+from domain.workspace_port import apply_result
 from property_tests.secret_strategies import secrets
 from property_tests.store_strategies import NOW_MS
 
@@ -104,7 +107,10 @@ class Wait(Op, frozen=True):
 
 
 class World:
-    """The shell: snapshots in dictionaries, one operation at a time, everything it produced kept."""
+    """The shell, in memory: snapshots in dictionaries, one operation at a time, everything it
+    produced kept. It is the in-memory :class:`~domain.workspace_port.WorkspacePort`: what an operation
+    changed reaches it through :func:`~domain.workspace_port.apply_result`, as it reaches the files
+    through ``adapters.commands._run.run_operation``."""
 
     def __init__(self, now: int = NOW_MS, store: WorkspaceStore | None = None) -> None:
         self.now = now
@@ -128,19 +134,43 @@ class World:
             archive=dict(self.archive),
         )
 
-    def write(self, sid: str | None, result: OpResult) -> OpResult:
-        self.store, self.journal = result.store, result.journal
-        if sid is not None:
-            if result.delete_session:
-                self.sessions.pop(sid, None)
-            elif result.session is not None:
-                self.sessions[sid] = result.session
-        for entry in result.archived:
+    # ---- the WorkspacePort ----------------------------------------------------------------------
+
+    def put_store(self, store: WorkspaceStore) -> None:
+        self.store = store
+
+    def put_journal(self, journal: PendingJournal) -> None:
+        self.journal = journal
+
+    def put_session(self, state: SessionState) -> None:
+        self.sessions[state.session_id] = state
+
+    def delete_session(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+
+    def emit(self, events: Iterable[EvidenceInput]) -> None:
+        self.events.extend(events)
+
+    def append_archive(self, entries: Iterable[MemoryEntry]) -> None:
+        for entry in entries:
             self.archive[key_hash(exact_key(entry))] = entry
-        self.events.extend(result.events)
+            self.extras.append(entry)
+
+    def append_migration_audit(self, records: Iterable[MigrationAudit]) -> None:
+        self.extras.extend(records)
+
+    def append_rejections(self, records: Iterable[RejectionRecord]) -> None:
+        self.extras.extend(records)
+
+    # ---- one operation ----------------------------------------------------------------------------
+
+    def run(self, sid: str | None, step: Callable[[Snapshot], OpResult]) -> OpResult:
+        """Snapshot, pure step, result applied (what ``run_operation`` does around a transaction)."""
+        snap = self.snapshot(sid)
+        result = step(snap)
+        apply_result(self, snap, sid, result)
         if result.output:
             self.outputs.append(result.output)
-        self.extras.extend((*result.rejections, *result.audit, *result.archived))
         return result
 
     def apply(self, op: Op) -> OpResult | None:
@@ -152,21 +182,22 @@ class World:
         # so the same request made by two sessions in one millisecond would give two journal entries
         # one id, and the evidence could not tell them apart.)
         self.now += 1
-        snap = self.snapshot(getattr(op, "sid", None))
+        return self.run(getattr(op, "sid", None), lambda snap: self.step(op, snap))
+
+    def step(self, op: Op, snap: Snapshot) -> OpResult:
+        """The core operation a host event calls."""
         if isinstance(op, Open):
-            result = open_session(snap, op.sid, self.now)
-        elif isinstance(op, Say):
+            return open_session(snap, op.sid, self.now)
+        if isinstance(op, Say):
             self.messages += 1
-            result = observe_user_message(snap, op.sid, f"msg-{self.messages}", op.text, self.now)
-        elif isinstance(op, Tool):
-            result = observe_tool_result(snap, op.sid, op.event, self.now)
-        elif isinstance(op, Compact):
-            result = observe_compaction(snap, op.sid, op.summary, self.now)
-        elif isinstance(op, End):
-            result = end_session(snap, op.sid, self.now)
-        else:  # pragma: no cover - every Op subclass is handled above
-            raise AssertionError(op)
-        return self.write(getattr(op, "sid", None), result)
+            return observe_user_message(snap, op.sid, f"msg-{self.messages}", op.text, self.now)
+        if isinstance(op, Tool):
+            return observe_tool_result(snap, op.sid, op.event, self.now)
+        if isinstance(op, Compact):
+            return observe_compaction(snap, op.sid, op.summary, self.now)
+        if isinstance(op, End):
+            return end_session(snap, op.sid, self.now)
+        raise AssertionError(op)  # pragma: no cover - every Op subclass is handled above
 
 
 # ---------------------------------------------------------------------------------------------

@@ -508,7 +508,7 @@ def test_archive_is_written_before_the_store(ws: Workspace, monkeypatch: pytest.
     def failing_write(target: Path, data: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("adapters.filestore.atomic_write", failing_write)
+    monkeypatch.setattr("adapters.transaction.atomic_write", failing_write)
     gone = entry("moved out", "mem_9")
     with pytest.raises(StorageUnavailable), ws.transaction(NOW) as tx:
         tx.put_store(replace(tx.store, migrations=("archived one",)))
@@ -663,7 +663,7 @@ def test_unreadable_store_is_unavailable_not_quarantined(
     def denied(target: Path) -> bytes | None:
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr("adapters.filestore.read_bytes", denied)
+    monkeypatch.setattr("adapters.storage_io.read_bytes", denied)
     with pytest.raises(StorageUnavailable), ws.transaction(NOW) as tx:
         _ = tx.store
     monkeypatch.undo()

@@ -16,7 +16,7 @@ from returns.pipeline import is_successful
 from domain.codec import (
     INVALID_ENTRIES_KEY,
     DecodeFailure,
-    decode_event,
+    decode,
     decode_journal,
     decode_session,
     decode_store,
@@ -24,6 +24,7 @@ from domain.codec import (
     encode_pretty,
 )
 from domain.model import (
+    EvidenceEvent,
     Importance,
     MemorySource,
     MemoryStatus,
@@ -208,7 +209,7 @@ def test_an_evidence_line_decodes() -> None:
         "memory": {"memoryId": "mem_1", "type": "decision", "source": "explicit", "status": "active"},
         "relations": [{"role": "promoted", "memory": {"memoryId": "mem_1"}}],
     }
-    event = decode_event(_json(line)).unwrap()
+    event = decode(_json(line), EvidenceEvent).unwrap()
     assert event.memory is not None and event.memory.memory_id == "mem_1"
     assert json.loads(encode_line(event)) == line
 

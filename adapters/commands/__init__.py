@@ -14,6 +14,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+# the commands' exit codes, re-exported for the command modules (one definition: adapters.exit_codes)
+from adapters.exit_codes import EXIT_OK as EXIT_OK
+from adapters.exit_codes import EXIT_REJECTED as EXIT_REJECTED
+from adapters.exit_codes import EXIT_STORAGE as EXIT_STORAGE
+from adapters.exit_codes import EXIT_USAGE as EXIT_USAGE
 from domain.text import strip_controls
 
 if TYPE_CHECKING:
@@ -22,10 +27,6 @@ if TYPE_CHECKING:
     from adapters.api import WorkingMemory
     from adapters.filestore import Workspace
 
-EXIT_OK: Final = 0
-EXIT_USAGE: Final = 2
-EXIT_REJECTED: Final = 3
-EXIT_STORAGE: Final = 4
 
 LOCK_TIMEOUT_ENV: Final = "WORKMEM_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT_S: Final = 5.0

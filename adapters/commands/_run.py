@@ -2,9 +2,10 @@
 
 ``run_operation`` opens a workspace transaction, builds the :class:`~domain.operations.Snapshot` the
 pure operation needs (the session, the other sessions for idle-owner adoption, the archive only when
-the store has archive markers), calls the operation, writes back only the values that changed, and
-appends the evidence, archive, migration-audit and rejection lines. Any exception before the end of
-the ``with`` block leaves every file as it was.
+the store has archive markers), calls the operation, labels its rejection lines with the workspace,
+and hands the result to :func:`domain.workspace_port.apply_result` with the transaction as the port:
+only the values that changed are written back, with the evidence, archive, migration-audit and
+rejection lines. Any exception before the end of the ``with`` block leaves every file as it was.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def run_operation(
     from adapters.filestore import KIND_JOURNAL
     from domain.operations import Snapshot
     from domain.pending import rebuild_from_sessions
+    from domain.workspace_port import apply_result
 
     with ws.transaction(now_ms) as tx:
         journal = tx.journal
@@ -54,7 +56,6 @@ def run_operation(
         if head is not None:
             snap = Snapshot(store=head, journal=journal, session=session, others=others)
             result = fn(snap)
-            store = head
             if result.store is not head:
                 result = None
         if result is None:
@@ -62,27 +63,11 @@ def run_operation(
             archive = dict(tx.archive()) if store.archived else {}
             snap = Snapshot(store=store, journal=journal, session=session, others=others, archive=archive)
             result = fn(snap)
-        if result.store != store:
-            tx.put_store(result.store)
-        if result.journal != journal:
-            tx.put_journal(result.journal)
-        if session_id is not None:
-            if result.delete_session:
-                if session is not None:
-                    tx.delete_session(session_id)
-            elif result.session is not None and result.session != session:
-                tx.put_session(result.session)
-        for pruned in result.pruned_sessions:
-            tx.delete_session(pruned)
-        if result.events:
-            tx.emit(result.events)
-        if result.archived:
-            tx.append_archive(result.archived)
-        if result.audit:
-            tx.append_migration_audit(result.audit)
+        applied = result
         if result.rejections:
+            # rejection lines name the workspace as the shell knows it (its key and root hash)
             root_hash = workspace_root_hash(ws.root)
-            tx.append_rejections(
+            labelled = tuple(
                 replace(
                     r,
                     workspace_key=r.workspace_key or ws.key,
@@ -90,4 +75,6 @@ def run_operation(
                 )
                 for r in result.rejections
             )
+            applied = replace(result, rejections=labelled)
+        apply_result(tx, snap, session_id, applied)
     return result

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from adapters.commands import CommandError, context, write, write_json
+from adapters.commands import EXIT_OK, CommandError, context, write, write_json
 
 
 def import_owm(args: argparse.Namespace) -> int:
@@ -20,18 +20,19 @@ def import_owm(args: argparse.Namespace) -> int:
     except ImportSourceError as exc:
         raise CommandError(str(exc)) from None
     write(format_report(report))
-    return 0
+    return EXIT_OK
 
 
 def cleanup(args: argparse.Namespace) -> int:
     from adapters.cleanup import cleanup as run_cleanup
     from domain.cleanup import DEFAULT_MIN_AGE_MS, format_report
     from domain.codec import to_builtins
+    from domain.model import DAY_MS
 
     ctx = context(args)
     mode = "quarantine" if args.quarantine else "dry-run"
     min_age_ms = (
-        DEFAULT_MIN_AGE_MS if args.older_than_days is None else int(args.older_than_days * 86_400_000)
+        DEFAULT_MIN_AGE_MS if args.older_than_days is None else int(args.older_than_days * DAY_MS)
     )
     run = run_cleanup(
         ctx.home, ctx.now_ms, mode=mode, min_age_ms=min_age_ms, include_orphans=args.include_orphans
@@ -57,4 +58,4 @@ def cleanup(args: argparse.Namespace) -> int:
                 include_orphans=args.include_orphans,
             )
         )
-    return 0
+    return EXIT_OK

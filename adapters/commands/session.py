@@ -12,7 +12,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from adapters.commands import CommandError, context, file_arg, memory, text_arg, write
+from adapters.commands import EXIT_OK, CommandError, context, file_arg, memory, text_arg, write
 
 if TYPE_CHECKING:
     from adapters.api import Observed
@@ -26,9 +26,9 @@ def _print(observed: Observed, empty: str = "") -> None:
 def message(args: argparse.Namespace) -> int:
     text = text_arg(args.text)
     if args.parent:
-        return 0
+        return EXIT_OK
     _print(memory(context(args)).user_message(args.session, text, message_id=args.message_id or None))
-    return 0
+    return EXIT_OK
 
 
 def _tool_args(raw: str | None) -> dict[str, Any]:
@@ -49,33 +49,33 @@ def tool(args: argparse.Namespace) -> int:
     tool_args = _tool_args(args.args)
     output = text_arg(args.output)
     if args.parent:
-        return 0
+        return EXIT_OK
     memory(context(args)).tool_result(
         args.session, args.tool, args=tool_args, output=output, exit_code=args.exit_code
     )
-    return 0
+    return EXIT_OK
 
 
 def compacted(args: argparse.Namespace) -> int:
     summary = file_arg(args.file)
     if args.parent:
-        return 0
+        return EXIT_OK
     _print(memory(context(args)).compacted(args.session, summary))
-    return 0
+    return EXIT_OK
 
 
 def end_session(args: argparse.Namespace) -> int:
     _print(memory(context(args)).end_session(args.session), empty="session ended")
-    return 0
+    return EXIT_OK
 
 
 def context_cmd(args: argparse.Namespace) -> int:
     if args.parent:
-        return 0
+        return EXIT_OK
     write(memory(context(args)).open_session(args.session).text)
-    return 0
+    return EXIT_OK
 
 
 def compaction_prompt(args: argparse.Namespace) -> int:
     write(memory(context(args)).compaction_prompt(args.session).text)
-    return 0
+    return EXIT_OK

@@ -22,7 +22,7 @@ from typing import Any, Final
 import msgspec
 from returns.pipeline import is_successful
 
-from adapters.commands import EXIT_OK, CommandError, context
+from adapters.commands import EXIT_OK, EXIT_STORAGE, CommandError, context
 from domain.model import MemoryEntry, PendingJournal, WorkspaceStore
 from domain.simulation.engine import SimRun, simulate
 from domain.simulation.scenario import Scenario, decode_scenario, with_overrides
@@ -105,7 +105,7 @@ def _real_workspace(args: argparse.Namespace) -> tuple[_Start, dt.date]:
     today = dt.datetime.fromtimestamp(ctx.now_ms / 1000, tz=dt.UTC).date()
     store = ws.read_store(ctx.now_ms)
     if store.corrupt:
-        raise CommandError("the workspace store is unreadable; run 'workmem health'", 4)
+        raise CommandError("the workspace store is unreadable; run 'workmem health'", EXIT_STORAGE)
     journal = ws.read_journal(ctx.now_ms)
     return _Start(store.value, journal.value, ws.read_archive()), today
 

@@ -1,0 +1,244 @@
+"""The values of the Python API (:mod:`adapters.api`): what its methods return (frozen
+``msgspec.Struct`` results), the account of decisions made from evidence events, the memory rows of
+``list``, and the checks its arguments pass (:class:`InvalidInput`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Final
+
+import msgspec
+
+from adapters.storage_io import StorageUnavailable
+from domain.model import EventType, EvidenceInput, Importance, MemoryType
+
+if TYPE_CHECKING:
+    from domain.model import MemoryEntry, SessionState, WorkspaceStore
+
+
+class InvalidInput(ValueError):
+    """An argument the API cannot act on; the message is one line. Nothing was read or written."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------------------
+
+
+class Injection(msgspec.Struct, frozen=True, rename="camel"):
+    """What a host puts into the prompt: ``text`` is the frozen workspace ``block``, then the
+    ``hot_state``, separated by a blank line (a host that keeps system entries apart may inject the
+    two separately). All empty for a sub-agent session."""
+
+    text: str
+    block: str = ""
+    hot_state: str = ""
+
+
+def injection_of(state: SessionState | None, root: str) -> Injection:
+    from domain.operations import context_text
+    from domain.session import render_hot_state
+
+    if state is None or state.parent_session_id is not None:
+        return Injection("")
+    hot = render_hot_state(state, root)
+    return Injection(context_text(state, root), block=state.frozen_block or "", hot_state=hot)
+
+
+class CompactionPrompt(msgspec.Struct, frozen=True):
+    """The prompt a host sends when it compacts (asks for a ``Memory candidates:`` section)."""
+
+    text: str
+
+
+class Explanation(msgspec.Struct, frozen=True):
+    """Why each memory is (or is not) in the block, as ``workmem explain`` prints it."""
+
+    text: str
+
+
+class Decision(msgspec.Struct, frozen=True, kw_only=True):
+    """What happened to one memory in an operation: ``action`` is ``pending``, ``accept``,
+    ``promoted``, ``absorbed``, ``superseded``, ``retry``, ``exhausted`` (kept) or ``ignored``,
+    ``reject``, ``rejected`` (refused, with ``reasons``). ``text`` is a redacted preview."""
+
+    action: str
+    text: str
+    type: str | None = None
+    reasons: tuple[str, ...] = ()
+    rejected: bool = False
+
+    def line(self) -> str:
+        """The one-line form the CLI prints."""
+        if self.rejected:
+            return f"{self.action} {','.join(self.reasons) or 'rejected'}: {self.text}".rstrip()
+        return f"{self.action} [{self.type or '?'}] {self.text}".rstrip()
+
+
+class Observed(msgspec.Struct, frozen=True):
+    """The result of observing a message, a tool result, a compaction or a session end."""
+
+    decisions: tuple[Decision, ...] = ()
+
+
+class Remembered(msgspec.Struct, frozen=True, kw_only=True):
+    """``outcome``: ``promoted`` (new), ``absorbed`` (reinforced an existing memory), ``superseded``
+    or ``rejected`` (by the safety gate; ``reasons`` says why, ``id`` is ``None``)."""
+
+    outcome: str
+    id: str | None
+    type: str
+    reasons: tuple[str, ...] = ()
+
+
+class Edit(msgspec.Struct, frozen=True, kw_only=True):
+    """The result of ``forget``, ``supersede`` or ``restore``. ``outcome``: ``forgotten``,
+    ``superseded`` (``id`` is the new memory), ``restored``, ``unchanged``, ``rejected`` (the new
+    text of a supersede was refused, see ``reasons``) or ``unknown`` (no memory with ``target``)."""
+
+    outcome: str
+    target: str
+    id: str | None = None
+    reasons: tuple[str, ...] = ()
+
+
+class Memory(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """One stored memory as ``workmem list --json`` shows it."""
+
+    id: str
+    type: str
+    text: str
+    source: str
+    status: str
+    strength: float
+    rendered: bool
+    reinforcement_count: int
+    created_at: str
+    updated_at: str
+    user_importance: str | None = None
+    rationale: str | None = None
+    superseded_by: str | None = None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Event → decision
+# ---------------------------------------------------------------------------------------------------
+
+_KEPT: Final[dict[str, str]] = {
+    EventType.EXPLICIT_MEMORY_DETECTED: "pending",
+    EventType.EXTRACTION_CANDIDATE_ACCEPTED: "accept",
+    EventType.PROMOTION_PROMOTED: "promoted",
+    EventType.PROMOTION_ABSORBED_EXACT: "absorbed",
+    EventType.PROMOTION_ABSORBED_IDENTITY: "absorbed",
+    EventType.PROMOTION_SUPERSEDED: "superseded",
+    EventType.MEMORY_SUPERSEDED: "superseded",
+    EventType.PROMOTION_RETRY_SCHEDULED: "retry",
+    EventType.PROMOTION_RETRY_EXHAUSTED: "exhausted",
+}
+_REFUSED: Final[dict[str, str]] = {
+    EventType.EXPLICIT_MEMORY_IGNORED: "ignored",
+    EventType.EXTRACTION_CANDIDATE_REJECTED: "reject",
+    EventType.PROMOTION_REJECTED_CAPACITY: "rejected",
+}
+
+
+def _single_line(text: str) -> str:
+    from adapters.commands import one_line
+
+    return one_line(text)
+
+
+def decisions(events: Iterable[EvidenceInput]) -> tuple[Decision, ...]:
+    """A short, redacted account of what happened to each memory (one per relevant event)."""
+    found: list[Decision] = []
+    for ev in events:
+        preview = _single_line(ev.text_preview or "")
+        kind = ev.memory.type if ev.memory is not None and ev.memory.type else None
+        if ev.type in _KEPT and ev.outcome != "rejected":
+            found.append(Decision(action=_KEPT[ev.type], text=preview, type=kind))
+        elif ev.type in _REFUSED or (ev.type in _KEPT and ev.outcome == "rejected"):
+            found.append(
+                Decision(
+                    action=_REFUSED.get(ev.type, "rejected"),
+                    text=preview,
+                    type=kind,
+                    reasons=tuple(ev.reason_codes),
+                    rejected=True,
+                )
+            )
+    return tuple(found)
+
+
+def memory_type_of(value: MemoryType | str | None, text: str) -> MemoryType:
+    if isinstance(value, MemoryType):
+        return value
+    if value is None:
+        from domain.extraction import classify_explicit_memory
+
+        return classify_explicit_memory(text)
+    try:
+        return MemoryType(value)
+    except ValueError:
+        allowed = ", ".join(t.value for t in MemoryType)
+        raise InvalidInput(f"unknown memory type {str(value)[:40]!r} (one of: {allowed})") from None
+
+
+def importance_of(value: Importance | str | None) -> Importance | None:
+    if value is None or isinstance(value, Importance):
+        return value
+    try:
+        return Importance(value)
+    except ValueError:
+        allowed = ", ".join(i.value for i in Importance)
+        raise InvalidInput(f"unknown importance {str(value)[:40]!r} (one of: {allowed})") from None
+
+
+def checked_session_id(value: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput("a session id must be a non-empty string")
+    return value
+
+
+def checked_text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string")
+    return value
+
+
+def storage_error_from(exc: OSError) -> StorageUnavailable:
+    reason = exc.strerror or type(exc).__name__
+    where = f" ({exc.filename})" if exc.filename else ""
+    return StorageUnavailable(" ".join(f"{reason}{where}".split()))
+
+
+def memory_rows(store: WorkspaceStore, now_ms: int, *, include_all: bool) -> tuple[Memory, ...]:
+    """The store as ``list`` shows it: active memories strongest first, then (with ``include_all``)
+    the others. ``store`` should already be normalised (in memory)."""
+    from domain.model import MemoryStatus
+    from domain.render import render_workspace_block
+    from domain.retention import dormancy_at, sort_by_retention, strength
+
+    dormancy = dormancy_at(store, now_ms)
+    rendered = {e.id for e in render_workspace_block(store, now_ms).rendered}
+    active = [e for e in store.entries if e.status is MemoryStatus.ACTIVE]
+    ordered: list[MemoryEntry] = sort_by_retention(active, now_ms, dormancy)
+    if include_all:
+        ordered += [e for e in store.entries if e.status is not MemoryStatus.ACTIVE]
+    return tuple(
+        Memory(
+            id=entry.id,
+            type=entry.type.value,
+            text=entry.text,
+            source=entry.source.value,
+            status=entry.status.value,
+            strength=strength(entry, now_ms, dormancy),  # full precision: rounding is for people
+            rendered=entry.id in rendered,
+            reinforcement_count=entry.reinforcement_count or 0,
+            created_at=entry.created_at,
+            updated_at=entry.updated_at,
+            user_importance=entry.user_importance.value if entry.user_importance is not None else None,
+            rationale=entry.rationale or None,
+            superseded_by=entry.superseded_by or None,
+        )
+        for entry in ordered
+    )

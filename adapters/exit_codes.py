@@ -1,0 +1,25 @@
+"""The exit codes of every workmem process: the ``workmem`` command, its hook calls, the hook server,
+``workmem serve`` and ``workmem mcp`` (docs/decisions.md#d12). ``workmem --help`` prints
+:data:`HELP`."""
+
+from __future__ import annotations
+
+from typing import Final
+
+EXIT_OK: Final = 0
+EXIT_UNEXPECTED: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_REJECTED: Final = 3
+EXIT_STORAGE: Final = 4
+#: ended by Ctrl-C (128 + SIGINT, as a shell reports it); not listed in the help
+EXIT_INTERRUPTED: Final = 130
+
+_MEANINGS: Final = (
+    (EXIT_OK, "success"),
+    (EXIT_UNEXPECTED, "unexpected failure"),
+    (EXIT_USAGE, "usage error (bad option, unreadable FILE, invalid JSON in --args, invalid WORKMEM_NOW)"),
+    (EXIT_REJECTED, "input rejected (the safety gate, or forget/supersede/restore of an unknown id)"),
+    (EXIT_STORAGE, "storage unavailable (lock timeout, permission, read-only or full disk)"),
+)
+
+HELP: Final = "exit codes:\n" + "\n".join(f"  {code}  {meaning}" for code, meaning in _MEANINGS)
