@@ -24,14 +24,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Final
+from typing import Final, NamedTuple
 
 import msgspec
 from msgspec.structs import replace
 
 from domain import evidence, safety
 from domain.ids import stable_suffix
-from domain.key_index import carry_index
+from domain.key_index import carry_index, stored_index
 from domain.keys import carry_keys, entry_key_hashes, entry_keys, exact_key, identity_key, key_hash
 from domain.model import (
     DAY_MS,
@@ -585,25 +585,68 @@ def _truncated(entry: MemoryEntry) -> MemoryEntry:
     return replace(entry, text=safety.stored_text(entry.text, LongTermLimits.MAX_ENTRY_TEXT_CHARS))
 
 
-# The hashes of a store's archive markers, by the markers tuple (docs/performance.md). The tuple
+# The key hashes of a store's archive markers, by the markers tuple (docs/performance.md). The tuple
 # is carried unchanged from one operation to the next until something is archived or revived, and
 # it grows with the archive, so looking at every marker at every normalisation would make a long
 # life cost more per operation. Keyed by ``id`` with the tuple kept in the value (an id cannot be
-# reused while remembered; a hit is only a hit for the very same tuple); bounded and invisible.
-_MARKER_HASHES: Final[dict[int, tuple[tuple[ArchiveMarker, ...], frozenset[str], frozenset[str]]]] = {}
+# reused while remembered; a hit is only a hit for the very same tuple); bounded and invisible. A
+# tuple made by archiving or reviving gets its index from the one it was made from.
+class _MarkerIndex(NamedTuple):
+    markers: tuple[ArchiveMarker, ...]
+    #: key hash -> the markers with that exact (``key_hash``) or identity hash
+    exact: dict[str, tuple[ArchiveMarker, ...]]
+    identity: dict[str, tuple[ArchiveMarker, ...]]
 
 
-def _marker_hashes(markers: tuple[ArchiveMarker, ...]) -> tuple[frozenset[str], frozenset[str]]:
-    """The exact and identity key hashes of ``markers``."""
-    hit = _MARKER_HASHES.get(id(markers))
-    if hit is not None and hit[0] is markers:
-        return hit[1], hit[2]
-    exact = frozenset(m.key_hash for m in markers)
-    identity = frozenset(m.identity_key_hash for m in markers)
-    if len(_MARKER_HASHES) >= 64:
-        _MARKER_HASHES.clear()
-    _MARKER_HASHES[id(markers)] = (markers, exact, identity)
-    return exact, identity
+_MARKER_INDEXES: Final[dict[int, _MarkerIndex]] = {}
+
+
+def _remember_markers(index: _MarkerIndex) -> _MarkerIndex:
+    if len(_MARKER_INDEXES) >= 64:
+        _MARKER_INDEXES.clear()
+    _MARKER_INDEXES[id(index.markers)] = index
+    return index
+
+
+def _add_markers(
+    exact: dict[str, tuple[ArchiveMarker, ...]],
+    identity: dict[str, tuple[ArchiveMarker, ...]],
+    markers: Iterable[ArchiveMarker],
+) -> None:
+    for marker in markers:
+        exact[marker.key_hash] = (*exact.get(marker.key_hash, ()), marker)
+        identity[marker.identity_key_hash] = (*identity.get(marker.identity_key_hash, ()), marker)
+
+
+def _marker_index(markers: tuple[ArchiveMarker, ...]) -> _MarkerIndex:
+    """The exact and identity hashes of ``markers`` (remembered)."""
+    hit = _MARKER_INDEXES.get(id(markers))
+    if hit is not None and hit.markers is markers:
+        return hit
+    exact: dict[str, tuple[ArchiveMarker, ...]] = {}
+    identity: dict[str, tuple[ArchiveMarker, ...]] = {}
+    _add_markers(exact, identity, markers)
+    return _remember_markers(_MarkerIndex(markers, exact, identity))
+
+
+def _derive_markers(
+    before: tuple[ArchiveMarker, ...], after: tuple[ArchiveMarker, ...], gone: Sequence[ArchiveMarker]
+) -> None:
+    """``after`` is ``before`` without the markers ``gone`` and with new ones appended: when
+    ``before`` has an index, ``after`` gets one made from it."""
+    hit = _MARKER_INDEXES.get(id(before))
+    if hit is None or hit.markers is not before or after is before:
+        return
+    exact, identity = dict(hit.exact), dict(hit.identity)
+    for marker in gone:
+        for table, key in ((exact, marker.key_hash), (identity, marker.identity_key_hash)):
+            kept = tuple(m for m in table[key] if m is not marker)
+            if kept:
+                table[key] = kept
+            else:
+                del table[key]
+    _add_markers(exact, identity, after[len(before) - len(gone) :])
+    _remember_markers(_MarkerIndex(after, exact, identity))
 
 
 def _revive(
@@ -618,7 +661,8 @@ def _revive(
     if not store.archived or not archive:
         return [], store.archived, []
     hashes = [entry_key_hashes(entry) for entry in active]
-    marked_exact, marked_identity = _marker_hashes(store.archived)
+    index = _marker_index(store.archived)
+    marked_exact, marked_identity = index.exact, index.identity
     if not any(exact in marked_exact or identity in marked_identity for exact, identity in hashes):
         return [], store.archived, []  # no active entry duplicates an archived one
     # the first active entry with each hash
@@ -627,14 +671,32 @@ def _revive(
     for (exact, identity), entry in zip(hashes, active, strict=True):
         exact_hashes.setdefault(exact, entry)
         identity_hashes.setdefault(identity, entry)
+    return _revive_markers(
+        store.archived, range(len(store.archived)), exact_hashes, identity_hashes, archive, now_ms, now_iso
+    )
+
+
+def _revive_markers(
+    markers: tuple[ArchiveMarker, ...],
+    positions: Iterable[int],
+    exact_hashes: Mapping[str, MemoryEntry],
+    identity_hashes: Mapping[str, MemoryEntry],
+    archive: Mapping[str, MemoryEntry],
+    now_ms: int,
+    now_iso: str,
+) -> tuple[list[MemoryEntry], tuple[ArchiveMarker, ...], list[EvidenceInput]]:
+    """Bring back the archived memory of each marker at ``positions`` (ascending) that an active entry
+    duplicates: ``exact_hashes`` / ``identity_hashes`` map a key hash to the first active entry with
+    it. Markers elsewhere are not looked at; they remain, as do markers whose memory is not in
+    ``archive``."""
     revived: list[MemoryEntry] = []
-    remaining: list[ArchiveMarker] = []
+    gone: set[int] = set()
     events: list[EvidenceInput] = []
-    for marker in store.archived:
+    for position in positions:
+        marker = markers[position]
         archived = archive.get(marker.key_hash)
         trigger = exact_hashes.get(marker.key_hash) or identity_hashes.get(marker.identity_key_hash)
         if archived is None or trigger is None:
-            remaining.append(marker)
             continue
         cleaned, redaction = _redacted(archived, now_iso)
         if redaction is not None:
@@ -643,6 +705,7 @@ def _revive(
         if entry.status is MemoryStatus.SUPERSEDED:
             entry = replace(entry, status=MemoryStatus.ACTIVE)
         revived.append(entry)
+        gone.add(position)
         reason = "revived_exact" if marker.key_hash == key_hash(exact_key(trigger)) else "revived_identity"
         events.append(
             evidence.event(
@@ -659,7 +722,11 @@ def _revive(
                 text=entry.text,
             )
         )
-    return revived, tuple(remaining), events
+    if not gone:
+        return revived, markers, events
+    remaining = tuple(m for i, m in enumerate(markers) if i not in gone)
+    _derive_markers(markers, remaining, [markers[i] for i in sorted(gone)])
+    return revived, remaining, events
 
 
 def _archive_eligible(entry: MemoryEntry, now_ms: int) -> bool:
@@ -711,7 +778,11 @@ def _archive_overflow(
             )
         )
     replaced = {marker.key_hash for marker in new_markers}
-    kept_markers = tuple(m for m in markers if m.key_hash not in replaced) + tuple(new_markers)
+    index = _marker_index(markers)
+    gone = [m for key in replaced for m in index.exact.get(key, ())]
+    kept_markers = tuple(m for m in markers if m.key_hash not in replaced) if gone else markers
+    kept_markers += tuple(new_markers)
+    _derive_markers(markers, kept_markers, gone)
     return kept, kept_markers, moved, events
 
 
@@ -805,16 +876,18 @@ def _settle_result(
         _remember_settled(result, active)
 
 
-def restamped(store: WorkspaceStore, stamped: WorkspaceStore) -> WorkspaceStore:
-    """``stamped`` is ``store`` with new ``lastRenderedAt`` stamps on some entries and nothing else
-    changed. Normalisation never reads that stamp except to pick which entries to archive, and a
-    settled store archives nothing; so when ``store`` is settled, ``stamped`` is recorded settled too,
-    and each restamped entry is clean when the entry it replaces was (docs/performance.md)."""
+def restamped(store: WorkspaceStore, stamped: WorkspaceStore, positions: Iterable[int]) -> WorkspaceStore:
+    """``stamped`` is ``store`` with new ``lastRenderedAt`` stamps on the entries at ``positions`` and
+    nothing else changed. Normalisation never reads that stamp except to pick which entries to
+    archive, and a settled store archives nothing; so when ``store`` is settled, ``stamped`` is
+    recorded settled too, and each restamped entry is clean when the entry it replaces was
+    (docs/performance.md)."""
     hit = _SETTLED.get(id(store.entries))
     if hit is None or hit[0] is not store.entries or hit[1] is not store.archived:
         carry_index(store.entries, stamped.entries)
         return stamped
-    for before, after in zip(store.entries, stamped.entries, strict=True):
+    for position in positions:
+        before, after = store.entries[position], stamped.entries[position]
         if after is not before and _CLEAN.get(id(before)) is before:
             if len(_CLEAN) >= _CLEAN_LIMIT:
                 _CLEAN.clear()
@@ -825,20 +898,238 @@ def restamped(store: WorkspaceStore, stamped: WorkspaceStore) -> WorkspaceStore:
     return stamped
 
 
+def _rank_and_archive(
+    kept_active: list[MemoryEntry],
+    superseded: list[MemoryEntry],
+    store: WorkspaceStore,
+    markers: tuple[ArchiveMarker, ...],
+    now_ms: int,
+    now_iso: str,
+    tuning: Tuning,
+    events: list[EvidenceInput],
+) -> tuple[tuple[MemoryEntry, ...], tuple[ArchiveMarker, ...], list[MemoryEntry]]:
+    """The active entries strongest first, the weakest moved out above the stored-active limit (its
+    events go to ``events``), then the superseded ones: the new entries, markers and archived
+    entries. When only the order moved, the stored entries are kept as they are."""
+    ordered = sort_by_retention(kept_active, now_ms, dormancy_at(store, now_ms, tuning), tuning)
+    ordered, markers, archived, archive_events = _archive_overflow(
+        ordered, markers, now_ms, now_iso, tuning.max_stored_active
+    )
+    events.extend(archive_events)
+    new_entries = (*ordered, *superseded)
+    if _same_entries(new_entries, store.entries):
+        new_entries = store.entries  # only the retention order moved: nothing to write
+    return new_entries, markers, archived
+
+
+class _Groups:
+    """Union-find over a few sparse items (the entries a delta touches)."""
+
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def find(self, item: int) -> int:
+        root = item
+        while (up := self.parent.get(root, root)) != root:
+            root = up
+        while (up := self.parent.get(item, item)) != root:
+            self.parent[item], item = root, up
+        return root
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def _clean_copy(entry: MemoryEntry, now_ms: int, now_iso: str, events: list[EvidenceInput]) -> MemoryEntry:
+    """What the full pass makes of one entry before revival and dedupe: redaction (its event goes to
+    ``events``), then backfill and truncation."""
+    if _CLEAN.get(id(entry)) is entry:
+        return entry
+    cleaned, event = _redacted(entry, now_iso)
+    if event is not None:
+        events.append(event)
+    return cleaned if _CLEAN.get(id(cleaned)) is cleaned else _cleaned(cleaned, now_ms)
+
+
+def _is_clean(entry: MemoryEntry, now_ms: int) -> bool:
+    if _CLEAN.get(id(entry)) is not entry:
+        _cleaned(entry, now_ms)
+    return _CLEAN.get(id(entry)) is entry
+
+
+def _normalize_delta(
+    store: WorkspaceStore,
+    base: WorkspaceStore,
+    now_ms: int,
+    archive: Mapping[str, MemoryEntry],
+    tuning: Tuning,
+) -> NormalizeResult | None:
+    """:func:`normalize_store` of ``store`` when it is the settled ``base`` with some entries replaced
+    and some appended, looking only at those entries (docs/performance.md, "Simulation").
+
+    Every other entry is known to be clean, to share no key or id with another kept entry and to
+    duplicate no archive marker, so only the changed entries can be redacted, revive an archived
+    memory, be renamed or be merged, and the result is what the full pass gives: the same steps on
+    the same entries in the same order (a property test compares the two). ``None`` when a
+    precondition does not hold or a rare case (an id shared, a superseded entry changed) comes up;
+    the caller then runs the full pass."""
+    entries, before = store.entries, base.entries
+    if (
+        store.archived is not base.archived
+        or store.migrations != base.migrations
+        or len(entries) < len(before)
+        or not _is_settled(base, tuning)
+    ):
+        return None
+    delta = [i for i, (a, b) in enumerate(zip(entries, before, strict=False)) if a is not b]
+    delta.extend(range(len(before), len(entries)))
+    if not delta or any(entries[i].status is MemoryStatus.SUPERSEDED for i in delta):
+        return None
+    now_iso = iso_from_ms(now_ms)
+    events: list[EvidenceInput] = []
+    touched = {i: _clean_copy(entries[i], now_ms, now_iso, events) for i in delta}
+    index = stored_index(before)
+    changed_at = set(delta)
+    seen_ids: set[str] = set()
+    for entry in touched.values():
+        holder = index.first_id.get(entry.id)
+        if entry.id in seen_ids or (holder is not None and holder not in changed_at):
+            return None  # an id held twice is renamed by the full pass
+        seen_ids.add(entry.id)
+
+    # revival: only a changed entry can duplicate an archived memory
+    markers = store.archived
+    revived: list[MemoryEntry] = []
+    if markers and archive:
+        marker_index = _marker_index(markers)
+        exact_hashes: dict[str, MemoryEntry] = {}
+        identity_hashes: dict[str, MemoryEntry] = {}
+        matched: set[int] = set()
+        for entry in touched.values():
+            exact, identity = entry_key_hashes(entry)
+            for found in (marker_index.exact.get(exact, ()), marker_index.identity.get(identity, ())):
+                matched.update(id(m) for m in found)
+            exact_hashes.setdefault(exact, entry)
+            identity_hashes.setdefault(identity, entry)
+        if matched:
+            positions = [i for i, m in enumerate(markers) if id(m) in matched]
+            revived, markers, found_events = _revive_markers(
+                markers, positions, exact_hashes, identity_hashes, archive, now_ms, now_iso
+            )
+            events.extend(found_events)
+            for entry in revived:
+                holder = index.first_id.get(entry.id)
+                if entry.id in seen_ids or (holder is not None and holder not in changed_at):
+                    return None
+                seen_ids.add(entry.id)
+
+    # dedupe: the changed and revived entries, and the kept entries they share a key with; items
+    # are numbered by store position, revived ones after every stored entry (the full pass lists the
+    # active entries in store order, then the revived ones)
+    items: dict[int, MemoryEntry] = dict(touched)
+    items.update((len(entries) + k, entry) for k, entry in enumerate(revived))
+    groups = _Groups()
+    owners: tuple[dict[str, int], dict[str, int]] = ({}, {})
+    for number, entry in list(items.items()):
+        for key, stored_at, owner in zip(
+            entry_keys(entry), (index.first_exact, index.first_identity), owners, strict=True
+        ):
+            holder = stored_at.get(key)
+            if holder is not None and holder not in changed_at:
+                items[holder] = entries[holder]
+                groups.union(holder, number)
+            first = owner.setdefault(key, number)
+            if first != number:
+                groups.union(first, number)
+    members: dict[int, list[int]] = {}
+    for number in sorted(items):
+        members.setdefault(groups.find(number), []).append(number)
+    survivors: dict[int, MemoryEntry] = {}
+    absorbed: set[int] = set()
+    absorptions: list[Absorption] = []
+    for group in sorted(members.values(), key=lambda g: g[0]):
+        if len(group) == 1:
+            continue
+        survivor, lost, found_events = _absorb_component([items[n] for n in group], now_ms, tuning)
+        absorptions.extend(lost)
+        events.extend(found_events)
+        survivors[group[0]] = survivor
+        absorbed.update(group[1:])
+
+    current: list[MemoryEntry | None] = list(entries)
+    for number, entry in touched.items():
+        current[number] = entry
+    current.extend(revived)
+    for number in absorbed:
+        current[number] = None
+    for number, entry in survivors.items():
+        current[number] = entry
+    kept_active = [e for e in current if e is not None and e.status is not MemoryStatus.SUPERSEDED]
+    superseded = [e for e in entries if e.status is MemoryStatus.SUPERSEDED]
+
+    archived: list[MemoryEntry] = []
+    untouched = not revived and not survivors and all(touched[i] is entries[i] for i in delta)
+    if len(kept_active) <= tuning.max_stored_active and untouched:
+        new_entries = entries  # the same entries as stored: the stored order is kept
+    else:
+        new_entries, markers, archived = _rank_and_archive(
+            kept_active, superseded, store, markers, now_ms, now_iso, tuning, events
+        )
+    changed = new_entries != entries or markers != store.archived
+    result = replace(
+        store,
+        entries=new_entries,
+        migrations=tuple(store.migrations),
+        archived=markers,
+        updated_at=now_iso if changed else store.updated_at,
+    )
+    active_count = len(new_entries) - len(superseded)
+    if active_count <= tuning.max_stored_active and (archive or not markers):
+        # Settled when no entry the delta made is unclean or duplicates a remaining marker (every
+        # other entry was settled with the base, docs/performance.md).
+        fresh = [*touched.values(), *revived, *survivors.values()]
+        remaining = _marker_index(markers) if markers else None
+        if all(_is_clean(e, now_ms) for e in fresh) and (
+            remaining is None
+            or not any(
+                exact in remaining.exact or identity in remaining.identity
+                for exact, identity in map(entry_key_hashes, fresh)
+            )
+        ):
+            _remember_settled(result, active_count)
+    return NormalizeResult(
+        store=result,
+        events=tuple(events),
+        audit=(),
+        absorptions=tuple(absorptions),
+        archived=tuple(archived),
+        revived=tuple(revived),
+    )
+
+
 def normalize_store(
     store: WorkspaceStore,
     now_ms: int,
     *,
     archive: Mapping[str, MemoryEntry] | None = None,
     tuning: Tuning = DEFAULT_TUNING,
+    base: WorkspaceStore | None = None,
 ) -> NormalizeResult:
     """The whole normalisation of a workspace store (module docstring), as one pure step.
 
     ``archive`` maps an archive marker's ``key_hash`` to the archived entry; it is only needed when
     the store has markers. The store's ``lastActivityAt`` and dormant spans are never touched, and
-    ``updatedAt`` becomes ``now`` only when something changed."""
+    ``updatedAt`` becomes ``now`` only when something changed. ``base`` (optional) is a store that
+    ``store`` was made from by replacing or appending entries: when it is settled, only those
+    entries are looked at; the result is the same either way."""
     if _is_settled(store, tuning):
         return NormalizeResult(store=store, events=(), audit=(), absorptions=(), archived=(), revived=())
+    if base is not None:
+        quick = _normalize_delta(store, base, now_ms, archive or {}, tuning)
+        if quick is not None:
+            return quick
     now_iso = iso_from_ms(now_ms)
     events: list[EvidenceInput] = []
     audit: list[MigrationAudit] = []
@@ -884,14 +1175,9 @@ def normalize_store(
         # and the stored order is kept then, so the sort is skipped.
         new_entries = store.entries
     else:
-        ordered = sort_by_retention(kept_active, now_ms, dormancy_at(store, now_ms, tuning), tuning)
-        ordered, markers, archived, archive_events = _archive_overflow(
-            ordered, markers, now_ms, now_iso, tuning.max_stored_active
+        new_entries, markers, archived = _rank_and_archive(
+            kept_active, superseded, store, markers, now_ms, now_iso, tuning, events
         )
-        events.extend(archive_events)
-        new_entries = (*ordered, *superseded)
-        if _same_entries(new_entries, store.entries):
-            new_entries = store.entries  # only the retention order moved: nothing to write
     new_migrations = tuple(migrations)
     changed = new_entries != store.entries or new_migrations != store.migrations or markers != store.archived
     if (

@@ -263,11 +263,11 @@ def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_
     ids = {e.id for e in rendered}
     if not ids:
         return store
-    entries = tuple(
-        replace(e, last_rendered_at=now_ms) if e.id in ids and e.last_rendered_at != now_ms else e
-        for e in store.entries
-    )
-    return restamped(store, replace(store, entries=entries))
+    entries = list(store.entries)
+    positions = [i for i, e in enumerate(entries) if e.id in ids and e.last_rendered_at != now_ms]
+    for i in positions:
+        entries[i] = replace(entries[i], last_rendered_at=now_ms)
+    return restamped(store, replace(store, entries=tuple(entries)), positions)
 
 
 def _freeze(

@@ -549,7 +549,7 @@ def promote(
     merged, reinforce_events = _merge_into_store(
         store, [e for e in pending if exact_key(e) not in tombstoned], session_id, now_ms, tuning
     )
-    normalized = consolidation.normalize_store(merged, now_ms, archive=archive, tuning=tuning)
+    normalized = consolidation.normalize_store(merged, now_ms, archive=archive, tuning=tuning, base=store)
     after = normalized.store.entries
     accounting = account_pending_promotions(
         pending,

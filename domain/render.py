@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Final
 
 import msgspec
 
-from domain.evidence import event, memory_ref
+from domain.evidence import event
+from domain.keys import entry_keys
 from domain.model import (
     DAY_MS,
     SECTION_ORDER,
@@ -42,6 +43,8 @@ from domain.model import (
     EvidenceInput,
     LongTermLimits,
     MemoryEntry,
+    MemoryRef,
+    MemorySource,
     MemoryStatus,
     MemoryType,
     Outcome,
@@ -86,24 +89,44 @@ class Omission(msgspec.Struct, frozen=True):
     reason: str
 
 
+class Selection(msgspec.Struct, frozen=True):
+    """The cap stage of the selection: active entries strongest first, split by the caps."""
+
+    ranked: tuple[MemoryEntry, ...]  # every active entry, strongest first (dormancy applied)
+    shortlist: tuple[MemoryEntry, ...]  # within the type caps and the 28-entry cap, in rank order
+    type_capped: tuple[MemoryEntry, ...]
+    global_capped: tuple[MemoryEntry, ...]
+
+
 class RenderResult(msgspec.Struct, frozen=True, dict=True):
     """The block and its accounting: every active entry is in ``rendered`` or ``omitted``, never both.
 
     ``omitted`` is worked out when first read (most renders are only shown, and a full store omits
     hundreds of entries, docs/performance.md): superseded entries first (store order), then the
-    archive markers, then the selection losers in the order they were decided."""
+    archive markers, then the selection losers in the order they were decided (type cap and global
+    cap in rank order, then the budget's losers)."""
 
     text: str
     rendered: tuple[MemoryEntry, ...]
     events: tuple[EvidenceInput, ...]
     superseded: tuple[MemoryEntry, ...]
-    markers: tuple[Omission, ...]
-    losers: tuple[tuple[MemoryEntry, str], ...]
+    markers: tuple[ArchiveMarker, ...]
+    selection: Selection
+    #: shortlisted entries the character budget left out, with their reason, in the order decided
+    budget_losers: tuple[tuple[MemoryEntry, str], ...]
+
+    @cached_property
+    def losers(self) -> tuple[tuple[MemoryEntry, str], ...]:
+        """The selection losers with their reasons, in the order they were decided."""
+        found = [(e, REASON_TYPE_CAP) for e in self.selection.type_capped]
+        found.extend((e, REASON_GLOBAL_CAP) for e in self.selection.global_capped)
+        found.extend(self.budget_losers)
+        return tuple(found)
 
     @cached_property
     def omitted(self) -> tuple[Omission, ...]:
         omissions = [Omission(e.id, _TYPE_NAME[e.type], REASON_SUPERSEDED) for e in self.superseded]
-        omissions.extend(self.markers)
+        omissions.extend(Omission(m.memory_id, "", REASON_ARCHIVED) for m in self.markers)
         omissions.extend(Omission(e.id, _TYPE_NAME[e.type], reason) for e, reason in self.losers)
         return tuple(omissions)
 
@@ -149,9 +172,33 @@ def render_entry_line(entry: MemoryEntry, now_ms: int) -> str:
 
 
 def _render_event(entry: MemoryEntry, reason: str | None) -> EvidenceInput:
-    """``render_selected`` (``reason`` is ``None``) or ``render_omitted`` for one entry. Its
-    reference, with the key hashes, is computed once and shared by the event and its relation."""
-    ref = memory_ref(entry)
+    """``render_selected`` (``reason`` is ``None``) or ``render_omitted`` for one entry."""
+    exact, identity = entry_keys(entry)  # raw keys: the log hashes them (domain.evidence)
+    return _entry_event(entry.id, exact, identity, entry.type, entry.source, entry.status, entry.text, reason)
+
+
+@lru_cache(maxsize=4096)
+def _entry_event(
+    memory_id: str,
+    exact: str,
+    identity: str,
+    type_: MemoryType,
+    source: MemorySource,
+    status: MemoryStatus,
+    text: str,
+    reason: str | None,
+) -> EvidenceInput:
+    """The render event of one entry, from the fields it shows. Memoised (docs/performance.md): every
+    render makes one for each block entry, and re-stamping ``lastRenderedAt`` gives the entries new
+    objects but not new events. Its reference is shared by the event and its relation."""
+    ref = MemoryRef(
+        memory_id=memory_id,
+        memory_key_hash=exact,
+        identity_key_hash=identity,
+        type=type_.value,
+        source=source.value,
+        status=status.value,
+    )
     if reason is None:
         kind, outcome, role = EventType.RENDER_SELECTED, Outcome.RENDERED, RelationRole.RENDERED
         reasons: tuple[str, ...] = SELECTED_REASONS
@@ -165,35 +212,44 @@ def _render_event(entry: MemoryEntry, reason: str | None) -> EvidenceInput:
         reasons,
         memory=ref,
         relations=(Relation(role=role, memory=ref),),
-        text=entry.text,
+        text=text,
     )
 
 
+def _latest_stamp(entries: Sequence[MemoryEntry]) -> float | None:
+    """When the most recent block was rendered: the newest ``lastRenderedAt`` of the store."""
+    stamps = [e.last_rendered_at for e in entries if e.last_rendered_at is not None]
+    return max(stamps) if stamps else None
+
+
 def _finish(
+    store: WorkspaceStore,
     text: str,
     rendered: list[MemoryEntry],
-    omitted: list[tuple[MemoryEntry, str]],
-    markers: Sequence[Omission],
+    selection: Selection,
+    budget_losers: list[tuple[MemoryEntry, str]],
     superseded: list[MemoryEntry],
-    latest: float | None = None,
 ) -> RenderResult:
-    """Assemble the result: omissions are listed superseded first (store order), then archive
-    markers, then the selection losers in the order they were decided."""
-    losers = [(entry, REASON_SUPERSEDED) for entry in superseded] + omitted
+    """Assemble the result and its evidence (:func:`_omission_events`)."""
     events = [_render_event(e, None) for e in rendered]
-    events.extend(_omission_events(losers, markers, latest))
+    events.extend(_omission_events(store, rendered, selection, budget_losers, superseded))
     return RenderResult(
         text=text,
         rendered=tuple(rendered),
         events=tuple(events),
         superseded=tuple(superseded),
-        markers=tuple(markers),
-        losers=tuple(omitted),
+        markers=store.archived,
+        selection=selection,
+        budget_losers=tuple(budget_losers),
     )
 
 
 def _omission_events(
-    losers: list[tuple[MemoryEntry, str]], markers: Sequence[Omission], latest: float | None
+    store: WorkspaceStore,
+    rendered: Sequence[MemoryEntry],
+    selection: Selection,
+    budget_losers: Sequence[tuple[MemoryEntry, str]],
+    superseded: Sequence[MemoryEntry],
 ) -> list[EvidenceInput]:
     """Evidence for what was left out, bounded so that a large store (up to 500 active entries,
     docs/decisions.md#d2) does not flood the evidence log at every cache epoch.
@@ -201,14 +257,34 @@ def _omission_events(
     An entry that was in the most recent block (its ``lastRenderedAt`` is the newest stamp of the
     store) and is now omitted gets its own ``render_omitted`` event: that is the moment it dropped out.
     Every other omission is counted in one summary ``render_omitted`` event per render, with the
-    count per reason in ``details``. The render result itself still lists every omission."""
-    individual = [(e, r) for e, r in losers if latest is not None and e.last_rendered_at == latest]
+    count per reason in ``details``: superseded, type cap, global cap, the budget's reasons, then
+    archive markers. The render result itself still lists every omission."""
+    latest = _latest_stamp(store.entries)
+    # the losers of each reason, in the order the omission list gives them
+    groups: list[tuple[str, Sequence[MemoryEntry]]] = [
+        (REASON_SUPERSEDED, superseded),
+        (REASON_TYPE_CAP, selection.type_capped),
+        (REASON_GLOBAL_CAP, selection.global_capped),
+    ]
+    individual: list[tuple[MemoryEntry, str]] = []
     counts: dict[str, int] = {}
-    for entry, reason in losers:
-        if latest is None or entry.last_rendered_at != latest:
+    if latest is not None:
+        shown = {id(e) for e in rendered}
+        previous = {id(e) for e in store.entries if e.last_rendered_at == latest and id(e) not in shown}
+    else:
+        previous = set()
+    for reason, losers in groups:
+        dropped = [e for e in losers if id(e) in previous] if previous else []
+        individual.extend((e, reason) for e in dropped)
+        if len(losers) > len(dropped):
+            counts[reason] = len(losers) - len(dropped)
+    for entry, reason in budget_losers:
+        if id(entry) in previous:
+            individual.append((entry, reason))
+        else:
             counts[reason] = counts.get(reason, 0) + 1
-    if markers:
-        counts[REASON_ARCHIVED] = counts.get(REASON_ARCHIVED, 0) + len(markers)
+    if store.archived:
+        counts[REASON_ARCHIVED] = counts.get(REASON_ARCHIVED, 0) + len(store.archived)
     events = [_render_event(e, reason) for e, reason in individual]
     if counts:
         events.append(
@@ -221,15 +297,6 @@ def _omission_events(
             )
         )
     return events
-
-
-class Selection(msgspec.Struct, frozen=True):
-    """The cap stage of the selection: active entries strongest first, split by the caps."""
-
-    ranked: tuple[MemoryEntry, ...]  # every active entry, strongest first (dormancy applied)
-    shortlist: tuple[MemoryEntry, ...]  # within the type caps and the 28-entry cap, in rank order
-    type_capped: tuple[MemoryEntry, ...]
-    global_capped: tuple[MemoryEntry, ...]
 
 
 def select_candidates(store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING) -> Selection:
@@ -253,42 +320,21 @@ def select_candidates(store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAU
     return Selection(tuple(ranked), tuple(capped[:limit]), tuple(type_capped), tuple(capped[limit:]))
 
 
-# The omissions of a store's archive markers, by the markers tuple (docs/performance.md): the tuple
-# is carried unchanged between operations and grows with the archive. Keyed by ``id`` with the tuple
-# kept in the value, so a hit is only a hit for the very same tuple; bounded and invisible.
-_MARKER_OMISSIONS: Final[dict[int, tuple[tuple[ArchiveMarker, ...], tuple[Omission, ...]]]] = {}
-
-
-def _marker_omissions(markers: tuple[ArchiveMarker, ...]) -> tuple[Omission, ...]:
-    hit = _MARKER_OMISSIONS.get(id(markers))
-    if hit is not None and hit[0] is markers:
-        return hit[1]
-    omissions = tuple(Omission(m.memory_id, "", REASON_ARCHIVED) for m in markers)
-    if len(_MARKER_OMISSIONS) >= 64:
-        _MARKER_OMISSIONS.clear()
-    _MARKER_OMISSIONS[id(markers)] = (markers, omissions)
-    return omissions
-
-
 def render_workspace_block(
     store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING
 ) -> RenderResult:
     """Select, pack and format the workspace block of ``store`` at ``now_ms``."""
-    superseded = [e for e in store.entries if e.status == MemoryStatus.SUPERSEDED]
-    stamps = [e.last_rendered_at for e in store.entries if e.last_rendered_at is not None]
-    latest = max(stamps) if stamps else None  # when the most recent block was rendered
-    markers = _marker_omissions(store.archived)
+    superseded = [e for e in store.entries if e.status is MemoryStatus.SUPERSEDED]
     selection = select_candidates(store, now_ms, tuning)
     shortlist = selection.shortlist
-    omitted: list[tuple[MemoryEntry, str]] = [(e, REASON_TYPE_CAP) for e in selection.type_capped]
-    omitted.extend((e, REASON_GLOBAL_CAP) for e in selection.global_capped)
+    losers: list[tuple[MemoryEntry, str]] = []
 
     if not shortlist:
-        return _finish("", [], omitted, markers, superseded, latest)
+        return _finish(store, "", [], selection, losers, superseded)
     budget = render_budget(store, tuning)
     if budget < MIN_RENDER_BUDGET:
-        omitted.extend((entry, REASON_EMPTY_BUDGET) for entry in shortlist)
-        return _finish("", [], omitted, markers, superseded, latest)
+        losers.extend((entry, REASON_EMPTY_BUDGET) for entry in shortlist)
+        return _finish(store, "", [], selection, losers, superseded)
 
     lines = [RENDER_HEADER]
     used = len(RENDER_HEADER)  # length of "\n".join(lines)
@@ -306,11 +352,11 @@ def render_workspace_block(
                 section_used += 1 + len(line)
                 rendered.append(entry)
             else:
-                omitted.append((entry, REASON_CHAR_BUDGET))
+                losers.append((entry, REASON_CHAR_BUDGET))
         if len(section) > 1:
             lines.extend(section)
             used = section_used
-    return _finish("\n".join(lines), rendered, omitted, markers, superseded, latest)
+    return _finish(store, "\n".join(lines), rendered, selection, losers, superseded)
 
 
 def number_block(result: RenderResult, now_ms: int) -> str:

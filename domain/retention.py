@@ -15,6 +15,7 @@ a quarter of its speed for its memories. Closed dormant stretches are kept on th
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
@@ -290,10 +291,11 @@ def retention_sort_key(
     return (-strength(entry, now_ms, dormancy, tuning), -source_priority(entry), created_key, entry.id)
 
 
-#: What the retention order needs of an entry that does not depend on ``now``: the retention start
-#: (``None`` when it must be worked out at ``now``), the initial strength, the reinforcement count
-#: and the tie-breakers.
-_Static = tuple[MemoryEntry, float | None, float, int, int, float, str]
+#: What the retention order needs of an entry that does not depend on ``now``: the entry, its
+#: retention start (``None`` when it must be worked out at ``now``), initial strength and
+#: reinforcement count, and the tie-breakers of :func:`retention_sort_key` (source priority,
+#: ``createdAt``, id) negated as the sort wants them.
+_Static = tuple[MemoryEntry, float | None, float, int, tuple[int, float, str]]
 
 # The static parts by entry object (docs/performance.md). Every normalisation and render sorts the
 # whole store again, and the entries are the same frozen objects from one operation to the next.
@@ -317,9 +319,7 @@ def _static_parts(entry: MemoryEntry) -> _Static:
         start,
         initial_strength(entry),
         reinforcement_count(entry),
-        -source_priority(entry),
-        -float(created) if created is not None else math.inf,
-        entry.id,
+        (-source_priority(entry), -float(created) if created is not None else math.inf, entry.id),
     )
     if len(_STATIC) >= _STATIC_LIMIT:
         _STATIC.clear()
@@ -327,54 +327,39 @@ def _static_parts(entry: MemoryEntry) -> _Static:
     return parts
 
 
-_RankKey = tuple[float, int, float, str]
+class _HalfLives(dict[int, float]):
+    """Half-life per reinforcement count under one tuning: ``base / factor ** min(count, cap)``, the
+    expression of :func:`half_life_days`, worked out once per count."""
 
-#: Sort keys of the entries ranked last, per instant and dormancy (and the tuning they were computed
-#: with): a step ranks the same entries more than once (consolidation, then the render). Each key is
-#: kept with its entry, so an entry is recognised by identity only while it is alive; a pure
-#: function's results, so order never changes.
-_RANKED: dict[tuple[float, Dormancy], tuple[Tuning, dict[int, tuple[MemoryEntry, _RankKey]]]] = {}
+    def __init__(self, tuning: Tuning) -> None:
+        super().__init__()
+        self.tuning = tuning
+
+    def __missing__(self, count: int) -> float:
+        tuning = self.tuning
+        value = self[count] = tuning.half_life_days / tuning.reinforcement_factor ** min(
+            count, tuning.reinforcement_cap
+        )
+        return value
 
 
-def sort_by_retention(
-    entries: Sequence[MemoryEntry],
-    now_ms: float,
-    dormancy: Dormancy = NO_DORMANCY,
-    tuning: Tuning = DEFAULT_TUNING,
-) -> list[MemoryEntry]:
-    """``entries`` strongest first (stable, total): the order of :func:`retention_sort_key`.
-
-    Every normalisation and every render sorts the whole store, so the key is computed here in one
-    loop with the same arithmetic as :func:`strength`, step for step (equal floats, equal order;
-    a property test holds the two together), from parts remembered per entry; a step that ranks the
-    same entries again at the same instant reuses their keys. See docs/performance.md."""
-    at = (now_ms, dormancy)
-    remembered = _RANKED.get(at)
-    if remembered is None or remembered[0] is not tuning:
-        _RANKED.clear()  # keys of another instant are never asked for again in practice
-        remembered = _RANKED.setdefault(at, (tuning, {}))
-    known_keys = remembered[1]
+def _negative_powers(parts: Sequence[_Static], now: float, dormancy: Dormancy, tuning: Tuning) -> list[float]:
+    """Minus the strength of each entry at ``now``, with the arithmetic of :func:`strength`, step for
+    step (equal floats; a property test holds the two together). Without dormant stretches, one
+    comprehension does it."""
+    half_lives = _HalfLives(tuning)
     spans = dormancy.spans
+    inf = math.inf
+    if not spans and None not in [p[1] for p in parts]:
+        # the wall age max(0, now - start), of which nothing is dormant
+        return [
+            -value if 0.0 < (value := initial * 2.0 ** (-(wall / DAY_MS) / half_lives[count])) < inf else -0.0
+            for _, start, initial, count, _ in parts
+            for wall in (now - start if now > start else 0.0,)  # type: ignore[operator]  # no start is None
+        ]
     saved = dormancy.saved
-    base = tuning.half_life_days
-    factor = tuning.reinforcement_factor
-    cap = tuning.reinforcement_cap
-    now = float(now_ms)
-    half_lives: dict[int, float] = {}
-    keyed: list[tuple[float, int, float, str, int, MemoryEntry]] = []
-    statics = _STATIC
-    any_known = bool(known_keys)  # a new instant has no keys yet: no need to look for each entry
-    for position, entry in enumerate(entries):
-        if any_known:
-            known = known_keys.get(id(entry))
-            if known is not None and known[0] is entry:
-                power_key, priority, created_key, ident = known[1]
-                keyed.append((power_key, priority, created_key, ident, position, entry))
-                continue
-        parts = statics.get(id(entry))
-        if parts is None or parts[0] is not entry:
-            parts = _static_parts(entry)
-        _, start, initial, count, priority, created_key, ident = parts
+    powers: list[float] = []
+    for entry, start, initial, count, _ in parts:
         if start is None:
             start = retention_start_ms(entry, now)
         wall = now - start
@@ -391,16 +376,48 @@ def sort_by_retention(
             age = (wall - saved * min(dormant, wall)) / DAY_MS
         else:
             age = (wall - saved * 0.0) / DAY_MS
-        counted = min(count, cap)
-        half_life = half_lives.get(counted)
-        if half_life is None:
-            half_life = half_lives[counted] = base / factor**counted
-        value = initial * 2.0 ** (-age / half_life)
-        power = value if 0.0 < value < math.inf else 0.0  # max(0.0, value) when finite, else 0.0
-        known_keys[id(entry)] = (entry, (-power, priority, created_key, ident))
-        # positions are unique, so the comparison never reaches the entry itself
-        keyed.append((-power, priority, created_key, ident, position, entry))
+        value = initial * 2.0 ** (-age / half_lives[count])
+        powers.append(-value if 0.0 < value < inf else -0.0)  # max(0.0, value) when finite, else 0.0
+    return powers
+
+
+#: The last ranking: the instant, dormancy and tuning, and the entries strongest first. A step often
+#: ranks the very entries it just ranked, at the same instant (a normalisation that sorted the store,
+#: then the render of the store it wrote); the entries are recognised by identity, in order.
+_LAST_RANKING: list[tuple[float, Dormancy, Tuning, list[MemoryEntry]]] = []
+
+
+def sort_by_retention(
+    entries: Sequence[MemoryEntry],
+    now_ms: float,
+    dormancy: Dormancy = NO_DORMANCY,
+    tuning: Tuning = DEFAULT_TUNING,
+) -> list[MemoryEntry]:
+    """``entries`` strongest first (stable, total): the order of :func:`retention_sort_key`.
+
+    Every normalisation and every render sorts the whole store, so the key is computed here from
+    parts remembered per entry, a column at a time (:func:`_negative_powers`); ranking the entries
+    of the last ranking again, in its order and at its instant, returns it. See docs/performance.md."""
+    if _LAST_RANKING:
+        at, spans, settings, ranked = _LAST_RANKING[0]
+        if (
+            at == now_ms
+            and spans == dormancy
+            and settings is tuning
+            and len(ranked) == len(entries)
+            and all(map(operator.is_, ranked, entries))
+        ):
+            return list(ranked)
+    statics = _STATIC
+    parts = [statics.get(id(entry)) for entry in entries]
+    unknown = [i for i, (p, e) in enumerate(zip(parts, entries, strict=True)) if p is None or p[0] is not e]
+    for position in unknown:
+        parts[position] = _static_parts(entries[position])
+    static: list[_Static] = parts  # type: ignore[assignment]  # every slot is filled now
+    powers = _negative_powers(static, float(now_ms), dormancy, tuning)
+    # positions are unique, so the comparison never reaches beyond them
+    keyed = list(zip(powers, [p[4] for p in static], range(len(static)), strict=True))
     keyed.sort()
-    if len(known_keys) > 4 * len(entries) + 1024:
-        known_keys.clear()
-    return [item[5] for item in keyed]
+    ranked = [entries[item[2]] for item in keyed]
+    _LAST_RANKING[:] = [(now_ms, dormancy, tuning, ranked)]
+    return list(ranked)

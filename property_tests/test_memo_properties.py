@@ -11,28 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from domain import consolidation, key_index, keys, retention
+from domain import consolidation
 from domain.consolidation import NormalizeResult, normalize_store
 from domain.keys import exact_key, key_hash
 from domain.model import DAY_MS, MemoryEntry, MemoryStatus, WorkspaceStore
 from domain.operations import _stamp_rendered
 from domain.retention import DEFAULT_TUNING
 from domain.timeutil import iso_from_ms
+from property_tests.memos import forget_memos
 from property_tests.store_strategies import NOW_MS, big_stores, stores
-
-
-def _forget_everything() -> None:
-    for memo in (
-        consolidation._CLEAN,
-        consolidation._SETTLED,
-        consolidation._MARKER_HASHES,
-        keys._KEYS,
-        keys._HASHES,
-        key_index._INDEXES,
-        retention._STATIC,
-        retention._RANKED,
-    ):
-        memo.clear()
 
 
 def _settled(store: WorkspaceStore) -> bool:
@@ -43,7 +30,7 @@ def _assert_fixed_point(store: WorkspaceStore, now_ms: int, archive: dict[str, M
     """``store`` is recorded settled: normalising it cold, now or later, changes nothing."""
     for at in (now_ms, now_ms + 40 * DAY_MS):
         warm = normalize_store(store, at, archive=archive)
-        _forget_everything()
+        forget_memos()
         cold = normalize_store(store, at, archive=archive)
         assert _quiet(warm) and _quiet(cold)
         assert cold.store == store and warm.store == store
@@ -61,7 +48,7 @@ def _quiet(result: NormalizeResult) -> bool:
 
 @given(stores(), st.integers(0, 3))
 def test_a_recorded_settled_output_is_a_fixed_point(store: WorkspaceStore, stamped: int) -> None:
-    _forget_everything()
+    forget_memos()
     first = normalize_store(store, NOW_MS)
     out = first.store
     if stamped:
@@ -70,7 +57,7 @@ def test_a_recorded_settled_output_is_a_fixed_point(store: WorkspaceStore, stamp
     if _settled(out):
         _assert_fixed_point(out, NOW_MS + 1, {})
     # with or without the memo, the first pass is what a cold pass gives
-    _forget_everything()
+    forget_memos()
     assert normalize_store(store, NOW_MS) == first
 
 
@@ -78,7 +65,7 @@ def test_a_recorded_settled_output_is_a_fixed_point(store: WorkspaceStore, stamp
 def test_settled_outputs_with_an_archive(store: WorkspaceStore, data: st.DataObject) -> None:
     """Archiving, then a new memory and a duplicate of an archived one: whatever the memo records as
     settled is a fixed point, and the cold run of every step equals the warm one."""
-    _forget_everything()
+    forget_memos()
     first = normalize_store(store, NOW_MS)
     archive = {key_hash(exact_key(e)): e for e in first.archived}
     later = NOW_MS + DAY_MS
@@ -97,5 +84,5 @@ def test_settled_outputs_with_an_archive(store: WorkspaceStore, data: st.DataObj
         warm = normalize_store(incoming, later, archive=archive)
         if _settled(warm.store):
             _assert_fixed_point(warm.store, later, archive)
-        _forget_everything()
+        forget_memos()
         assert normalize_store(incoming, later, archive=archive) == warm

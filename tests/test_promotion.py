@@ -607,6 +607,7 @@ def capacity_normalizer(weak: str) -> Any:
         *,
         archive: Mapping[str, MemoryEntry] | None = None,
         tuning: Tuning = DEFAULT_TUNING,
+        base: WorkspaceStore | None = None,
     ) -> NormalizeResult:
         result = real(store, now_ms, archive=archive, tuning=tuning)
         losers = [e for e in result.store.entries if weak in e.text]
@@ -687,6 +688,7 @@ def test_not_in_store_compaction_rejection_stays_pending(monkeypatch: pytest.Mon
         *,
         archive: Mapping[str, MemoryEntry] | None = None,
         tuning: Tuning = DEFAULT_TUNING,
+        base: WorkspaceStore | None = None,
     ) -> NormalizeResult:
         result = real(store, now_ms, archive=archive, tuning=tuning)
         return replace(result, store=replace(result.store, entries=()))
