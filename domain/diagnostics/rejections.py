@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from enum import StrEnum
 from typing import Any, Final
 
 import msgspec
@@ -21,14 +22,29 @@ from domain.diagnostics.common import (
     sorted_counts,
     workspace_identity,
 )
-from domain.model import DAY_MS, HOUR_MS
+from domain.model import DAY_MS, HOUR_MS, MemorySource
 from domain.safety import HARD_QUALITY_REASONS, is_architecture_like_decision
 from domain.text import canonical_text
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
-ORIGINS: Final = frozenset(
-    {"explicit_trigger", "compaction_candidate", "manual", "migration_check", "unknown"}
-)
+
+class RejectionOrigin(StrEnum):
+    """Which door or step a rejected memory came from: a record's own ``origin`` when it names one
+    of these, else inferred from its ``source`` (:func:`normalize_rejections`)."""
+
+    EXPLICIT_TRIGGER = "explicit_trigger"
+    COMPACTION_CANDIDATE = "compaction_candidate"
+    MANUAL = "manual"
+    MIGRATION_CHECK = "migration_check"
+    UNKNOWN = "unknown"
+
+
+ORIGINS: Final[frozenset[RejectionOrigin]] = frozenset(RejectionOrigin)
+_ORIGIN_OF_SOURCE: Final[dict[str, RejectionOrigin]] = {
+    MemorySource.COMPACTION: RejectionOrigin.COMPACTION_CANDIDATE,
+    MemorySource.EXPLICIT: RejectionOrigin.EXPLICIT_TRIGGER,
+    MemorySource.MANUAL: RejectionOrigin.MANUAL,
+}
 FALSE_POSITIVE_GROUPS: Final = ("architecture_like_possible_false_positive", "clearly_garbage", "ambiguous")
 
 _STATUS_LIKE: Final = re.compile(
@@ -45,19 +61,17 @@ class NormalizedRejection(msgspec.Struct, frozen=True, kw_only=True):
     text: str
     reasons: tuple[str, ...]
     source: str | None
-    origin: str
+    origin: RejectionOrigin
     from_trigger: bool
     workspace_key: str | None = None
     workspace_root_hash: str | None = None
 
 
-def _infer_origin(record: RejectionLike) -> str:
+def _infer_origin(record: RejectionLike) -> RejectionOrigin:
     declared = getattr(record, "origin", None)
     if isinstance(declared, str) and declared in ORIGINS:
-        return declared
-    return {"compaction": "compaction_candidate", "explicit": "explicit_trigger", "manual": "manual"}.get(
-        record.source, "unknown"
-    )
+        return RejectionOrigin(declared)
+    return _ORIGIN_OF_SOURCE.get(record.source, RejectionOrigin.UNKNOWN)
 
 
 def normalize_rejections(records: Iterable[RejectionLike]) -> tuple[NormalizedRejection, ...]:
@@ -78,7 +92,7 @@ def normalize_rejections(records: Iterable[RejectionLike]) -> tuple[NormalizedRe
                 origin=origin,
                 from_trigger=declared_trigger
                 if isinstance(declared_trigger, bool)
-                else origin == "explicit_trigger",
+                else origin is RejectionOrigin.EXPLICIT_TRIGGER,
                 workspace_key=record.workspace_key,
                 workspace_root_hash=record.workspace_root_hash,
             )
@@ -118,7 +132,7 @@ def filter_rejections(
     if soft_only:
         out = [r for r in out if has_soft_reason(r)]
     if trigger_only:
-        out = [r for r in out if r.from_trigger or r.origin == "explicit_trigger"]
+        out = [r for r in out if r.from_trigger or r.origin is RejectionOrigin.EXPLICIT_TRIGGER]
     if reason:
         out = [r for r in out if reason in r.reasons]
     return tuple(out)
@@ -258,7 +272,7 @@ def format_rejections(
 
     block("By reason:", (reason for r in records for reason in r.reasons))
     block("By origin:", (r.origin for r in records))
-    triggered = [r for r in records if r.from_trigger or r.origin == "explicit_trigger"]
+    triggered = [r for r in records if r.from_trigger or r.origin is RejectionOrigin.EXPLICIT_TRIGGER]
     block("Trigger-origin rejections (high priority for v1.5):", (x for r in triggered for x in r.reasons))
     out.append("Recent suspicious soft rejects:")
     soft = sorted(

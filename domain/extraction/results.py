@@ -59,10 +59,10 @@ class ExtractionReason(StrEnum):
     VALID_CANDIDATE_FORMAT = "valid_candidate_format"
 
 
-def _compaction_source() -> str:
+def _compaction_source() -> MemorySource:
     # A factory rather than a plain default so that ``omit_defaults`` still writes the field:
     # every rejection-log line carries ``"source":"compaction"`` as the reference writes it.
-    return "compaction"
+    return MemorySource.COMPACTION
 
 
 class RejectionRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
@@ -74,7 +74,8 @@ class RejectionRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=T
     type: str
     text: str
     reasons: tuple[str, ...]
-    source: str = msgspec.field(default_factory=_compaction_source)
+    #: the door the rejected memory came through (only the compaction parser writes records)
+    source: MemorySource = msgspec.field(default_factory=_compaction_source)
     workspace_key: str | None = None
     workspace_root_hash: str | None = None
 
