@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from enum import StrEnum
 from itertools import count
 from typing import Any
 
@@ -16,8 +17,14 @@ from msgspec.structs import replace
 from returns.result import Failure, Success
 
 from domain.diagnostics import (
+    CoverageClass,
     DiagInput,
+    DiagnosticStatus,
+    FalsePositiveKind,
+    QualityVerdict,
     RejectionOrigin,
+    Risk,
+    RiskCode,
     build_snapshot,
     clean_text,
     coverage_json,
@@ -683,6 +690,27 @@ def test_7_trace_prints_lifecycle_relations_without_text() -> None:
 def test_8_trace_of_an_unknown_id() -> None:
     out = format_trace(trace_report(trace_fixture(), "missing-memory", NOW))
     assert out == "Memory missing-memory: unknown\n\nLifecycle:\n(none)"
+
+
+def test_the_diagnostic_vocabularies_keep_their_codes() -> None:
+    """Renaming a member is a type error; its code, what the reports print, stays as it is."""
+    pinned: dict[type[StrEnum], str] = {
+        DiagnosticStatus: "rendered omitted_superseded omitted_type_cap omitted_global_cap"
+        " omitted_char_budget omitted_archived omitted_absorbed_duplicate pending_retry"
+        " pending_rejected_capacity quarantined_corrupt_store unknown",
+        CoverageClass: "full_lifecycle render_only no_evidence historical_absent_with_reason"
+        " historical_absent_unknown_reason",
+        QualityVerdict: "ok warning degraded",
+        FalsePositiveKind: "architecture_like_possible_false_positive clearly_garbage ambiguous",
+        Risk: "high low",
+        RiskCode: "missing_or_empty_hardReasons soft_reasons_without_hardReasons user_preference_marker"
+        " durable_rule_marker feedback_or_decision_path_heavy_only",
+    }
+    for vocabulary, codes in pinned.items():
+        assert [member.value for member in vocabulary] == codes.split(), vocabulary
+    assert isinstance(status_from_trace_event(ev("memory_archived", "x", "archived", [])), DiagnosticStatus)
+    fallback = status_from_trace_event(ev("promotion_promoted", "x", "promoted", []))
+    assert fallback == "promoted" and not isinstance(fallback, DiagnosticStatus)
 
 
 def test_trace_status_from_last_event_when_not_stored() -> None:

@@ -23,7 +23,7 @@ from domain.diagnostics.common import (
     workspace_identity,
 )
 from domain.model import DAY_MS, HOUR_MS, MemorySource
-from domain.safety import HARD_QUALITY_REASONS, is_architecture_like_decision
+from domain.safety import HARD_QUALITY_REASONS, QualityReason, is_architecture_like_decision
 from domain.text import canonical_text
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
@@ -45,7 +45,25 @@ _ORIGIN_OF_SOURCE: Final[dict[str, RejectionOrigin]] = {
     MemorySource.EXPLICIT: RejectionOrigin.EXPLICIT_TRIGGER,
     MemorySource.MANUAL: RejectionOrigin.MANUAL,
 }
-FALSE_POSITIVE_GROUPS: Final = ("architecture_like_possible_false_positive", "clearly_garbage", "ambiguous")
+
+
+class FalsePositiveKind(StrEnum):
+    """The heuristic groups of ``bad_decision`` rejections in ``rejections --quality``."""
+
+    ARCHITECTURE_LIKE = "architecture_like_possible_false_positive"
+    CLEARLY_GARBAGE = "clearly_garbage"
+    AMBIGUOUS = "ambiguous"
+
+
+FALSE_POSITIVE_GROUPS: Final[tuple[FalsePositiveKind, ...]] = tuple(FalsePositiveKind)
+
+
+class Risk(StrEnum):
+    """The false-positive risk ``rejections --quality`` and ``quality`` report."""
+
+    HIGH = "high"
+    LOW = "low"
+
 
 _STATUS_LIKE: Final = re.compile(
     r"(?<![A-Za-z0-9_])(?:implemented|added|updated|fixed|completed|reviewed|tests?|CI|commit|wave|phase|task|session)"
@@ -162,32 +180,32 @@ class RejectionQuality(msgspec.Struct, frozen=True, kw_only=True):
     legacy_unscoped_count: int
     reason_distribution: dict[str, int]
     unique_reason_distribution: dict[str, int]
-    possible_false_positive_groups: dict[str, FalsePositiveGroup]
+    possible_false_positive_groups: dict[FalsePositiveKind, FalsePositiveGroup]
 
     @property
-    def false_positive_risk(self) -> str:
-        possible = self.possible_false_positive_groups[FALSE_POSITIVE_GROUPS[0]].count
+    def false_positive_risk(self) -> Risk:
+        possible = self.possible_false_positive_groups[FalsePositiveKind.ARCHITECTURE_LIKE].count
         high = possible >= 3 or (self.unique_texts > 0 and possible / self.unique_texts >= 0.5)
-        return "high" if high else "low"
+        return Risk.HIGH if high else Risk.LOW
 
 
 def rejection_quality(records: Sequence[NormalizedRejection]) -> RejectionQuality:
     """Scoping, reason distributions and a heuristic grouping of ``bad_decision`` rejections
     (always over the non-unique records)."""
     uniques = unique_rejections(records)
-    groups: dict[str, list[str]] = {name: [] for name in FALSE_POSITIVE_GROUPS}
-    counts: Counter[str] = Counter()
+    groups: dict[FalsePositiveKind, list[str]] = {name: [] for name in FALSE_POSITIVE_GROUPS}
+    counts: Counter[FalsePositiveKind] = Counter()
     for record in uniques:
-        if "bad_decision" not in record.reasons:
+        if QualityReason.BAD_DECISION not in record.reasons:
             continue
         hard = [r for r in record.reasons if r in HARD_QUALITY_REASONS]
         status_like = _STATUS_LIKE.search(record.text) is not None
         if is_architecture_like_decision(record.text) and not hard and not status_like:
-            group = FALSE_POSITIVE_GROUPS[0]
+            group = FalsePositiveKind.ARCHITECTURE_LIKE
         elif hard or status_like:
-            group = FALSE_POSITIVE_GROUPS[1]
+            group = FalsePositiveKind.CLEARLY_GARBAGE
         else:
-            group = FALSE_POSITIVE_GROUPS[2]
+            group = FalsePositiveKind.AMBIGUOUS
         counts[group] += 1
         if len(groups[group]) < 5:
             groups[group].append(shorten(clean_text(record.text)))

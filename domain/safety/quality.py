@@ -36,19 +36,12 @@ _I: Final = re.IGNORECASE
 
 #: Every reason :func:`assess_memory_quality` can give, in the order it gives them.
 QUALITY_REASON_ORDER: Final[tuple[QualityReason, ...]] = tuple(QualityReason)
-#: Reasons that mark a memory as worthless whatever its type (the migration acts only on these).
-HARD_QUALITY_REASONS: Final[frozenset[QualityReason]] = frozenset(
-    {
-        QualityReason.EMPTY,
-        QualityReason.PROGRESS_SNAPSHOT,
-        QualityReason.RAW_ERROR,
-        QualityReason.COMMIT_OR_CI_SNAPSHOT,
-        QualityReason.TEMPORARY_STATUS,
-        QualityReason.ACTIVE_FILE_SNAPSHOT,
-        QualityReason.CODE_OR_API_SIGNATURE,
-        QualityReason.PATH_HEAVY,
-    }
-)
+#: Reasons that mark a memory as worthless whatever its type (the migration acts only on these):
+#: every reason but the two soft ones, which depend on the memory's type.
+HARD_QUALITY_REASONS: Final[frozenset[QualityReason]] = frozenset(QualityReason) - {
+    QualityReason.BAD_FEEDBACK,
+    QualityReason.BAD_DECISION,
+}
 
 
 def is_hard_quality_reason(reason: str) -> bool:
