@@ -8,9 +8,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
 import msgspec
+from msgspec.structs import force_setattr
 
 from adapters.storage_io import StorageUnavailable
-from domain.model import EventType, EvidenceInput, Importance, MemoryType
+from domain.model import EventType, EvidenceInput, Importance, MemoryType, Outcome
 
 if TYPE_CHECKING:
     from domain.model import MemoryEntry, SessionState, WorkspaceStore
@@ -57,6 +58,12 @@ class Explanation(msgspec.Struct, frozen=True):
     text: str
 
 
+def _plain_codes(value: Decision | Remembered | Edit) -> None:
+    """Keep an API value's reason codes plain strings: the core gives them as enumeration members
+    (equal to their codes), and a caller that prints a result sees ``('prompt_injection',)``."""
+    force_setattr(value, "reasons", tuple(str(code) for code in value.reasons))
+
+
 class Decision(msgspec.Struct, frozen=True, kw_only=True):
     """What happened to one memory in an operation: ``action`` is ``pending``, ``accept``,
     ``promoted``, ``absorbed``, ``superseded``, ``retry``, ``exhausted`` (kept) or ``ignored``,
@@ -67,6 +74,9 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     type: str | None = None
     reasons: tuple[str, ...] = ()
     rejected: bool = False
+
+    def __post_init__(self) -> None:
+        _plain_codes(self)
 
     def line(self) -> str:
         """The one-line form the CLI prints."""
@@ -90,6 +100,9 @@ class Remembered(msgspec.Struct, frozen=True, kw_only=True):
     type: str
     reasons: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        _plain_codes(self)
+
 
 class Edit(msgspec.Struct, frozen=True, kw_only=True):
     """The result of ``forget``, ``supersede`` or ``restore``. ``outcome``: ``forgotten``,
@@ -100,6 +113,9 @@ class Edit(msgspec.Struct, frozen=True, kw_only=True):
     target: str
     id: str | None = None
     reasons: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _plain_codes(self)
 
 
 class Memory(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
@@ -154,9 +170,9 @@ def decisions(events: Iterable[EvidenceInput]) -> tuple[Decision, ...]:
     for ev in events:
         preview = _single_line(ev.text_preview or "")
         kind = ev.memory.type if ev.memory is not None and ev.memory.type else None
-        if ev.type in _KEPT and ev.outcome != "rejected":
+        if ev.type in _KEPT and ev.outcome != Outcome.REJECTED:
             found.append(Decision(action=_KEPT[ev.type], text=preview, type=kind))
-        elif ev.type in _REFUSED or (ev.type in _KEPT and ev.outcome == "rejected"):
+        elif ev.type in _REFUSED or (ev.type in _KEPT and ev.outcome == Outcome.REJECTED):
             found.append(
                 Decision(
                     action=_REFUSED.get(ev.type, "rejected"),

@@ -47,6 +47,21 @@ class StoreState(StrEnum):
     INVALID = "invalid"
 
 
+class CleanupReason(StrEnum):
+    """The reasons :func:`classify` gives for a classification, besides ``test_prefix_<prefix>``
+    (the test-root prefix a root matched)."""
+
+    WORKSPACE_DIR_UNREADABLE = "workspace_dir_unreadable"
+    LOCK_PRESENT = "lock_present"
+    RECENT_WORKSPACE_DIR = "recent_workspace_dir"
+    MISSING_STORE = "missing_store"
+    INVALID_JSON = "invalid_json"
+    MISSING_WORKSPACE_ROOT = "missing_workspace_root"
+    ROOT_EXISTS = "root_exists"
+    ROOT_MISSING = "root_missing"
+    ROOT_UNDER_TEMP = "root_under_temp"
+
+
 #: A workspace directory touched more recently than this is left alone (the reference default).
 DEFAULT_MIN_AGE_MS: Final = 10 * 60 * 1000
 
@@ -159,13 +174,13 @@ def classify(
             workspace_key=key,
             workspace_dir=facts.workspace_dir,
             classification=Classification.INVALID_OR_UNREADABLE,
-            reasons=("workspace_dir_unreadable",),
+            reasons=(CleanupReason.WORKSPACE_DIR_UNREADABLE,),
         )
     reasons: list[str] = []
     if facts.lock_present:
-        reasons.append("lock_present")
+        reasons.append(CleanupReason.LOCK_PRESENT)
     if min_age_ms > 0 and facts.dir_mtime_ms is not None and now_ms - facts.dir_mtime_ms < min_age_ms:
-        reasons.append("recent_workspace_dir")
+        reasons.append(CleanupReason.RECENT_WORKSPACE_DIR)
 
     def result(classification: Classification, **fields: Any) -> Residue:
         return Residue(
@@ -177,11 +192,11 @@ def classify(
         )
 
     if facts.store_state is StoreState.MISSING:
-        reasons.append("missing_store")
+        reasons.append(CleanupReason.MISSING_STORE)
         return result(Classification.INVALID_OR_UNREADABLE)
     store = facts.store
     if facts.store_state is StoreState.INVALID or not isinstance(store, dict):
-        reasons.append("invalid_json")
+        reasons.append(CleanupReason.INVALID_JSON)
         return result(Classification.INVALID_OR_UNREADABLE)
 
     workspace = store.get("workspace")
@@ -199,16 +214,16 @@ def classify(
         "store_key": store_key if store_key is not None and store_key != key else None,
     }
     if not root:
-        reasons.append("missing_workspace_root")
+        reasons.append(CleanupReason.MISSING_WORKSPACE_ROOT)
         return result(Classification.INVALID_OR_UNREADABLE, **fields)
     if facts.root_exists:
-        reasons.append("root_exists")
+        reasons.append(CleanupReason.ROOT_EXISTS)
         return result(Classification.LIVE_OR_EXISTING, root=root, root_exists=True, **fields)
 
-    reasons.append("root_missing")
+    reasons.append(CleanupReason.ROOT_MISSING)
     temp = is_temp_root(root, temp_dirs)
     if temp:
-        reasons.append("root_under_temp")
+        reasons.append(CleanupReason.ROOT_UNDER_TEMP)
     prefix = known_test_prefix(root)
     if prefix is not None:
         reasons.append(f"test_prefix_{prefix}")
@@ -219,7 +234,7 @@ def classify(
 def is_candidate(residue: Residue, *, include_orphans: bool = False) -> bool:
     """May this directory be quarantined? Never when recent or locked; definite residue always;
     unknown orphans only when asked. Live and unreadable workspaces never."""
-    if "recent_workspace_dir" in residue.reasons or "lock_present" in residue.reasons:
+    if CleanupReason.RECENT_WORKSPACE_DIR in residue.reasons or CleanupReason.LOCK_PRESENT in residue.reasons:
         return False
     if residue.classification is Classification.TEST_TEMP_DEFINITE:
         return True

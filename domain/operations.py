@@ -37,7 +37,6 @@ from domain.model import (
     EventType,
     EvidenceInput,
     Importance,
-    LongTermLimits,
     MemoryEntry,
     MemorySource,
     MemoryStatus,
@@ -56,7 +55,7 @@ from domain.pending import append_pending, journal_key
 from domain.promotion import PromotionResult, promote
 from domain.render import RenderResult, number_block, render_workspace_block
 from domain.retention import DEFAULT_TUNING, Tuning, mark_activity
-from domain.safety import Rejected, gate_memory, is_prompt_injection, redact, stored_text
+from domain.safety import GateReason, Rejected, admit, is_prompt_injection, redact
 from domain.session import (
     ToolEvent,
     add_pending_memories,
@@ -804,29 +803,32 @@ def remember(
 ) -> OpResult:
     """A manual memory (source ``manual``): through the safety gate, then straight into promotion.
     A rationale is shown in every future prompt too, so it passes the same injection check."""
-    gated = gate_memory(type_.value, text, source=MemorySource.MANUAL.value)
+    gated = admit(type_, text, source=MemorySource.MANUAL)
     if isinstance(gated, Success) and rationale is not None and is_prompt_injection(rationale):
-        gated = Failure(Rejected(text=redact(text), reasons=("prompt_injection",), from_quality_gate=False))
-    if not isinstance(gated, Success):
-        failure: Rejected = gated.failure()
-        return OpResult(
-            store=snap.store,
-            journal=snap.journal,
-            session=snap.session,
-            events=(
-                evidence.event(
-                    EventType.EXPLICIT_MEMORY_IGNORED,
-                    Phase.EXPLICIT,
-                    Outcome.REJECTED,
-                    failure.reasons,
-                    text=failure.text,
-                    preview_limit=80,
-                ),
-            ),
-            outcome="rejected",
-            reasons=failure.reasons,
+        gated = Failure(
+            Rejected(text=redact(text), reasons=(GateReason.PROMPT_INJECTION,), from_quality_gate=False)
         )
-    body = stored_text(gated.unwrap().text, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
+    match gated:
+        case Success(str() as body):
+            pass
+        case Failure(Rejected() as failure):
+            return OpResult(
+                store=snap.store,
+                journal=snap.journal,
+                session=snap.session,
+                events=(
+                    evidence.event(
+                        EventType.EXPLICIT_MEMORY_IGNORED,
+                        Phase.EXPLICIT,
+                        Outcome.REJECTED,
+                        failure.reasons,
+                        text=failure.text,
+                        preview_limit=80,
+                    ),
+                ),
+                outcome="rejected",
+                reasons=failure.reasons,
+            )
     stamp = iso_from_ms(now_ms)
     entry = MemoryEntry(
         id=memory_id(now_ms, "manual", body),

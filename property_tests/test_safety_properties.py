@@ -8,24 +8,26 @@ from typing import Final
 
 from hypothesis import given
 from hypothesis import strategies as st
-from returns.result import Failure, Success
+from returns.result import Failure, Result, Success
 
+from domain.model import LongTermLimits, MemorySource, MemoryType
 from domain.safety import (
     _JS_PATTERNS,
     HARD_QUALITY_REASONS,
     QUALITY_REASON_ORDER,
     REDACTED,
-    Accepted,
+    GateReason,
     Rejected,
     _redact_unfiltered,
     _translate,
+    admit,
     assess_memory_quality,
-    gate_memory,
     is_architecture_like_decision,
     is_hard_quality_reason,
     is_prompt_injection,
     preview,
     redact,
+    stored_text,
 )
 from domain.text import js_trim, strip_controls
 from property_tests.secret_strategies import (
@@ -44,6 +46,12 @@ from property_tests.secret_strategies import (
 
 TYPES: Final = ("feedback", "project", "decision", "reference")
 SOURCES: Final = ("compaction", "explicit", "manual")
+
+
+def gate(type_: str, text: str, *, source: str, from_trigger: bool = False) -> Result[str, Rejected]:
+    """:func:`admit` with the type and the source given as their stored values."""
+    return admit(MemoryType(type_), text, source=MemorySource(source), from_trigger=from_trigger)
+
 
 #: Fragments that exercise every redaction rule when glued together at random.
 _FRAGMENTS: Final = (
@@ -329,7 +337,7 @@ def test_the_redaction_marker_never_makes_a_decision_architecture_like(text: str
 
 
 # =============================================================================================
-# gate_memory (D4)
+# admit (D4)
 # =============================================================================================
 
 gate_text = st.one_of(quality_text, any_text, labelled_secrets().map(lambda pair: "Use staging " + pair[0]))
@@ -339,16 +347,16 @@ gate_text = st.one_of(quality_text, any_text, labelled_secrets().map(lambda pair
 def test_gate_never_raises_and_accepts_only_safe_text(
     type_: str, text: str, source: str, trigger: bool
 ) -> None:
-    result = gate_memory(type_, text, source=source, from_trigger=trigger)
+    result = gate(type_, text, source=source, from_trigger=trigger)
     if isinstance(result, Success):
         value = result.unwrap()
-        assert isinstance(value, Accepted)
-        assert value.reasons == ("quality_gate_passed",)
-        assert redact(value.text) == value.text
-        assert value.text == js_trim(value.text)
-        assert not is_prompt_injection(value.text)
+        assert isinstance(value, str)
+        assert redact(value) == value
+        assert value == js_trim(value)
+        assert value == stored_text(value, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
+        assert not is_prompt_injection(value)
         if source == "compaction":
-            assert assess_memory_quality(type_, value.text).accepted
+            assert assess_memory_quality(type_, value).accepted
     else:
         assert isinstance(result, Failure)
         rejection = result.failure()
@@ -361,21 +369,25 @@ def test_gate_never_raises_and_accepts_only_safe_text(
             assert set(rejection.reasons) <= quality_codes
         else:
             assert len(rejection.reasons) == 1
-            assert rejection.reasons[0] in {"too_short", "prompt_injection", "empty"}
+            assert rejection.reasons[0] in {
+                GateReason.TOO_SHORT,
+                GateReason.PROMPT_INJECTION,
+                GateReason.EMPTY,
+            }
 
 
 @given(st.sampled_from(TYPES), secrets(), st.sampled_from(SOURCES))
 def test_no_secret_passes_the_gate(type_: str, case: tuple[str, tuple[str, ...]], source: str) -> None:
     text, values = case
-    result = gate_memory(type_, text, source=source)
-    stored = result.unwrap().text if isinstance(result, Success) else result.failure().text
+    result = gate(type_, text, source=source)
+    stored = result.unwrap() if isinstance(result, Success) else result.failure().text
     for value in values:
         assert value not in stored
 
 
 @given(st.sampled_from(TYPES), quality_text.filter(lambda t: t.strip() != ""))
 def test_explicit_memories_bypass_quality_but_not_injection(type_: str, text: str) -> None:
-    result = gate_memory(type_, text, source="explicit")
+    result = gate(type_, text, source="explicit")
     if not js_trim(strip_controls(text)):
         return
     if is_prompt_injection(redact(js_trim(text))):
@@ -387,7 +399,7 @@ def test_explicit_memories_bypass_quality_but_not_injection(type_: str, text: st
 
 @given(st.text(alphabet=string.ascii_lowercase + " ", min_size=0, max_size=30), st.booleans())
 def test_compaction_length_minimums(text: str, trigger: bool) -> None:
-    result = gate_memory("project", text, source="compaction", from_trigger=trigger)
+    result = gate("project", text, source="compaction", from_trigger=trigger)
     minimum = 6 if trigger else 20
     if len(js_trim(text)) < minimum:
         assert isinstance(result, Failure)

@@ -7,11 +7,13 @@ import os
 import tempfile
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from adapters.cleanup import cleanup, scan
 from domain.cleanup import (
     Classification,
+    CleanupReason,
     Residue,
     StoreState,
     WorkspaceFacts,
@@ -286,6 +288,19 @@ def test_unreadable_directory_drops_other_reasons() -> None:
     assert r.reasons == ("workspace_dir_unreadable",)
     assert r.classification is Classification.INVALID_OR_UNREADABLE
     assert not is_candidate(r, include_orphans=True)
+
+
+def test_cleanup_reasons_keep_their_codes_in_the_report_line() -> None:
+    codes = (
+        "workspace_dir_unreadable lock_present recent_workspace_dir missing_store invalid_json"
+        " missing_workspace_root root_exists root_missing root_under_temp"
+    )
+    assert [r.value for r in CleanupReason] == codes.split()
+    facts = WorkspaceFacts(
+        dir_name="x", workspace_dir="/h/x", lock_present=True, store_state=StoreState.INVALID
+    )
+    line = b'{"workspaceKey":"x","workspaceDir":"/h/x","classification":"invalid_or_unreadable",'
+    assert msgspec.json.encode(classify(facts, NOW)) == line + b'"reasons":["lock_present","invalid_json"]}'
 
 
 def test_missing_root_in_store() -> None:

@@ -7,15 +7,24 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from enum import StrEnum
 from itertools import count
 from typing import Any
 
+import msgspec
 import pytest
 from msgspec.structs import replace
 from returns.result import Failure, Success
 
 from domain.diagnostics import (
+    CoverageClass,
     DiagInput,
+    DiagnosticStatus,
+    FalsePositiveKind,
+    QualityVerdict,
+    RejectionOrigin,
+    Risk,
+    RiskCode,
     build_snapshot,
     clean_text,
     coverage_json,
@@ -683,6 +692,27 @@ def test_8_trace_of_an_unknown_id() -> None:
     assert out == "Memory missing-memory: unknown\n\nLifecycle:\n(none)"
 
 
+def test_the_diagnostic_vocabularies_keep_their_codes() -> None:
+    """Renaming a member is a type error; its code, what the reports print, stays as it is."""
+    pinned: dict[type[StrEnum], str] = {
+        DiagnosticStatus: "rendered omitted_superseded omitted_type_cap omitted_global_cap"
+        " omitted_char_budget omitted_archived omitted_absorbed_duplicate pending_retry"
+        " pending_rejected_capacity quarantined_corrupt_store unknown",
+        CoverageClass: "full_lifecycle render_only no_evidence historical_absent_with_reason"
+        " historical_absent_unknown_reason",
+        QualityVerdict: "ok warning degraded",
+        FalsePositiveKind: "architecture_like_possible_false_positive clearly_garbage ambiguous",
+        Risk: "high low",
+        RiskCode: "missing_or_empty_hardReasons soft_reasons_without_hardReasons user_preference_marker"
+        " durable_rule_marker feedback_or_decision_path_heavy_only",
+    }
+    for vocabulary, codes in pinned.items():
+        assert [member.value for member in vocabulary] == codes.split(), vocabulary
+    assert isinstance(status_from_trace_event(ev("memory_archived", "x", "archived", [])), DiagnosticStatus)
+    fallback = status_from_trace_event(ev("promotion_promoted", "x", "promoted", []))
+    assert fallback == "promoted" and not isinstance(fallback, DiagnosticStatus)
+
+
 def test_trace_status_from_last_event_when_not_stored() -> None:
     def last(type_: str, outcome: str, reasons: list[str]) -> str:
         return status_from_trace_event(ev(type_, "x", outcome, reasons))
@@ -763,7 +793,7 @@ def quality_fixture() -> DiagInput:
         RejectionRecord(
             timestamp=NOW_ISO,
             type="decision",
-            source="compaction",
+            source=MemorySource.COMPACTION,
             text="Implemented phase 2 and updated tests",
             reasons=("bad_decision",),
             workspace_key=KEY,
@@ -772,7 +802,7 @@ def quality_fixture() -> DiagInput:
         RejectionRecord(
             timestamp=NOW_ISO,
             type="feedback",
-            source="compaction",
+            source=MemorySource.COMPACTION,
             text="Wave 1 completed successfully",
             reasons=("progress_snapshot", "bad_feedback"),
         ),
@@ -1014,7 +1044,7 @@ def test_15_rejection_quality_groups_heuristically() -> None:
             RejectionRecord(
                 timestamp=NOW_ISO,
                 type="decision",
-                source="compaction",
+                source=MemorySource.COMPACTION,
                 workspace_key=KEY,
                 text="Retention scoring model uses evidence caps to avoid normalization drift",
                 reasons=("bad_decision",),
@@ -1022,7 +1052,7 @@ def test_15_rejection_quality_groups_heuristically() -> None:
             RejectionRecord(
                 timestamp=NOW_ISO,
                 type="decision",
-                source="compaction",
+                source=MemorySource.COMPACTION,
                 workspace_key=KEY,
                 text="Implemented phase 2 and updated tests",
                 reasons=("bad_decision",),
@@ -1030,14 +1060,14 @@ def test_15_rejection_quality_groups_heuristically() -> None:
             RejectionRecord(
                 timestamp=NOW_ISO,
                 type="decision",
-                source="compaction",
+                source=MemorySource.COMPACTION,
                 text="Maybe useful",
                 reasons=("bad_decision",),
             ),
             RejectionRecord(
                 timestamp=NOW_ISO,
                 type="decision",
-                source="compaction",
+                source=MemorySource.COMPACTION,
                 workspace_key="otherkey",
                 text="Foreign workspace record",
                 reasons=("bad_decision",),
@@ -1063,7 +1093,7 @@ def test_16_rejection_quality_json() -> None:
             RejectionRecord(
                 timestamp=NOW_ISO,
                 type="decision",
-                source="compaction",
+                source=MemorySource.COMPACTION,
                 workspace_key=KEY,
                 workspace_root_hash="hash",
                 text="Memory system schema boundary should remain stable",
@@ -1072,7 +1102,7 @@ def test_16_rejection_quality_json() -> None:
             RejectionRecord(
                 timestamp=NOW_ISO,
                 type="feedback",
-                source="compaction",
+                source=MemorySource.COMPACTION,
                 text="Wave 1 completed successfully",
                 reasons=("progress_snapshot", "bad_feedback"),
             ),
@@ -1092,7 +1122,7 @@ def test_plain_rejections_summary() -> None:
             RejectionRecord(
                 timestamp=iso_from_ms(NOW - DAY_MS),
                 type="feedback",
-                source="explicit",
+                source=MemorySource.EXPLICIT,
                 text="Remember password: hunter2 please",
                 reasons=("bad_feedback",),
                 workspace_key=KEY,
@@ -1100,11 +1130,11 @@ def test_plain_rejections_summary() -> None:
             RejectionRecord(
                 timestamp=NOW_ISO,
                 type="decision",
-                source="compaction",
+                source=MemorySource.COMPACTION,
                 text="Wave 3 completed",
                 reasons=("progress_snapshot",),
             ),
-            RejectionRecord(timestamp="", type="decision", source="compaction", text="", reasons=("empty",)),
+            RejectionRecord(timestamp="", type="decision", text="", reasons=("empty",)),
         ]
     )
     assert len(records) == 2  # the record without text is dropped
@@ -1122,27 +1152,38 @@ def test_plain_rejections_summary() -> None:
     assert "By reason:\n  (none)" in empty and empty.endswith("Recent suspicious soft rejects:\n  (none)")
 
 
+def test_rejection_origins_and_the_record_source_keep_their_codes() -> None:
+    codes = "explicit_trigger compaction_candidate manual migration_check unknown"
+    assert [o.value for o in RejectionOrigin] == codes.split()
+    record = RejectionRecord(timestamp="t", type="project", text="x", reasons=("empty",))
+    line = b'{"timestamp":"t","type":"project","text":"x","reasons":["empty"],"source":"compaction"}'
+    assert msgspec.json.encode(record) == line
+    assert msgspec.json.encode(replace(record, source=MemorySource.COMPACTION)) == line
+    origins = [r.origin for r in normalize_rejections([replace(record, source=s) for s in MemorySource])]
+    assert origins == ["explicit_trigger", "compaction_candidate", "manual"]
+
+
 def test_rejection_filters() -> None:
     records = normalize_rejections(
         [
             RejectionRecord(
                 timestamp=iso_from_ms(NOW - 20 * DAY_MS),
                 type="decision",
-                source="compaction",
+                source=MemorySource.COMPACTION,
                 text="Old progress",
                 reasons=("progress_snapshot",),
             ),
             RejectionRecord(
                 timestamp=NOW_ISO,
                 type="feedback",
-                source="explicit",
+                source=MemorySource.EXPLICIT,
                 text="Recent soft",
                 reasons=("bad_feedback",),
             ),
             RejectionRecord(
                 timestamp="garbage",
                 type="feedback",
-                source="manual",
+                source=MemorySource.MANUAL,
                 text="Bad time",
                 reasons=("bad_feedback",),
             ),

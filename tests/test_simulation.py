@@ -40,7 +40,7 @@ from domain.retention import (
     reinforce,
     strength,
 )
-from domain.safety import gate_memory
+from domain.safety import admit
 from domain.simulation import texts
 from domain.simulation.engine import SimRun, simulate
 from domain.simulation.rng import below, chance, next_u64, poisson, stream, uniform, weighted
@@ -288,18 +288,18 @@ def test_generated_memories_pass_the_gate_and_noise_does_not() -> None:
     core: list[int] = []
     for _ in range(300):
         said, rng = texts.candidate(rng, catalogue, core, (1, 3, 2, 2), 0.4)
-        assert is_successful(gate_memory(said.type.value, said.text, source="compaction")), said
+        assert is_successful(admit(said.type, said.text, source=MemorySource.COMPACTION)), said
     reasons: set[str] = set()
     for _ in range(300):
         said, rng = texts.noise(rng)
-        outcome = gate_memory(said.type.value, said.text, source="compaction")
+        outcome = admit(said.type, said.text, source=MemorySource.COMPACTION)
         assert not is_successful(outcome), said
         reasons.update(outcome.failure().reasons)
     assert {"progress_snapshot", "raw_error", "too_short", "bad_feedback", "bad_decision"} <= reasons
     for fact in catalogue:
         if fact.type is MemoryType.DECISION:
             replacement = texts.replacement(fact)
-            assert is_successful(gate_memory("decision", replacement, source="compaction")), replacement
+            assert is_successful(admit(fact.type, replacement, source=MemorySource.COMPACTION)), replacement
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from enum import StrEnum
 from typing import Any, Final
 
 import msgspec
@@ -26,18 +27,25 @@ from domain.diagnostics.common import (
     shorten,
     sorted_counts,
 )
-from domain.model import MemoryStatus
+from domain.model import MemoryStatus, MemoryType
+from domain.safety import QualityReason
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
 #: At most this many risky supersedes are listed per migration in the text report (all are counted).
 RISKY_LISTED: Final = 10
-RISK_CODES: Final = (
-    "missing_or_empty_hardReasons",
-    "soft_reasons_without_hardReasons",
-    "user_preference_marker",
-    "durable_rule_marker",
-    "feedback_or_decision_path_heavy_only",
-)
+
+
+class RiskCode(StrEnum):
+    """The reference's five codes for a supersede that may have removed a memory worth keeping."""
+
+    MISSING_HARD_REASONS = "missing_or_empty_hardReasons"
+    SOFT_REASONS_ONLY = "soft_reasons_without_hardReasons"
+    USER_PREFERENCE_MARKER = "user_preference_marker"
+    DURABLE_RULE_MARKER = "durable_rule_marker"
+    PATH_HEAVY_ONLY = "feedback_or_decision_path_heavy_only"
+
+
+RISK_CODES: Final[tuple[RiskCode, ...]] = tuple(RiskCode)
 _WORD_BEFORE: Final = r"(?<![A-Za-z0-9_])"
 _WORD_AFTER: Final = r"(?![A-Za-z0-9_])"
 #: The reference's markers of a text that may have been worth keeping (an ASCII word boundary, as
@@ -77,10 +85,10 @@ def parse_audit_line(line: bytes | str) -> AuditRecord | None:
 
 def superseded(record: AuditRecord) -> bool:
     """A record counts as a supersede when its after-status is missing or ``superseded``."""
-    return record.after_status is None or record.after_status == MemoryStatus.SUPERSEDED.value
+    return record.after_status is None or record.after_status == MemoryStatus.SUPERSEDED
 
 
-def risk_codes(record: AuditRecord) -> tuple[str, ...]:
+def risk_codes(record: AuditRecord) -> tuple[RiskCode, ...]:
     """Why a supersede might have removed a memory worth keeping (the reference's five codes)."""
     hard = record.hard_reasons or ()
     found = [
@@ -88,14 +96,14 @@ def risk_codes(record: AuditRecord) -> tuple[str, ...]:
         bool(record.reasons) and not hard,
         _USER_PREFERENCE.search(record.text) is not None,
         _DURABLE_RULE.search(record.text) is not None,
-        record.type in ("feedback", "decision") and hard == ("path_heavy",),
+        record.type in (MemoryType.FEEDBACK, MemoryType.DECISION) and hard == (QualityReason.PATH_HEAVY,),
     ]
     return tuple(code for code, hit in zip(RISK_CODES, found, strict=True) if hit)
 
 
 class RiskySupersede(msgspec.Struct, frozen=True):
     record: AuditRecord
-    codes: tuple[str, ...]
+    codes: tuple[RiskCode, ...]
 
 
 class MigrationSummary(msgspec.Struct, frozen=True, kw_only=True):

@@ -19,6 +19,7 @@ from domain.model import (
     DAY_MS,
     EvidenceEvent,
     MemoryEntry,
+    MemorySource,
     MemoryType,
     PendingJournal,
     WorkspaceRef,
@@ -30,7 +31,7 @@ from domain.timeutil import iso_from_ms, parse_iso_ms
 
 #: Diagnostic type order (not the render section order).
 TYPES: Final = (MemoryType.FEEDBACK, MemoryType.DECISION, MemoryType.PROJECT, MemoryType.REFERENCE)
-SOURCES: Final = ("explicit", "manual", "compaction")
+SOURCES: Final = (MemorySource.EXPLICIT, MemorySource.MANUAL, MemorySource.COMPACTION)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,8 +10,8 @@ import msgspec
 
 from domain.diagnostics.common import DiagInput, file_name, format_strength, unique
 from domain.diagnostics.snapshot import MemoryRow, build_snapshot, evidence_summary, type_source_from_events
-from domain.diagnostics.status import STATUS_QUARANTINED, status_from_trace_event, status_reasons
-from domain.model import EvidenceEvent
+from domain.diagnostics.status import DiagnosticStatus, RowStatus, status_from_trace_event, status_reasons
+from domain.model import EventType, EvidenceEvent, RelationRole
 
 
 def explain_rows(src: DiagInput, now_ms: int, memory_id: str | None = None) -> tuple[MemoryRow, ...]:
@@ -56,12 +56,12 @@ def format_explain(src: DiagInput, now_ms: int, memory_id: str | None = None) ->
         out.append(f"- reasons: {', '.join(row.reason_codes) if row.reason_codes else '(none)'}")
         out.append(f"- evidence: {', '.join(refs) if refs else '(none)'}")
         out.append("")
-    quarantines = [ev for ev in snap.recent_events if ev.type == "storage_corrupt_json_quarantined"]
+    quarantines = [ev for ev in snap.recent_events if ev.type == EventType.STORAGE_CORRUPT_JSON_QUARANTINED]
     if quarantines and memory_id is None:
         out.append("Quarantined stores:")
+        status = DiagnosticStatus.QUARANTINED_CORRUPT_STORE
         out.extend(
-            f"- {STATUS_QUARANTINED}: {ev.event_id} {ev.type}; reasons={','.join(ev.reason_codes)}"
-            for ev in quarantines
+            f"- {status}: {ev.event_id} {ev.type}; reasons={','.join(ev.reason_codes)}" for ev in quarantines
         )
     if src.quarantined_files and memory_id is None:
         out.append("Quarantined files:")
@@ -73,13 +73,13 @@ def format_explain(src: DiagInput, now_ms: int, memory_id: str | None = None) ->
 
 class TraceReport(msgspec.Struct, frozen=True, kw_only=True):
     memory_id: str
-    status: str
+    status: RowStatus
     events: tuple[EvidenceEvent, ...]
     superseded_by: tuple[str, ...]
     reinforced_by: tuple[str, ...]
 
 
-def _related_ids(events: Iterable[EvidenceEvent], role: str) -> tuple[str, ...]:
+def _related_ids(events: Iterable[EvidenceEvent], role: RelationRole) -> tuple[str, ...]:
     return unique(
         rel.memory.memory_id
         for ev in events
@@ -98,8 +98,8 @@ def trace_report(src: DiagInput, memory_id: str, now_ms: int) -> TraceReport:
         memory_id=memory_id,
         status=status,
         events=events,
-        superseded_by=_related_ids(events, "superseded_by"),
-        reinforced_by=_related_ids(events, "reinforced_by"),
+        superseded_by=_related_ids(events, RelationRole.SUPERSEDED_BY),
+        reinforced_by=_related_ids(events, RelationRole.REINFORCED_BY),
     )
 
 

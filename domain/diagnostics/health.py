@@ -25,20 +25,29 @@ from domain.diagnostics.common import (
 from domain.diagnostics.snapshot import MemoryRow, Ranked, RecentEvent, build_snapshot
 from domain.diagnostics.status import promotion_limit
 from domain.ids import hash16
-from domain.model import DAY_MS, RETENTION_TYPE_MAX, DormancyLimits, EventType, LongTermLimits, MemoryStatus
-from domain.render import age_days, is_stale_marked
+from domain.model import (
+    DAY_MS,
+    RETENTION_TYPE_MAX,
+    DormancyLimits,
+    EventType,
+    Importance,
+    LongTermLimits,
+    MemorySource,
+    MemoryStatus,
+)
+from domain.render import REASON_CHAR_BUDGET, REASON_EMPTY_BUDGET, age_days, is_stale_marked
 from domain.retention import dormant_days
-from domain.safety import assess_memory_quality
+from domain.safety import QualityReason, assess_memory_quality
 from domain.text import canonical_text
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
 SUSPICIOUS_REASONS: Final = (
-    "progress_snapshot",
-    "active_file_snapshot",
-    "commit_or_ci_snapshot",
-    "temporary_status",
-    "raw_error",
-    "code_or_api_signature",
+    QualityReason.PROGRESS_SNAPSHOT,
+    QualityReason.ACTIVE_FILE_SNAPSHOT,
+    QualityReason.COMMIT_OR_CI_SNAPSHOT,
+    QualityReason.TEMPORARY_STATUS,
+    QualityReason.RAW_ERROR,
+    QualityReason.CODE_OR_API_SIGNATURE,
 )
 
 
@@ -126,7 +135,7 @@ class HealthReport(msgspec.Struct, frozen=True, kw_only=True):
     pending_total: int
     pending_retryable: int
     pending_near_limit: int
-    pending_by_source: tuple[tuple[str, int], ...]
+    pending_by_source: tuple[tuple[MemorySource, int], ...]
     by_type: tuple[TypeRow, ...]
     type_capped: int
     global_capped: int
@@ -192,7 +201,7 @@ def health_report(src: DiagInput, now_ms: int) -> HealthReport:
     assessments = [assess_memory_quality(e.type.value, e.text) for e in active]
     key_counts = Counter(f"{e.type.value}:{canonical_text(e.text)}" for e in active)
 
-    def with_reason(reason: str) -> int:
+    def with_reason(reason: QualityReason) -> int:
         return sum(1 for a in assessments if reason in a.reasons)
 
     failing = tuple(
@@ -200,7 +209,7 @@ def health_report(src: DiagInput, now_ms: int) -> HealthReport:
         for e, a in zip(active, assessments, strict=True)
         if not a.accepted
     )[:8]
-    source_counts = Counter(e.source.value for e in journal)
+    source_counts = Counter(e.source for e in journal)
     return HealthReport(
         workspace_key=store.workspace.key if src.store is not None else src.key,
         workspace_root=store.workspace.root if src.store is not None else src.root,
@@ -216,18 +225,16 @@ def health_report(src: DiagInput, now_ms: int) -> HealthReport:
         rendered_in_block=len(snap.render.rendered),
         rendered_chars=len(snap.render.text),
         pending_total=len(journal),
-        pending_retryable=sum(
-            1 for e in journal if (e.promotion_attempts or 0) < promotion_limit(e.source.value)
-        ),
+        pending_retryable=sum(1 for e in journal if (e.promotion_attempts or 0) < promotion_limit(e.source)),
         pending_near_limit=sum(
-            1 for e in journal if (e.promotion_attempts or 0) >= promotion_limit(e.source.value) - 1
+            1 for e in journal if (e.promotion_attempts or 0) >= promotion_limit(e.source) - 1
         ),
         pending_by_source=tuple((s, source_counts.get(s, 0)) for s in SOURCES),
         by_type=by_type,
         type_capped=snap.type_capped,
         global_capped=snap.global_capped,
         char_budget_omitted=sum(
-            1 for o in snap.render.omitted if o.reason in ("char_budget", "empty_render_budget")
+            1 for o in snap.render.omitted if o.reason in (REASON_CHAR_BUDGET, REASON_EMPTY_BUDGET)
         ),
         stale_marked=stale,
         older_than_30d=sum(1 for d in ages if (d or 0) > 30),
@@ -239,11 +246,11 @@ def health_report(src: DiagInput, now_ms: int) -> HealthReport:
         dormant_multiplier=DormancyLimits.DORMANT_DECAY_MULTIPLIER,
         recorded_dormant_spans=len(store.dormant_spans),
         recorded_dormant_days=sum(max(0.0, float(s.end - s.start)) for s in store.dormant_spans) / DAY_MS,
-        high_importance_count=sum(1 for e in active if e.user_importance == "high"),
+        high_importance_count=sum(1 for e in active if e.user_importance == Importance.HIGH),
         safety_critical_count=sum(1 for e in active if e.safety_critical is True),
         max_reinforced_count=sum(1 for e in active if (e.reinforcement_count or 0) >= 6),
-        progress_like=with_reason("progress_snapshot"),
-        path_heavy=with_reason("path_heavy"),
+        progress_like=with_reason(QualityReason.PROGRESS_SNAPSHOT),
+        path_heavy=with_reason(QualityReason.PATH_HEAVY),
         duplicate_extras=sum(max(0, n - 1) for n in key_counts.values()),
         very_long=sum(1 for e in active if len(e.text) > LongTermLimits.MAX_ENTRY_TEXT_CHARS),
         suspicious=tuple((r, with_reason(r)) for r in SUSPICIOUS_REASONS),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import Any, Final
 
 import msgspec
@@ -12,33 +13,40 @@ import msgspec
 from domain.diagnostics.common import DiagInput, clean_text, counts_object, format_details
 from domain.diagnostics.rejections import NormalizedRejection, normalize_rejections
 from domain.diagnostics.snapshot import DiagSnapshot, build_snapshot
-from domain.model import EvidenceEvent
+from domain.model import EventType, EvidenceEvent, Phase
+from domain.render import REASON_TYPE_CAP
 from domain.timeutil import iso_from_ms
 
-COVERAGE_CLASSES: Final = (
-    "full_lifecycle",
-    "render_only",
-    "no_evidence",
-    "historical_absent_with_reason",
-    "historical_absent_unknown_reason",
-)
+
+class CoverageClass(StrEnum):
+    """How much of a memory's life the evidence log shows (``coverage``); the last two are the
+    classifications of ``disappearances``."""
+
+    FULL_LIFECYCLE = "full_lifecycle"
+    RENDER_ONLY = "render_only"
+    NO_EVIDENCE = "no_evidence"
+    HISTORICAL_ABSENT_WITH_REASON = "historical_absent_with_reason"
+    HISTORICAL_ABSENT_UNKNOWN_REASON = "historical_absent_unknown_reason"
+
+
+COVERAGE_CLASSES: Final[tuple[CoverageClass, ...]] = tuple(CoverageClass)
 #: Event types after which a memory that is no longer stored is accounted for. workmem adds its own
 #: absorption and archive events to the reference's four.
-TERMINAL_TYPES: Final = frozenset(
+TERMINAL_TYPES: Final[frozenset[str]] = frozenset(
     {
-        "memory_removed_capacity",
-        "promotion_absorbed_exact",
-        "promotion_absorbed_identity",
-        "promotion_superseded",
-        "memory_absorbed",
-        "memory_archived",
+        EventType.MEMORY_REMOVED_CAPACITY,
+        EventType.PROMOTION_ABSORBED_EXACT,
+        EventType.PROMOTION_ABSORBED_IDENTITY,
+        EventType.PROMOTION_SUPERSEDED,
+        EventType.MEMORY_ABSORBED,
+        EventType.MEMORY_ARCHIVED,
     }
 )
 
 
 class Disappearance(msgspec.Struct, frozen=True, kw_only=True):
     id: str
-    classification: str
+    classification: CoverageClass
     terminal_type: str
     reason_codes: tuple[str, ...]
     terminal: EvidenceEvent | None
@@ -82,11 +90,11 @@ def terminal_reason(memory_id: str, events: Sequence[EvidenceEvent]) -> Disappea
     ``render_omitted``, else unknown."""
     terminal = next((e for e in reversed(events) if e.type in TERMINAL_TYPES), None)
     if terminal is None:
-        terminal = next((e for e in reversed(events) if e.type == "render_omitted"), None)
+        terminal = next((e for e in reversed(events) if e.type == EventType.RENDER_OMITTED), None)
     if terminal is None:
         return Disappearance(
             id=memory_id,
-            classification="historical_absent_unknown_reason",
+            classification=CoverageClass.HISTORICAL_ABSENT_UNKNOWN_REASON,
             terminal_type="unknown",
             reason_codes=(),
             terminal=None,
@@ -94,7 +102,7 @@ def terminal_reason(memory_id: str, events: Sequence[EvidenceEvent]) -> Disappea
         )
     return Disappearance(
         id=memory_id,
-        classification="historical_absent_with_reason",
+        classification=CoverageClass.HISTORICAL_ABSENT_WITH_REASON,
         terminal_type=terminal.type,
         reason_codes=terminal.reason_codes,
         terminal=terminal,
@@ -108,20 +116,20 @@ def disappearance_rows(model: Inspection) -> tuple[Disappearance, ...]:
     return tuple(sorted(rows, key=lambda r: (r.classification, r.id)))
 
 
-def coverage_class(model: Inspection, memory_id: str) -> str:
+def coverage_class(model: Inspection, memory_id: str) -> CoverageClass:
     events = model.by_memory.get(memory_id, ())
     if memory_id not in model.current_ids:
         return terminal_reason(memory_id, events).classification
     if not events:
-        return "no_evidence"
-    if all(e.phase == "render" for e in events):
-        return "render_only"
-    return "full_lifecycle"
+        return CoverageClass.NO_EVIDENCE
+    if all(e.phase == Phase.RENDER for e in events):
+        return CoverageClass.RENDER_ONLY
+    return CoverageClass.FULL_LIFECYCLE
 
 
 class CoverageRow(msgspec.Struct, frozen=True, kw_only=True):
     id: str
-    cls: str
+    cls: CoverageClass
     current: bool
     type: str | None
     counts: EventCounts
@@ -177,8 +185,8 @@ def format_coverage(rows: Sequence[CoverageRow]) -> str:
         phases = row.counts.by_phase
         out.append(
             f"  {row.id} {row.cls} current={'yes' if row.current else 'no'} total={row.counts.total}"
-            f" extraction={phases.get('extraction', 0)} promotion={phases.get('promotion', 0)}"
-            f" render={phases.get('render', 0)} storage={phases.get('storage', 0)}"
+            f" extraction={phases.get(Phase.EXTRACTION, 0)} promotion={phases.get(Phase.PROMOTION, 0)}"
+            f" render={phases.get(Phase.RENDER, 0)} storage={phases.get(Phase.STORAGE, 0)}"
         )
     return "\n".join(out)
 
@@ -212,12 +220,17 @@ def format_disappearances(rows: Sequence[Disappearance], *, explain: bool = Fals
         if not explain:
             continue
         out.append(f"  events: {', '.join(e.type for e in row.events)}")
-        if row.terminal is not None and row.terminal.type == "memory_removed_capacity":
+        if row.terminal is not None and row.terminal.type == EventType.MEMORY_REMOVED_CAPACITY:
             out.append(
                 f"  memory_removed_capacity details: {clean_text(format_details(row.terminal.details), raw)}"
             )
         observed = next(
-            (e for e in row.events if e.type == "render_omitted" and "type_cap" in e.reason_codes), None
+            (
+                e
+                for e in row.events
+                if e.type == EventType.RENDER_OMITTED and REASON_TYPE_CAP in e.reason_codes
+            ),
+            None,
         )
         if observed is not None:
             out.append(

@@ -5,15 +5,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from enum import StrEnum
 from typing import Any
 
 import msgspec
 
 from domain.diagnostics.common import TYPES
-from domain.diagnostics.inspection import Inspection, disappearance_rows
-from domain.diagnostics.rejections import RejectionQuality, rejection_quality, rejection_quality_fields
+from domain.diagnostics.inspection import CoverageClass, Inspection, disappearance_rows
+from domain.diagnostics.rejections import RejectionQuality, Risk, rejection_quality, rejection_quality_fields
 from domain.model import RETENTION_TYPE_MAX, MemoryEntry, MemoryStatus
 from domain.timeutil import iso_from_ms
+
+
+class QualityVerdict(StrEnum):
+    """The one-line verdict of ``quality``: ``degraded`` when a memory vanished without a reason or
+    a retention clock is invalid, ``warning`` when the caps are full or the rejection log needs a look."""
+
+    OK = "ok"
+    WARNING = "warning"
+    DEGRADED = "degraded"
 
 
 class ClockCounts(msgspec.Struct, frozen=True):
@@ -38,7 +48,7 @@ def retention_clock_counts(entries: Iterable[MemoryEntry]) -> ClockCounts:
 
 
 class QualityReport(msgspec.Struct, frozen=True, kw_only=True):
-    status: str  # ok | warning | degraded
+    status: QualityVerdict
     summary_text: str
     active: int
     pending: int
@@ -63,7 +73,7 @@ def quality_report(model: Inspection) -> QualityReport:
     active = [e for e in store.entries if e.status != MemoryStatus.SUPERSEDED]
     clocks = retention_clock_counts(active)
     rows = disappearance_rows(model)
-    unknown = sum(1 for r in rows if r.classification == "historical_absent_unknown_reason")
+    unknown = sum(1 for r in rows if r.classification is CoverageClass.HISTORICAL_ABSENT_UNKNOWN_REASON)
     covered = sum(1 for e in active if model.by_memory.get(e.id))
     rejections = rejection_quality(model.rejections)
     type_counts = {t.value: sum(1 for e in active if e.type == t) for t in TYPES}
@@ -71,11 +81,11 @@ def quality_report(model: Inspection) -> QualityReport:
         type_counts[t.value] >= RETENTION_TYPE_MAX[t] for t in TYPES
     )
     if unknown > 0 or clocks.invalid > 0:
-        status = "degraded"
-    elif caps_full or rejections.legacy_unscoped_count > 0 or rejections.false_positive_risk == "high":
-        status = "warning"
+        status = QualityVerdict.DEGRADED
+    elif caps_full or rejections.legacy_unscoped_count > 0 or rejections.false_positive_risk is Risk.HIGH:
+        status = QualityVerdict.WARNING
     else:
-        status = "ok"
+        status = QualityVerdict.OK
     summary = (
         f"Summary: Workspace memory quality is {status}: {len(active)} active memories, "
         f"{covered}/{len(active)} with evidence, "

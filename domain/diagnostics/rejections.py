@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from enum import StrEnum
 from typing import Any, Final
 
 import msgspec
@@ -21,15 +22,48 @@ from domain.diagnostics.common import (
     sorted_counts,
     workspace_identity,
 )
-from domain.model import DAY_MS, HOUR_MS
-from domain.safety import HARD_QUALITY_REASONS, is_architecture_like_decision
+from domain.model import DAY_MS, HOUR_MS, MemorySource
+from domain.safety import HARD_QUALITY_REASONS, QualityReason, is_architecture_like_decision
 from domain.text import canonical_text
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
-ORIGINS: Final = frozenset(
-    {"explicit_trigger", "compaction_candidate", "manual", "migration_check", "unknown"}
-)
-FALSE_POSITIVE_GROUPS: Final = ("architecture_like_possible_false_positive", "clearly_garbage", "ambiguous")
+
+class RejectionOrigin(StrEnum):
+    """Which door or step a rejected memory came from: a record's own ``origin`` when it names one
+    of these, else inferred from its ``source`` (:func:`normalize_rejections`)."""
+
+    EXPLICIT_TRIGGER = "explicit_trigger"
+    COMPACTION_CANDIDATE = "compaction_candidate"
+    MANUAL = "manual"
+    MIGRATION_CHECK = "migration_check"
+    UNKNOWN = "unknown"
+
+
+ORIGINS: Final[frozenset[RejectionOrigin]] = frozenset(RejectionOrigin)
+_ORIGIN_OF_SOURCE: Final[dict[str, RejectionOrigin]] = {
+    MemorySource.COMPACTION: RejectionOrigin.COMPACTION_CANDIDATE,
+    MemorySource.EXPLICIT: RejectionOrigin.EXPLICIT_TRIGGER,
+    MemorySource.MANUAL: RejectionOrigin.MANUAL,
+}
+
+
+class FalsePositiveKind(StrEnum):
+    """The heuristic groups of ``bad_decision`` rejections in ``rejections --quality``."""
+
+    ARCHITECTURE_LIKE = "architecture_like_possible_false_positive"
+    CLEARLY_GARBAGE = "clearly_garbage"
+    AMBIGUOUS = "ambiguous"
+
+
+FALSE_POSITIVE_GROUPS: Final[tuple[FalsePositiveKind, ...]] = tuple(FalsePositiveKind)
+
+
+class Risk(StrEnum):
+    """The false-positive risk ``rejections --quality`` and ``quality`` report."""
+
+    HIGH = "high"
+    LOW = "low"
+
 
 _STATUS_LIKE: Final = re.compile(
     r"(?<![A-Za-z0-9_])(?:implemented|added|updated|fixed|completed|reviewed|tests?|CI|commit|wave|phase|task|session)"
@@ -45,19 +79,17 @@ class NormalizedRejection(msgspec.Struct, frozen=True, kw_only=True):
     text: str
     reasons: tuple[str, ...]
     source: str | None
-    origin: str
+    origin: RejectionOrigin
     from_trigger: bool
     workspace_key: str | None = None
     workspace_root_hash: str | None = None
 
 
-def _infer_origin(record: RejectionLike) -> str:
+def _infer_origin(record: RejectionLike) -> RejectionOrigin:
     declared = getattr(record, "origin", None)
     if isinstance(declared, str) and declared in ORIGINS:
-        return declared
-    return {"compaction": "compaction_candidate", "explicit": "explicit_trigger", "manual": "manual"}.get(
-        record.source, "unknown"
-    )
+        return RejectionOrigin(declared)
+    return _ORIGIN_OF_SOURCE.get(record.source, RejectionOrigin.UNKNOWN)
 
 
 def normalize_rejections(records: Iterable[RejectionLike]) -> tuple[NormalizedRejection, ...]:
@@ -78,7 +110,7 @@ def normalize_rejections(records: Iterable[RejectionLike]) -> tuple[NormalizedRe
                 origin=origin,
                 from_trigger=declared_trigger
                 if isinstance(declared_trigger, bool)
-                else origin == "explicit_trigger",
+                else origin is RejectionOrigin.EXPLICIT_TRIGGER,
                 workspace_key=record.workspace_key,
                 workspace_root_hash=record.workspace_root_hash,
             )
@@ -118,7 +150,7 @@ def filter_rejections(
     if soft_only:
         out = [r for r in out if has_soft_reason(r)]
     if trigger_only:
-        out = [r for r in out if r.from_trigger or r.origin == "explicit_trigger"]
+        out = [r for r in out if r.from_trigger or r.origin is RejectionOrigin.EXPLICIT_TRIGGER]
     if reason:
         out = [r for r in out if reason in r.reasons]
     return tuple(out)
@@ -148,32 +180,32 @@ class RejectionQuality(msgspec.Struct, frozen=True, kw_only=True):
     legacy_unscoped_count: int
     reason_distribution: dict[str, int]
     unique_reason_distribution: dict[str, int]
-    possible_false_positive_groups: dict[str, FalsePositiveGroup]
+    possible_false_positive_groups: dict[FalsePositiveKind, FalsePositiveGroup]
 
     @property
-    def false_positive_risk(self) -> str:
-        possible = self.possible_false_positive_groups[FALSE_POSITIVE_GROUPS[0]].count
+    def false_positive_risk(self) -> Risk:
+        possible = self.possible_false_positive_groups[FalsePositiveKind.ARCHITECTURE_LIKE].count
         high = possible >= 3 or (self.unique_texts > 0 and possible / self.unique_texts >= 0.5)
-        return "high" if high else "low"
+        return Risk.HIGH if high else Risk.LOW
 
 
 def rejection_quality(records: Sequence[NormalizedRejection]) -> RejectionQuality:
     """Scoping, reason distributions and a heuristic grouping of ``bad_decision`` rejections
     (always over the non-unique records)."""
     uniques = unique_rejections(records)
-    groups: dict[str, list[str]] = {name: [] for name in FALSE_POSITIVE_GROUPS}
-    counts: Counter[str] = Counter()
+    groups: dict[FalsePositiveKind, list[str]] = {name: [] for name in FALSE_POSITIVE_GROUPS}
+    counts: Counter[FalsePositiveKind] = Counter()
     for record in uniques:
-        if "bad_decision" not in record.reasons:
+        if QualityReason.BAD_DECISION not in record.reasons:
             continue
         hard = [r for r in record.reasons if r in HARD_QUALITY_REASONS]
         status_like = _STATUS_LIKE.search(record.text) is not None
         if is_architecture_like_decision(record.text) and not hard and not status_like:
-            group = FALSE_POSITIVE_GROUPS[0]
+            group = FalsePositiveKind.ARCHITECTURE_LIKE
         elif hard or status_like:
-            group = FALSE_POSITIVE_GROUPS[1]
+            group = FalsePositiveKind.CLEARLY_GARBAGE
         else:
-            group = FALSE_POSITIVE_GROUPS[2]
+            group = FalsePositiveKind.AMBIGUOUS
         counts[group] += 1
         if len(groups[group]) < 5:
             groups[group].append(shorten(clean_text(record.text)))
@@ -258,7 +290,7 @@ def format_rejections(
 
     block("By reason:", (reason for r in records for reason in r.reasons))
     block("By origin:", (r.origin for r in records))
-    triggered = [r for r in records if r.from_trigger or r.origin == "explicit_trigger"]
+    triggered = [r for r in records if r.from_trigger or r.origin is RejectionOrigin.EXPLICIT_TRIGGER]
     block("Trigger-origin rejections (high priority for v1.5):", (x for r in triggered for x in r.reasons))
     out.append("Recent suspicious soft rejects:")
     soft = sorted(

@@ -20,16 +20,14 @@ from domain.diagnostics.common import (
     within_days,
 )
 from domain.diagnostics.status import (
-    STATUS_ABSORBED,
-    STATUS_ARCHIVED,
-    STATUS_QUARANTINED,
-    STATUS_RENDERED,
+    DiagnosticStatus,
+    RowStatus,
     pending_status,
     status_from_omission,
     status_reasons,
 )
-from domain.model import EvidenceEvent, MemoryEntry, MemoryStatus, WorkspaceStore
-from domain.render import RenderResult, render_workspace_block, select_candidates
+from domain.model import EventType, EvidenceEvent, MemoryEntry, MemoryStatus, Outcome, WorkspaceStore
+from domain.render import REASON_SUPERSEDED, RenderResult, render_workspace_block, select_candidates
 from domain.retention import dormancy_at, strength
 
 RECENT_EVENT_LIMIT: Final = 50
@@ -39,7 +37,7 @@ class MemoryRow(msgspec.Struct, frozen=True, kw_only=True):
     id: str
     type: str
     source: str
-    status: str
+    status: RowStatus
     strength: float | None = None
     reason_codes: tuple[str, ...] = ()
     text_preview: str | None = None
@@ -114,7 +112,7 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
     rows: list[MemoryRow] = []
     seen: set[str] = set()
 
-    def entry_row(entry: MemoryEntry, status: str, implied: Iterable[str | None]) -> MemoryRow:
+    def entry_row(entry: MemoryEntry, status: DiagnosticStatus, implied: Iterable[str | None]) -> MemoryRow:
         codes, ids = evidence_summary(by_memory.get(entry.id, ()))
         return MemoryRow(
             id=entry.id,
@@ -130,9 +128,9 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
     for entry in store.entries:
         omission = omission_by_id.get(entry.id)
         if entry.id in rendered_ids:
-            status = STATUS_RENDERED
+            status = DiagnosticStatus.RENDERED
         else:
-            fallback = "superseded" if entry.status == MemoryStatus.SUPERSEDED else None
+            fallback = REASON_SUPERSEDED if entry.status == MemoryStatus.SUPERSEDED else None
             status = status_from_omission(omission or fallback)
         rows.append(entry_row(entry, status, status_reasons(status, omission)))
         seen.add(entry.id)
@@ -148,8 +146,8 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
                 id=marker.memory_id,
                 type=type_,
                 source=source,
-                status=STATUS_ARCHIVED,
-                reason_codes=unique((*status_reasons(STATUS_ARCHIVED), *codes)),
+                status=DiagnosticStatus.OMITTED_ARCHIVED,
+                reason_codes=unique((*status_reasons(DiagnosticStatus.OMITTED_ARCHIVED), *codes)),
                 evidence_event_ids=ids,
             )
         )
@@ -162,7 +160,7 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
 
     for event in src.events:
         ref = event.memory
-        if event.outcome != "absorbed" or ref is None:
+        if event.outcome != Outcome.ABSORBED or ref is None:
             continue
         if not (ref.memory_id and ref.type and ref.source) or ref.memory_id in seen:
             continue
@@ -172,8 +170,8 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
                 id=ref.memory_id,
                 type=ref.type,
                 source=ref.source,
-                status=STATUS_ABSORBED,
-                reason_codes=unique((*status_reasons(STATUS_ABSORBED), *codes)),
+                status=DiagnosticStatus.OMITTED_ABSORBED_DUPLICATE,
+                reason_codes=unique((*status_reasons(DiagnosticStatus.OMITTED_ABSORBED_DUPLICATE), *codes)),
                 evidence_event_ids=ids or (event.event_id,),
             )
         )
@@ -189,7 +187,9 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
             reason_codes=unique(
                 (
                     *ev.reason_codes,
-                    STATUS_QUARANTINED if ev.type == "storage_corrupt_json_quarantined" else None,
+                    DiagnosticStatus.QUARANTINED_CORRUPT_STORE
+                    if ev.type == EventType.STORAGE_CORRUPT_JSON_QUARANTINED
+                    else None,
                 )
             ),
         )
@@ -200,12 +200,13 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
         rendered=len(selection.shortlist),
         pending=len(journal),
         rejected_last_7_days=sum(
-            1 for ev in src.events if ev.outcome == "rejected" and within_days(ev.created_at, 7, now_ms)
+            1 for ev in src.events if ev.outcome == Outcome.REJECTED and within_days(ev.created_at, 7, now_ms)
         ),
         corrupt_stores_quarantined_last_30_days=sum(
             1
             for ev in src.events
-            if ev.type == "storage_corrupt_json_quarantined" and within_days(ev.created_at, 30, now_ms)
+            if ev.type == EventType.STORAGE_CORRUPT_JSON_QUARANTINED
+            and within_days(ev.created_at, 30, now_ms)
         ),
     )
     return DiagSnapshot(

@@ -3,80 +3,115 @@ evidence event (docs/decisions.md#diagnostics, docs/decisions.md#diagnostics-exp
 
 from __future__ import annotations
 
-from typing import Final
+from enum import StrEnum
+from typing import Final, TypeAlias
 
-from domain.model import EvidenceEvent, MemoryEntry, PromotionRetryLimits
-from domain.render import REASON_ARCHIVED
+from domain.model import EventType, EvidenceEvent, MemoryEntry, MemorySource, Outcome, PromotionRetryLimits
+from domain.render import (
+    REASON_ARCHIVED,
+    REASON_CHAR_BUDGET,
+    REASON_EMPTY_BUDGET,
+    REASON_GLOBAL_CAP,
+    REASON_SUPERSEDED,
+    REASON_TYPE_CAP,
+    SELECTED_REASONS,
+)
 
-STATUS_RENDERED: Final = "rendered"
-STATUS_ABSORBED: Final = "omitted_absorbed_duplicate"
-STATUS_ARCHIVED: Final = "omitted_archived"
-STATUS_QUARANTINED: Final = "quarantined_corrupt_store"
+
+class DiagnosticStatus(StrEnum):
+    """A memory's status in ``health --json``, ``explain`` and ``trace``: rendered, omitted from the
+    block with its one reason, waiting in the journal, or found only in a quarantined store."""
+
+    RENDERED = "rendered"
+    OMITTED_SUPERSEDED = "omitted_superseded"
+    OMITTED_TYPE_CAP = "omitted_type_cap"
+    OMITTED_GLOBAL_CAP = "omitted_global_cap"
+    OMITTED_CHAR_BUDGET = "omitted_char_budget"
+    OMITTED_ARCHIVED = "omitted_archived"
+    OMITTED_ABSORBED_DUPLICATE = "omitted_absorbed_duplicate"
+    PENDING_RETRY = "pending_retry"
+    PENDING_REJECTED_CAPACITY = "pending_rejected_capacity"
+    QUARANTINED_CORRUPT_STORE = "quarantined_corrupt_store"
+    #: an id with no row and no event
+    UNKNOWN = "unknown"
 
 
-def status_from_omission(reason: str | None) -> str:
+#: A row's status: a :class:`DiagnosticStatus`, or, for an id known only from an event the rule
+#: below does not name, that event's outcome as logged (log lines are read leniently, so any string).
+RowStatus: TypeAlias = DiagnosticStatus | str
+
+_OMISSION_STATUS: Final[dict[str | None, DiagnosticStatus]] = {
+    REASON_SUPERSEDED: DiagnosticStatus.OMITTED_SUPERSEDED,
+    REASON_TYPE_CAP: DiagnosticStatus.OMITTED_TYPE_CAP,
+    REASON_GLOBAL_CAP: DiagnosticStatus.OMITTED_GLOBAL_CAP,
+    REASON_ARCHIVED: DiagnosticStatus.OMITTED_ARCHIVED,
+}
+
+
+def status_from_omission(reason: str | None) -> DiagnosticStatus:
     """``superseded``/``type_cap``/``global_cap``/``archived`` -> their status; anything else
     (``char_budget``, ``empty_render_budget``, unknown) -> ``omitted_char_budget``."""
-    if reason == "superseded":
-        return "omitted_superseded"
-    if reason == "type_cap":
-        return "omitted_type_cap"
-    if reason == "global_cap":
-        return "omitted_global_cap"
-    if reason == REASON_ARCHIVED:
-        return STATUS_ARCHIVED
-    return "omitted_char_budget"
+    return _OMISSION_STATUS.get(reason, DiagnosticStatus.OMITTED_CHAR_BUDGET)
 
 
-def status_reasons(status: str, omission: str | None = None) -> tuple[str, ...]:
+_STATUS_REASONS: Final[dict[str, tuple[str, ...]]] = {
+    DiagnosticStatus.RENDERED: SELECTED_REASONS,
+    DiagnosticStatus.OMITTED_SUPERSEDED: (REASON_SUPERSEDED,),
+    DiagnosticStatus.OMITTED_TYPE_CAP: (REASON_TYPE_CAP,),
+    DiagnosticStatus.OMITTED_GLOBAL_CAP: (REASON_GLOBAL_CAP,),
+    DiagnosticStatus.OMITTED_ARCHIVED: (REASON_ARCHIVED,),
+    DiagnosticStatus.OMITTED_ABSORBED_DUPLICATE: ("absorbed_duplicate",),
+    DiagnosticStatus.PENDING_RETRY: ("retryable_capacity_rejection",),
+    DiagnosticStatus.PENDING_REJECTED_CAPACITY: ("capacity_rejected", "max_attempts_reached"),
+    DiagnosticStatus.QUARANTINED_CORRUPT_STORE: ("invalid_json",),
+}
+
+
+def status_reasons(status: RowStatus, omission: str | None = None) -> tuple[str, ...]:
     """The reason codes a row status implies."""
-    table: dict[str, tuple[str, ...]] = {
-        STATUS_RENDERED: ("within_caps", "within_char_budget"),
-        "omitted_superseded": ("superseded",),
-        "omitted_type_cap": ("type_cap",),
-        "omitted_global_cap": ("global_cap",),
-        "omitted_char_budget": (
-            "empty_render_budget" if omission == "empty_render_budget" else "char_budget",
-        ),
-        STATUS_ARCHIVED: ("archived",),
-        STATUS_ABSORBED: ("absorbed_duplicate",),
-        "pending_retry": ("retryable_capacity_rejection",),
-        "pending_rejected_capacity": ("capacity_rejected", "max_attempts_reached"),
-        STATUS_QUARANTINED: ("invalid_json",),
-    }
-    return table.get(status, ())
+    if status == DiagnosticStatus.OMITTED_CHAR_BUDGET:
+        return (REASON_EMPTY_BUDGET if omission == REASON_EMPTY_BUDGET else REASON_CHAR_BUDGET,)
+    return _STATUS_REASONS.get(status, ())
 
 
-def promotion_limit(source: str) -> int:
-    if source == "manual":
+def promotion_limit(source: MemorySource) -> int:
+    if source == MemorySource.MANUAL:
         return PromotionRetryLimits.MAX_MANUAL_ATTEMPTS
     return PromotionRetryLimits.MAX_EXPLICIT_ATTEMPTS
 
 
-def pending_status(entry: MemoryEntry) -> str:
+def pending_status(entry: MemoryEntry) -> DiagnosticStatus:
     attempts = entry.promotion_attempts or 0
-    return "pending_rejected_capacity" if attempts >= promotion_limit(entry.source.value) else "pending_retry"
+    if attempts >= promotion_limit(entry.source):
+        return DiagnosticStatus.PENDING_REJECTED_CAPACITY
+    return DiagnosticStatus.PENDING_RETRY
 
 
-def status_from_trace_event(event: EvidenceEvent | None) -> str:
-    """A memory's status judged from its last evidence event (when it has no current row)."""
+#: The status each event type implies (``render_omitted`` goes by its reason instead).
+_EVENT_STATUS: Final[dict[str, DiagnosticStatus]] = {
+    EventType.RENDER_SELECTED: DiagnosticStatus.RENDERED,
+    EventType.PROMOTION_ABSORBED_EXACT: DiagnosticStatus.OMITTED_ABSORBED_DUPLICATE,
+    EventType.PROMOTION_ABSORBED_IDENTITY: DiagnosticStatus.OMITTED_ABSORBED_DUPLICATE,
+    EventType.MEMORY_ABSORBED: DiagnosticStatus.OMITTED_ABSORBED_DUPLICATE,
+    EventType.MEMORY_ARCHIVED: DiagnosticStatus.OMITTED_ARCHIVED,
+    EventType.PROMOTION_RETRY_SCHEDULED: DiagnosticStatus.PENDING_RETRY,
+    EventType.PROMOTION_REJECTED_CAPACITY: DiagnosticStatus.PENDING_REJECTED_CAPACITY,
+    EventType.PROMOTION_RETRY_EXHAUSTED: DiagnosticStatus.PENDING_REJECTED_CAPACITY,
+    EventType.STORAGE_CORRUPT_JSON_QUARANTINED: DiagnosticStatus.QUARANTINED_CORRUPT_STORE,
+}
+
+
+def status_from_trace_event(event: EvidenceEvent | None) -> RowStatus:
+    """A memory's status judged from its last evidence event (when it has no current row): the
+    status its type implies, ``omitted_superseded`` for a ``superseded`` outcome, else the event's
+    own outcome."""
     if event is None:
-        return "unknown"
-    kind = event.type
-    if kind == "render_selected":
-        return STATUS_RENDERED
-    if kind == "render_omitted":
+        return DiagnosticStatus.UNKNOWN
+    if event.type == EventType.RENDER_OMITTED:
         return status_from_omission(event.reason_codes[0] if event.reason_codes else None)
-    if kind in ("promotion_absorbed_exact", "promotion_absorbed_identity", "memory_absorbed"):
-        return STATUS_ABSORBED
-    if kind == "memory_archived":
-        return STATUS_ARCHIVED
-    if kind == "promotion_retry_scheduled":
-        return "pending_retry"
-    if kind in ("promotion_rejected_capacity", "promotion_retry_exhausted"):
-        return "pending_rejected_capacity"
-    if kind == "storage_corrupt_json_quarantined":
-        return STATUS_QUARANTINED
-    if event.outcome == "superseded":
-        return "omitted_superseded"
+    implied = _EVENT_STATUS.get(event.type)
+    if implied is not None:
+        return implied
+    if event.outcome == Outcome.SUPERSEDED:
+        return DiagnosticStatus.OMITTED_SUPERSEDED
     return event.outcome

@@ -29,6 +29,7 @@ from domain.extraction.prompt import (
     static_compaction_prompt,
 )
 from domain.extraction.results import (
+    ExtractionReason,
     ExtractionResult,
     RejectionRecord,
     SupersedeRequest,
@@ -38,6 +39,7 @@ from domain.extraction.triggers import is_bare_hedge
 
 __all__ = [
     "SUPERSEDE_RULE",
+    "ExtractionReason",
     "ExtractionResult",
     "RejectionRecord",
     "SupersedeRequest",

@@ -10,7 +10,7 @@ from itertools import islice
 from typing import Final
 
 import msgspec
-from returns.result import Success
+from returns.result import Failure, Success
 
 from domain import safety
 from domain.bounds import MAX_COMPACTION_CANDIDATES, SUMMARY_BLOCK_CHARS
@@ -19,6 +19,7 @@ from domain.extraction.results import (
     EMPTY,
     PREVIEW_ACCEPTED,
     PREVIEW_REJECTED,
+    ExtractionReason,
     ExtractionResult,
     RejectionRecord,
     SupersedeRequest,
@@ -30,7 +31,6 @@ from domain.jsregex import DOT, WORD_END
 from domain.model import (
     EventType,
     EvidenceInput,
-    LongTermLimits,
     MemoryEntry,
     MemoryRef,
     MemorySource,
@@ -176,56 +176,54 @@ def parse_compaction_candidates(
             raw_body = raw_body[: suffix.start()]
         body = _normalize_candidate_body(raw_body)
         if body is None:
-            events.append(_candidate_rejected(type_, ("negated_request",), item.group(3)))
+            events.append(_candidate_rejected(type_, (ExtractionReason.NEGATED_REQUEST,), item.group(3)))
             continue
         if body.had_trigger and is_bare_hedge(body.text):
-            events.append(_candidate_rejected(type_, ("hedge_only",), body.text))
+            events.append(_candidate_rejected(type_, (ExtractionReason.HEDGE_ONLY,), body.text))
             continue
-        outcome = safety.gate_memory(
-            type_.value, body.text, source=MemorySource.COMPACTION.value, from_trigger=body.had_trigger
-        )
-        if not isinstance(outcome, Success):
-            rejected = outcome.failure()
-            events.append(_candidate_rejected(type_, rejected.reasons, body.text))
-            if rejected.from_quality_gate:
-                rejections.append(
-                    RejectionRecord(
-                        timestamp=stamp,
-                        type=type_.value,
-                        text=safety.redact(body.text),
-                        reasons=rejected.reasons,
-                        workspace_key=workspace_key,
-                        workspace_root_hash=workspace_root_hash,
+        match safety.admit(type_, body.text, source=MemorySource.COMPACTION, from_trigger=body.had_trigger):
+            case Failure(safety.Rejected() as rejected):
+                events.append(_candidate_rejected(type_, rejected.reasons, body.text))
+                if rejected.from_quality_gate:
+                    rejections.append(
+                        RejectionRecord(
+                            timestamp=stamp,
+                            type=type_.value,
+                            text=safety.redact(body.text),
+                            reasons=rejected.reasons,
+                            workspace_key=workspace_key,
+                            workspace_root_hash=workspace_root_hash,
+                        )
+                    )
+            case Success(str() as stored):
+                key = memory_key(type_.value, stored)
+                if key in seen:
+                    events.append(
+                        _candidate_rejected(type_, (ExtractionReason.DUPLICATE_IN_SUMMARY,), body.text)
+                    )
+                    continue
+                seen.add(key)
+                entry = new_entry(now_ms, len(entries), type_, stored, MemorySource.COMPACTION, 0.75)
+                entries.append(entry)
+                if label is not None:
+                    requests.append(SupersedeRequest(memory_id=entry.id, label=label))
+                events.append(
+                    event(
+                        EventType.EXTRACTION_CANDIDATE_ACCEPTED,
+                        Phase.EXTRACTION,
+                        Outcome.ACCEPTED,
+                        (safety.GateReason.QUALITY_GATE_PASSED, ExtractionReason.VALID_CANDIDATE_FORMAT),
+                        memory=memory_ref(entry, with_keys=False),
+                        text=entry.text,
+                        preview_limit=PREVIEW_ACCEPTED,
                     )
                 )
-            continue
-        stored = safety.stored_text(outcome.unwrap().text, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
-        key = memory_key(type_.value, stored)
-        if key in seen:
-            events.append(_candidate_rejected(type_, ("duplicate_in_summary",), body.text))
-            continue
-        seen.add(key)
-        entry = new_entry(now_ms, len(entries), type_, stored, MemorySource.COMPACTION, 0.75)
-        entries.append(entry)
-        if label is not None:
-            requests.append(SupersedeRequest(memory_id=entry.id, label=label))
-        events.append(
-            event(
-                EventType.EXTRACTION_CANDIDATE_ACCEPTED,
-                Phase.EXTRACTION,
-                Outcome.ACCEPTED,
-                ("quality_gate_passed", "valid_candidate_format"),
-                memory=memory_ref(entry, with_keys=False),
-                text=entry.text,
-                preview_limit=PREVIEW_ACCEPTED,
-            )
-        )
     if skipped:
         events.append(
             skipped_event(
                 EventType.EXTRACTION_CANDIDATE_REJECTED,
                 Phase.EXTRACTION,
-                "candidate_limit",
+                ExtractionReason.CANDIDATE_LIMIT,
                 {"skippedCandidates": skipped, "examinedCandidates": examined},
             )
         )

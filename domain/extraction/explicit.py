@@ -9,7 +9,7 @@ from bisect import bisect_left, bisect_right
 from typing import Final
 
 import msgspec
-from returns.result import Success
+from returns.result import Failure, Success
 
 from domain import safety
 from domain.bounds import MAX_EXPLICIT_REQUESTS, message_window
@@ -17,6 +17,7 @@ from domain.evidence import event, memory_ref
 from domain.extraction.results import (
     PREVIEW_ACCEPTED,
     PREVIEW_REJECTED,
+    ExtractionReason,
     ExtractionResult,
     new_entry,
     skipped_event,
@@ -32,7 +33,6 @@ from domain.jsregex import LINE_TERMINATORS
 from domain.model import (
     EventType,
     EvidenceInput,
-    LongTermLimits,
     MemoryEntry,
     MemorySource,
     MemoryType,
@@ -106,7 +106,7 @@ def _negation_scopes(text: str, lines: _Lines) -> tuple[list[_Scope], list[Evide
         reported = at_line_start and body is not None
         scopes.append(_Scope(start=neg_start, end=lines.end(anchor), reported=reported))
         if reported:
-            events.append(_ignored("negated_request", body or ""))
+            events.append(_ignored(ExtractionReason.NEGATED_REQUEST, body or ""))
     return scopes, events
 
 
@@ -117,7 +117,7 @@ def _scope_of(scopes: list[_Scope], starts: list[int], offset: int) -> _Scope | 
     return None
 
 
-def _ignored(reason: str, text: str) -> EvidenceInput:
+def _ignored(reason: ExtractionReason, text: str) -> EvidenceInput:
     return event(
         EventType.EXPLICIT_MEMORY_IGNORED,
         Phase.EXPLICIT,
@@ -176,7 +176,7 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
             skipped_event(
                 EventType.EXPLICIT_MEMORY_IGNORED,
                 Phase.EXPLICIT,
-                "input_window",
+                ExtractionReason.INPUT_WINDOW,
                 {"skippedChars": window.skipped},
             )
         )
@@ -187,7 +187,7 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
             skipped_event(
                 EventType.EXPLICIT_MEMORY_IGNORED,
                 Phase.EXPLICIT,
-                "request_limit",
+                ExtractionReason.REQUEST_LIMIT,
                 {"skippedRequests": len(matches) - MAX_EXPLICIT_REQUESTS},
             )
         )
@@ -201,49 +201,47 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
             continue  # the line's own negation event already speaks for this request
         body = js_trim(match.body)
         if body and DEFERRAL.fullmatch(body):
-            events.append(_ignored("deferral", body))
+            events.append(_ignored(ExtractionReason.DEFERRAL, body))
             continue
         if body and is_bare_hedge(body):
-            events.append(_ignored("hedge_only", body))
+            events.append(_ignored(ExtractionReason.HEDGE_ONLY, body))
             continue
         if len(body) < _EXPLICIT_MIN_CHARS:
-            events.append(_ignored("too_short", body))
+            events.append(_ignored(ExtractionReason.TOO_SHORT, body))
             continue
         if scope is not None:
-            events.append(_ignored("negated_request", body))
+            events.append(_ignored(ExtractionReason.NEGATED_REQUEST, body))
             continue
         key = collapse_whitespace(body.lower())
         if key in seen:
-            events.append(_ignored("duplicate_in_message", body))
+            events.append(_ignored(ExtractionReason.DUPLICATE_IN_MESSAGE, body))
             continue
         seen.add(key)
         type_ = classify_explicit_memory(safety.redact(body))
-        outcome = safety.gate_memory(type_.value, body, source=MemorySource.EXPLICIT.value, from_trigger=True)
-        if not isinstance(outcome, Success):
-            rejected = outcome.failure()
-            events.append(
-                event(
-                    EventType.EXPLICIT_MEMORY_IGNORED,
-                    Phase.EXPLICIT,
-                    Outcome.REJECTED,
-                    rejected.reasons,
-                    text=body,
-                    preview_limit=PREVIEW_REJECTED,
+        match safety.admit(type_, body, source=MemorySource.EXPLICIT, from_trigger=True):
+            case Failure(safety.Rejected() as rejected):
+                events.append(
+                    event(
+                        EventType.EXPLICIT_MEMORY_IGNORED,
+                        Phase.EXPLICIT,
+                        Outcome.REJECTED,
+                        rejected.reasons,
+                        text=body,
+                        preview_limit=PREVIEW_REJECTED,
+                    )
                 )
-            )
-            continue
-        stored = safety.stored_text(outcome.unwrap().text, LongTermLimits.MAX_ENTRY_TEXT_CHARS)
-        entry = new_entry(now_ms, len(entries), type_, stored, MemorySource.EXPLICIT, 1.0, id_seed)
-        entries.append(entry)
-        events.append(
-            event(
-                EventType.EXPLICIT_MEMORY_DETECTED,
-                Phase.EXPLICIT,
-                Outcome.ACCEPTED,
-                ("explicit_trigger_matched",),
-                memory=memory_ref(entry, with_keys=False),
-                text=entry.text,
-                preview_limit=PREVIEW_ACCEPTED,
-            )
-        )
+            case Success(str() as stored):
+                entry = new_entry(now_ms, len(entries), type_, stored, MemorySource.EXPLICIT, 1.0, id_seed)
+                entries.append(entry)
+                events.append(
+                    event(
+                        EventType.EXPLICIT_MEMORY_DETECTED,
+                        Phase.EXPLICIT,
+                        Outcome.ACCEPTED,
+                        (ExtractionReason.EXPLICIT_TRIGGER_MATCHED,),
+                        memory=memory_ref(entry, with_keys=False),
+                        text=entry.text,
+                        preview_limit=PREVIEW_ACCEPTED,
+                    )
+                )
     return ExtractionResult(entries=tuple(entries), events=tuple(events))

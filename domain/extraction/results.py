@@ -1,8 +1,9 @@
 """The values the two parsers produce, and the pieces both build them from (the stored entry, the
-skipped-input event, the preview limits)."""
+skipped-input event, the preview limits, the reason codes of their own)."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Final
 
 import msgspec
@@ -26,6 +27,7 @@ __all__ = [
     "EMPTY",
     "PREVIEW_ACCEPTED",
     "PREVIEW_REJECTED",
+    "ExtractionReason",
     "ExtractionResult",
     "RejectionRecord",
     "SupersedeRequest",
@@ -35,10 +37,32 @@ __all__ = [
 ]
 
 
-def _compaction_source() -> str:
+class ExtractionReason(StrEnum):
+    """The reason codes the parsers give themselves, beside the safety gate's
+    (:class:`domain.safety.GateReason`, :class:`domain.safety.QualityReason`): why an input was set
+    aside before the gate (docs/decisions.md#explicit-requests,
+    docs/decisions.md#compaction-candidates), and what an accepted one matched."""
+
+    DEFERRAL = "deferral"
+    HEDGE_ONLY = "hedge_only"
+    #: an explicit request too short to be one (the gate's own ``too_short`` is the same code)
+    TOO_SHORT = "too_short"
+    NEGATED_REQUEST = "negated_request"
+    DUPLICATE_IN_MESSAGE = "duplicate_in_message"
+    DUPLICATE_IN_SUMMARY = "duplicate_in_summary"
+    #: how much of a large input was not examined (:func:`skipped_event`)
+    INPUT_WINDOW = "input_window"
+    REQUEST_LIMIT = "request_limit"
+    CANDIDATE_LIMIT = "candidate_limit"
+    #: an accepted explicit request, an accepted compaction candidate
+    EXPLICIT_TRIGGER_MATCHED = "explicit_trigger_matched"
+    VALID_CANDIDATE_FORMAT = "valid_candidate_format"
+
+
+def _compaction_source() -> MemorySource:
     # A factory rather than a plain default so that ``omit_defaults`` still writes the field:
     # every rejection-log line carries ``"source":"compaction"`` as the reference writes it.
-    return "compaction"
+    return MemorySource.COMPACTION
 
 
 class RejectionRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
@@ -50,7 +74,8 @@ class RejectionRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=T
     type: str
     text: str
     reasons: tuple[str, ...]
-    source: str = msgspec.field(default_factory=_compaction_source)
+    #: the door the rejected memory came through (only the compaction parser writes records)
+    source: MemorySource = msgspec.field(default_factory=_compaction_source)
     workspace_key: str | None = None
     workspace_root_hash: str | None = None
 
@@ -89,7 +114,9 @@ def stale_after_days_for(type_: MemoryType) -> int | None:
     return 90
 
 
-def skipped_event(type_: EventType, phase: Phase, reason: str, details: dict[str, int]) -> EvidenceInput:
+def skipped_event(
+    type_: EventType, phase: Phase, reason: ExtractionReason, details: dict[str, int]
+) -> EvidenceInput:
     """One event that records how much of a large input was not examined."""
     return event(type_, phase, Outcome.REJECTED, (reason,), details=details)
 

@@ -1,8 +1,9 @@
 """The safety gate: credential redaction, prompt-injection defence and the memory quality gate.
 
 Every text that can reach the journal, the store, session state, an evidence preview, a log line or a
-rendered prompt goes through :func:`redact`; every candidate memory goes through :func:`gate_memory`
-(docs/decisions.md#d4). The three parts:
+rendered prompt goes through :func:`redact`; every candidate memory goes through :func:`admit`
+(docs/decisions.md#d4), which gives the text to store or a :class:`Rejected` with its reason codes
+(:class:`GateReason`, :class:`QualityReason`). The three parts:
 
 * **Redaction** (:func:`redact`, :func:`preview`). First, well-known credential *formats* are replaced
   wherever they appear (PEM private-key blocks, JWTs, ``sk-``/``github_pat_``/``ghp_``/``AKIA``/
@@ -21,9 +22,9 @@ rendered prompt goes through :func:`redact`; every candidate memory goes through
 Lengths are counted in code points (docs/decisions.md#text-lengths-and-timestamps).
 
 The package has one module per part: ``redaction`` (with its patterns in ``redaction_patterns``),
-``injection``, ``quality`` and ``gate``; the JavaScript regex dialect they share is
-:mod:`domain.jsregex`. Everything is re-exported here, so ``from domain.safety import redact`` is the
-way to use it.
+``injection``, ``quality``, ``gate`` and ``reasons`` (the reason-code enumerations); the JavaScript
+regex dialect they share is :mod:`domain.jsregex`. Everything is re-exported here, so
+``from domain.safety import redact`` is the way to use it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from __future__ import annotations
 # the JavaScript pattern registry and its translator, the unfiltered redaction, the preview memo.
 from domain.jsregex import JS_PATTERNS as _JS_PATTERNS
 from domain.jsregex import translate as _translate
-from domain.safety.gate import Accepted, Rejected, gate_memory
+from domain.safety.gate import Rejected, admit
 from domain.safety.injection import is_prompt_injection
 from domain.safety.quality import (
     HARD_QUALITY_REASONS,
@@ -47,6 +48,7 @@ from domain.safety.quality import (
     is_implementation_status_decision,
     is_progress_snapshot_violation,
 )
+from domain.safety.reasons import GateReason, QualityReason, RejectionReason
 from domain.safety.redaction import REDACTED, _preview_memo, _redact_unfiltered, preview, redact, stored_text
 
 __all__ = [
@@ -54,14 +56,16 @@ __all__ = [
     "QUALITY_REASON_ORDER",
     "REDACTED",
     "_JS_PATTERNS",
-    "Accepted",
+    "GateReason",
     "QualityAssessment",
+    "QualityReason",
     "Rejected",
+    "RejectionReason",
     "_preview_memo",
     "_redact_unfiltered",
     "_translate",
+    "admit",
     "assess_memory_quality",
-    "gate_memory",
     "has_future_rule",
     "is_architecture_like_decision",
     "is_decision_quality_violation",

@@ -1,4 +1,4 @@
-"""The gate every write path uses: :func:`gate_memory` (docs/decisions.md#d4)."""
+"""The gate every write path uses: :func:`admit` (docs/decisions.md#d4)."""
 
 from __future__ import annotations
 
@@ -10,24 +10,24 @@ from returns.result import Failure, Result, Success
 
 from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
 from domain.jsregex import js_compile as _js
+from domain.model import LongTermLimits, MemorySource, MemoryType
 from domain.safety.injection import is_prompt_injection
 from domain.safety.quality import assess_memory_quality
-from domain.safety.redaction import REDACTED, redact
+from domain.safety.reasons import GateReason, RejectionReason
+from domain.safety.redaction import REDACTED, redact, stored_text
 from domain.text import js_trim
 
-__all__ = ["Accepted", "Rejected", "gate_memory"]
+__all__ = ["Rejected", "admit"]
 
 _I: Final = re.IGNORECASE
 
 
-class Accepted(msgspec.Struct, frozen=True):
-    text: str
-    reasons: tuple[str, ...]
-
-
 class Rejected(msgspec.Struct, frozen=True):
+    """A memory the gate turned down: its trimmed, redacted text and why. ``from_quality_gate``: the
+    reasons are the quality gate's (such a rejection goes to the rejection log)."""
+
     text: str
-    reasons: tuple[str, ...]
+    reasons: tuple[RejectionReason, ...]
     from_quality_gate: bool
 
 
@@ -46,19 +46,23 @@ def _content_length(text: str) -> int:
     return len(js_trim(text.replace(REDACTED, "")))
 
 
-def _too_short(type_: str, text: str, from_trigger: bool) -> bool:
+def _too_short(type_: MemoryType, text: str, from_trigger: bool) -> bool:
     length = _content_length(text)
     if length < (_PARSER_MIN_TRIGGER if from_trigger else _PARSER_MIN):
         return True
-    if type_ == "reference" and _SHORT_REFERENCE.search(text):
+    if type_ == MemoryType.REFERENCE and _SHORT_REFERENCE.search(text):
         return False
     return length < (_GATE_MIN_TRIGGER if from_trigger else _GATE_MIN)
 
 
-def gate_memory(
-    type_: str, text: str, *, source: str, from_trigger: bool = False
-) -> Result[Accepted, Rejected]:
-    """Decide whether a memory may be stored, and in what (redacted) form.
+def _rejected(text: str, reason: GateReason) -> Failure[Rejected]:
+    return Failure(Rejected(text=text, reasons=(reason,), from_quality_gate=False))
+
+
+def admit(
+    type_: MemoryType, text: str, *, source: MemorySource, from_trigger: bool = False
+) -> Result[str, Rejected]:
+    """Decide whether a memory may be stored; on success, the text it is stored with.
 
     In order: the text is trimmed and redacted; compaction candidates must be long enough
     (``too_short``: 12 and 20 code points, or 6 after a memory trigger; a short scrypt ``reference``
@@ -67,20 +71,22 @@ def gate_memory(
     (``prompt_injection``); compaction candidates then pass :func:`assess_memory_quality` on the
     redacted text, the same text the store's quality migration later assesses, and its reasons are
     returned with ``from_quality_gate=True``. Explicit and manual memories bypass only the length and
-    quality rules. Never raises.
+    quality rules. An admitted text is cut as a stored entry is
+    (:func:`~domain.safety.redaction.stored_text` at ``LongTermLimits.MAX_ENTRY_TEXT_CHARS``); a
+    rejection carries the whole trimmed, redacted text. Never raises.
     """
     # bounded (a memory is stored with 260 characters), then trimmed again: removing control
     # characters can expose whitespace at either end
     redacted = js_trim(redact(js_trim(cut_at_whitespace(text, MEMORY_INPUT_CHARS))))
-    compaction = source == "compaction"
+    compaction = source == MemorySource.COMPACTION
     if compaction and _too_short(type_, redacted, from_trigger):
-        return Failure(Rejected(text=redacted, reasons=("too_short",), from_quality_gate=False))
+        return _rejected(redacted, GateReason.TOO_SHORT)
     if not redacted:
-        return Failure(Rejected(text=redacted, reasons=("empty",), from_quality_gate=False))
+        return _rejected(redacted, GateReason.EMPTY)
     if is_prompt_injection(redacted):
-        return Failure(Rejected(text=redacted, reasons=("prompt_injection",), from_quality_gate=False))
+        return _rejected(redacted, GateReason.PROMPT_INJECTION)
     if compaction:
         quality = assess_memory_quality(type_, redacted)
         if not quality.accepted:
             return Failure(Rejected(text=redacted, reasons=quality.reasons, from_quality_gate=True))
-    return Success(Accepted(text=redacted, reasons=("quality_gate_passed",)))
+    return Success(stored_text(redacted, LongTermLimits.MAX_ENTRY_TEXT_CHARS))

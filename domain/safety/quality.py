@@ -13,6 +13,8 @@ from typing import Final
 import msgspec
 
 from domain.jsregex import js_compile as _js
+from domain.model import MemoryType
+from domain.safety.reasons import QualityReason
 from domain.safety.redaction import REDACTED
 from domain.text import js_trim
 
@@ -33,31 +35,13 @@ __all__ = [
 _I: Final = re.IGNORECASE
 
 #: Every reason :func:`assess_memory_quality` can give, in the order it gives them.
-QUALITY_REASON_ORDER: Final = (
-    "empty",
-    "progress_snapshot",
-    "raw_error",
-    "commit_or_ci_snapshot",
-    "path_heavy",
-    "temporary_status",
-    "active_file_snapshot",
-    "code_or_api_signature",
-    "bad_feedback",
-    "bad_decision",
-)
-#: Reasons that mark a memory as worthless whatever its type (the migration acts only on these).
-HARD_QUALITY_REASONS: Final[frozenset[str]] = frozenset(
-    {
-        "empty",
-        "progress_snapshot",
-        "raw_error",
-        "commit_or_ci_snapshot",
-        "temporary_status",
-        "active_file_snapshot",
-        "code_or_api_signature",
-        "path_heavy",
-    }
-)
+QUALITY_REASON_ORDER: Final[tuple[QualityReason, ...]] = tuple(QualityReason)
+#: Reasons that mark a memory as worthless whatever its type (the migration acts only on these):
+#: every reason but the two soft ones, which depend on the memory's type.
+HARD_QUALITY_REASONS: Final[frozenset[QualityReason]] = frozenset(QualityReason) - {
+    QualityReason.BAD_FEEDBACK,
+    QualityReason.BAD_DECISION,
+}
 
 
 def is_hard_quality_reason(reason: str) -> bool:
@@ -66,7 +50,7 @@ def is_hard_quality_reason(reason: str) -> bool:
 
 class QualityAssessment(msgspec.Struct, frozen=True):
     accepted: bool
-    reasons: tuple[str, ...]
+    reasons: tuple[QualityReason, ...]
 
 
 def _any(patterns: Iterable[re.Pattern[str]], text: str) -> bool:
@@ -200,18 +184,24 @@ def is_decision_quality_violation(text: str) -> bool:
     return True
 
 
-def _quality_checks(type_: str) -> tuple[tuple[str, Callable[[str], bool]], ...]:
+def _quality_checks(type_: str) -> tuple[tuple[QualityReason, Callable[[str], bool]], ...]:
     return (
-        ("empty", lambda t: len(t) == 0),
-        ("progress_snapshot", is_progress_snapshot_violation),
-        ("raw_error", lambda t: _any(_RAW_ERROR, t)),
-        ("commit_or_ci_snapshot", lambda t: _any(_COMMIT_OR_CI, t)),
-        ("path_heavy", lambda t: sum(1 for _ in _PATH.finditer(t)) > 2),
-        ("temporary_status", lambda t: _any(_TEMPORARY, t)),
-        ("active_file_snapshot", lambda t: _ACTIVE_FILE.search(t) is not None),
-        ("code_or_api_signature", lambda t: _any(_CODE_OR_API, t)),
-        ("bad_feedback", lambda t: type_ == "feedback" and is_feedback_quality_violation(t)),
-        ("bad_decision", lambda t: type_ == "decision" and is_decision_quality_violation(t)),
+        (QualityReason.EMPTY, lambda t: len(t) == 0),
+        (QualityReason.PROGRESS_SNAPSHOT, is_progress_snapshot_violation),
+        (QualityReason.RAW_ERROR, lambda t: _any(_RAW_ERROR, t)),
+        (QualityReason.COMMIT_OR_CI_SNAPSHOT, lambda t: _any(_COMMIT_OR_CI, t)),
+        (QualityReason.PATH_HEAVY, lambda t: sum(1 for _ in _PATH.finditer(t)) > 2),
+        (QualityReason.TEMPORARY_STATUS, lambda t: _any(_TEMPORARY, t)),
+        (QualityReason.ACTIVE_FILE_SNAPSHOT, lambda t: _ACTIVE_FILE.search(t) is not None),
+        (QualityReason.CODE_OR_API_SIGNATURE, lambda t: _any(_CODE_OR_API, t)),
+        (
+            QualityReason.BAD_FEEDBACK,
+            lambda t: type_ == MemoryType.FEEDBACK and is_feedback_quality_violation(t),
+        ),
+        (
+            QualityReason.BAD_DECISION,
+            lambda t: type_ == MemoryType.DECISION and is_decision_quality_violation(t),
+        ),
     )
 
 

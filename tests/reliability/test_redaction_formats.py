@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from domain.safety import REDACTED, gate_memory, preview, redact, stored_text
+from domain.model import MemorySource, MemoryType
+from domain.safety import REDACTED, admit, preview, redact, stored_text
 from domain.text import strip_controls
 from tests.reliability.corpus import SECRETS, SecretCase
 
@@ -23,10 +24,10 @@ def test_every_corpus_format_is_redacted(case: SecretCase) -> None:
 
 @pytest.mark.parametrize("case", SECRETS, ids=[c.format for c in SECRETS])
 def test_every_corpus_format_is_redacted_through_the_memory_gate(case: SecretCase) -> None:
-    for source in ("explicit", "manual", "compaction"):
-        result = gate_memory("reference", case.text, source=source)
+    for source in MemorySource:
+        result = admit(MemoryType.REFERENCE, case.text, source=source)
         accepted = result.value_or(None)
-        text = accepted.text if accepted is not None else result.failure().text
+        text = accepted if accepted is not None else result.failure().text
         assert case.secret not in text
 
 
@@ -103,7 +104,7 @@ def test_control_characters_are_stripped(text: str, expected: str) -> None:
 
 
 def test_a_memory_of_control_characters_only_is_empty() -> None:
-    result = gate_memory("feedback", "\x1b[2J\x00", source="explicit")
+    result = admit(MemoryType.FEEDBACK, "\x1b[2J\x00", source=MemorySource.EXPLICIT)
     assert result.failure().reasons == ("empty",)
-    ok = gate_memory("feedback", "\x1b[1m always use pnpm \x1b[0m", source="explicit").unwrap()
-    assert ok.text == "always use pnpm"
+    ok = admit(MemoryType.FEEDBACK, "\x1b[1m always use pnpm \x1b[0m", source=MemorySource.EXPLICIT)
+    assert ok.unwrap() == "always use pnpm"
