@@ -724,8 +724,11 @@ def _revive_markers(
         )
     if not gone:
         return revived, markers, events
-    remaining = tuple(m for i, m in enumerate(markers) if i not in gone)
-    _derive_markers(markers, remaining, [markers[i] for i in sorted(gone)])
+    cuts = sorted(gone)
+    remaining = markers[: cuts[0]]
+    for here, after in zip(cuts, [*cuts[1:], len(markers)], strict=True):
+        remaining += markers[here + 1 : after]
+    _derive_markers(markers, remaining, [markers[i] for i in cuts])
     return revived, remaining, events
 
 
@@ -821,8 +824,10 @@ _ALL_MIGRATIONS: Final = frozenset(
 )
 
 
-def _remember_settled(store: WorkspaceStore, active: int) -> None:
-    if len({entry.id for entry in store.entries}) != len(store.entries):
+def _remember_settled(store: WorkspaceStore, active: int, *, ids_checked: bool = False) -> None:
+    """Record ``store`` as settled (the caller checked the rest); ``ids_checked``: its entries are
+    known to hold distinct ids."""
+    if not ids_checked and len({entry.id for entry in store.entries}) != len(store.entries):
         return  # entries sharing an id (superseded ones may) are re-sorted at each pass
     if len(_SETTLED) >= _SETTLED_LIMIT:
         _SETTLED.clear()
@@ -893,7 +898,7 @@ def restamped(store: WorkspaceStore, stamped: WorkspaceStore, positions: Iterabl
                 _CLEAN.clear()
             _CLEAN[id(after)] = after
             carry_keys(before, after)
-    _remember_settled(stamped, hit[2])
+    _remember_settled(stamped, hit[2], ids_checked=True)  # the ids of a settled store
     carry_index(store.entries, stamped.entries)
     return stamped
 
@@ -1006,15 +1011,18 @@ def _normalize_delta(
         marker_index = _marker_index(markers)
         exact_hashes: dict[str, MemoryEntry] = {}
         identity_hashes: dict[str, MemoryEntry] = {}
-        matched: set[int] = set()
+        matched: dict[int, ArchiveMarker] = {}
         for entry in touched.values():
             exact, identity = entry_key_hashes(entry)
             for found in (marker_index.exact.get(exact, ()), marker_index.identity.get(identity, ())):
-                matched.update(id(m) for m in found)
+                matched.update((id(m), m) for m in found)
             exact_hashes.setdefault(exact, entry)
             identity_hashes.setdefault(identity, entry)
         if matched:
-            positions = [i for i, m in enumerate(markers) if id(m) in matched]
+            # ``tuple.index`` finds the first equal marker: with two equal ones, look at every marker
+            positions = sorted({markers.index(m) for m in matched.values()})
+            if len(positions) < len(matched):
+                positions = [i for i, m in enumerate(markers) if id(m) in matched]
             revived, markers, found_events = _revive_markers(
                 markers, positions, exact_hashes, identity_hashes, archive, now_ms, now_iso
             )

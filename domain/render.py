@@ -268,11 +268,10 @@ def _omission_events(
     ]
     individual: list[tuple[MemoryEntry, str]] = []
     counts: dict[str, int] = {}
+    previous: set[int] = set()  # entries of the most recent block that are not shown now
     if latest is not None:
-        shown = {id(e) for e in rendered}
-        previous = {id(e) for e in store.entries if e.last_rendered_at == latest and id(e) not in shown}
-    else:
-        previous = set()
+        previous = {id(e) for e in store.entries if e.last_rendered_at == latest}
+        previous.difference_update(map(id, rendered))
     for reason, losers in groups:
         dropped = [e for e in losers if id(e) in previous] if previous else []
         individual.extend((e, reason) for e in dropped)
@@ -309,13 +308,21 @@ def select_candidates(store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAU
     per_type: dict[MemoryType, int] = {}
     capped: list[MemoryEntry] = []
     type_capped: list[MemoryEntry] = []
-    for entry in ranked:
+    # once every type is full, every later entry is capped by its type
+    open_types = len(MemoryType) if all(t in caps for t in MemoryType) else -1
+    for position, entry in enumerate(ranked):
         count = per_type.get(entry.type, 0)
-        if count >= caps.get(entry.type, math.inf):
+        cap = caps.get(entry.type, math.inf)
+        if count >= cap:
             type_capped.append(entry)
             continue
         per_type[entry.type] = count + 1
         capped.append(entry)
+        if count + 1 >= cap:
+            open_types -= 1
+            if open_types == 0:
+                type_capped.extend(ranked[position + 1 :])
+                break
     limit = tuning.global_cap
     return Selection(tuple(ranked), tuple(capped[:limit]), tuple(type_capped), tuple(capped[limit:]))
 
