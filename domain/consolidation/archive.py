@@ -1,0 +1,268 @@
+"""The archive (docs/decisions.md#d2): above the stored-active limit the weakest long-unrendered
+memories move out, leaving a marker; an active memory that duplicates a marker brings the archived
+one back. Markers are indexed by their key hashes, and the index of a markers tuple made by
+archiving or reviving is derived from the one it was made from (docs/performance.md)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final, NamedTuple
+
+from msgspec.structs import replace
+
+from domain import evidence
+from domain.consolidation.cleaning import _redacted, _truncated, backfill_retention_clock
+from domain.keys import entry_key_hashes, exact_key, identity_key, key_hash
+from domain.model import (
+    DAY_MS,
+    ArchiveMarker,
+    EventType,
+    EvidenceInput,
+    LongTermLimits,
+    MemoryEntry,
+    MemoryStatus,
+    Outcome,
+    Phase,
+    RelationRole,
+    WorkspaceStore,
+)
+from domain.retention import Tuning, dormancy_at, retention_start_ms, sort_by_retention
+
+_ARCHIVE_AFTER_MS: Final = LongTermLimits.ARCHIVE_UNRENDERED_DAYS * DAY_MS
+
+
+def _same_entries(a: Sequence[MemoryEntry], b: Sequence[MemoryEntry]) -> bool:
+    """Equal up to order (ids are unique after dedupe; a repeated id compares as different)."""
+    if len(a) != len(b):
+        return False
+    by_id = {e.id: e for e in b}
+    return len(by_id) == len(b) and all((x := by_id.get(e.id)) is e or x == e for e in a)
+
+
+# The key hashes of a store's archive markers, by the markers tuple (docs/performance.md). The tuple
+# is carried unchanged from one operation to the next until something is archived or revived, and
+# it grows with the archive, so looking at every marker at every normalisation would make a long
+# life cost more per operation. Keyed by ``id`` with the tuple kept in the value (an id cannot be
+# reused while remembered; a hit is only a hit for the very same tuple); bounded and invisible. A
+# tuple made by archiving or reviving gets its index from the one it was made from.
+class _MarkerIndex(NamedTuple):
+    markers: tuple[ArchiveMarker, ...]
+    #: key hash -> the markers with that exact (``key_hash``) or identity hash
+    exact: dict[str, tuple[ArchiveMarker, ...]]
+    identity: dict[str, tuple[ArchiveMarker, ...]]
+
+
+_MARKER_INDEXES: Final[dict[int, _MarkerIndex]] = {}
+
+
+def _remember_markers(index: _MarkerIndex) -> _MarkerIndex:
+    if len(_MARKER_INDEXES) >= 64:
+        _MARKER_INDEXES.clear()
+    _MARKER_INDEXES[id(index.markers)] = index
+    return index
+
+
+def _add_markers(
+    exact: dict[str, tuple[ArchiveMarker, ...]],
+    identity: dict[str, tuple[ArchiveMarker, ...]],
+    markers: Iterable[ArchiveMarker],
+) -> None:
+    for marker in markers:
+        exact[marker.key_hash] = (*exact.get(marker.key_hash, ()), marker)
+        identity[marker.identity_key_hash] = (*identity.get(marker.identity_key_hash, ()), marker)
+
+
+def _marker_index(markers: tuple[ArchiveMarker, ...]) -> _MarkerIndex:
+    """The exact and identity hashes of ``markers`` (remembered)."""
+    hit = _MARKER_INDEXES.get(id(markers))
+    if hit is not None and hit.markers is markers:
+        return hit
+    exact: dict[str, tuple[ArchiveMarker, ...]] = {}
+    identity: dict[str, tuple[ArchiveMarker, ...]] = {}
+    _add_markers(exact, identity, markers)
+    return _remember_markers(_MarkerIndex(markers, exact, identity))
+
+
+def _derive_markers(
+    before: tuple[ArchiveMarker, ...], after: tuple[ArchiveMarker, ...], gone: Sequence[ArchiveMarker]
+) -> None:
+    """``after`` is ``before`` without the markers ``gone`` and with new ones appended: when
+    ``before`` has an index, ``after`` gets one made from it."""
+    hit = _MARKER_INDEXES.get(id(before))
+    if hit is None or hit.markers is not before or after is before:
+        return
+    exact, identity = dict(hit.exact), dict(hit.identity)
+    for marker in gone:
+        for table, key in ((exact, marker.key_hash), (identity, marker.identity_key_hash)):
+            kept = tuple(m for m in table[key] if m is not marker)
+            if kept:
+                table[key] = kept
+            else:
+                del table[key]
+    _add_markers(exact, identity, after[len(before) - len(gone) :])
+    _remember_markers(_MarkerIndex(after, exact, identity))
+
+
+def _revive(
+    active: list[MemoryEntry],
+    store: WorkspaceStore,
+    archive: Mapping[str, MemoryEntry],
+    now_ms: int,
+    now_iso: str,
+) -> tuple[list[MemoryEntry], tuple[ArchiveMarker, ...], list[EvidenceInput]]:
+    """Archived memories duplicated by an active entry come back (docs/decisions.md#d2). Returns the
+    revived entries, the markers that remain and the events."""
+    if not store.archived or not archive:
+        return [], store.archived, []
+    hashes = [entry_key_hashes(entry) for entry in active]
+    index = _marker_index(store.archived)
+    marked_exact, marked_identity = index.exact, index.identity
+    if not any(exact in marked_exact or identity in marked_identity for exact, identity in hashes):
+        return [], store.archived, []  # no active entry duplicates an archived one
+    # the first active entry with each hash
+    exact_hashes: dict[str, MemoryEntry] = {}
+    identity_hashes: dict[str, MemoryEntry] = {}
+    for (exact, identity), entry in zip(hashes, active, strict=True):
+        exact_hashes.setdefault(exact, entry)
+        identity_hashes.setdefault(identity, entry)
+    return _revive_markers(
+        store.archived, range(len(store.archived)), exact_hashes, identity_hashes, archive, now_ms, now_iso
+    )
+
+
+def _revive_markers(
+    markers: tuple[ArchiveMarker, ...],
+    positions: Iterable[int],
+    exact_hashes: Mapping[str, MemoryEntry],
+    identity_hashes: Mapping[str, MemoryEntry],
+    archive: Mapping[str, MemoryEntry],
+    now_ms: int,
+    now_iso: str,
+) -> tuple[list[MemoryEntry], tuple[ArchiveMarker, ...], list[EvidenceInput]]:
+    """Bring back the archived memory of each marker at ``positions`` (ascending) that an active entry
+    duplicates: ``exact_hashes`` / ``identity_hashes`` map a key hash to the first active entry with
+    it. Markers elsewhere are not looked at; they remain, as do markers whose memory is not in
+    ``archive``."""
+    revived: list[MemoryEntry] = []
+    gone: set[int] = set()
+    events: list[EvidenceInput] = []
+    for position in positions:
+        marker = markers[position]
+        archived = archive.get(marker.key_hash)
+        trigger = exact_hashes.get(marker.key_hash) or identity_hashes.get(marker.identity_key_hash)
+        if archived is None or trigger is None:
+            continue
+        cleaned, redaction = _redacted(archived, now_iso)
+        if redaction is not None:
+            events.append(redaction)
+        entry = _truncated(backfill_retention_clock(cleaned, now_ms))
+        if entry.status is MemoryStatus.SUPERSEDED:
+            entry = replace(entry, status=MemoryStatus.ACTIVE)
+        revived.append(entry)
+        gone.add(position)
+        reason = "revived_exact" if marker.key_hash == key_hash(exact_key(trigger)) else "revived_identity"
+        events.append(
+            evidence.event(
+                EventType.MEMORY_REVIVED,
+                Phase.LIFECYCLE,
+                Outcome.REVIVED,
+                (reason,),
+                memory=entry,
+                relations=(
+                    evidence.relation(RelationRole.RETAINED, entry),
+                    evidence.relation(RelationRole.REINFORCED_BY, trigger),
+                ),
+                details={"archivedAt": marker.archived_at},
+                text=entry.text,
+            )
+        )
+    if not gone:
+        return revived, markers, events
+    cuts = sorted(gone)
+    remaining = markers[: cuts[0]]
+    for here, after in zip(cuts, [*cuts[1:], len(markers)], strict=True):
+        remaining += markers[here + 1 : after]
+    _derive_markers(markers, remaining, [markers[i] for i in cuts])
+    return revived, remaining, events
+
+
+def _archive_eligible(entry: MemoryEntry, now_ms: int) -> bool:
+    """Not shown for 30 days: ``lastRenderedAt`` or, never rendered, the retention start."""
+    rendered = entry.last_rendered_at
+    if isinstance(rendered, int | float) and not isinstance(rendered, bool) and math.isfinite(rendered):
+        return now_ms - rendered > _ARCHIVE_AFTER_MS
+    return now_ms - retention_start_ms(entry, now_ms) > _ARCHIVE_AFTER_MS
+
+
+def _archive_overflow(
+    ordered: list[MemoryEntry], markers: tuple[ArchiveMarker, ...], now_ms: int, now_iso: str, limit: int
+) -> tuple[list[MemoryEntry], tuple[ArchiveMarker, ...], list[MemoryEntry], list[EvidenceInput]]:
+    """While more than 500 entries are active, move the weakest eligible one out (docs/decisions.md#d2).
+    ``ordered`` is strongest first. ``limit`` is the tuning's ``max_stored_active``."""
+    if len(ordered) <= limit:
+        return ordered, markers, [], []
+    excess = len(ordered) - limit
+    moved: list[MemoryEntry] = []
+    for entry in reversed(ordered):
+        if len(moved) == excess:
+            break
+        if _archive_eligible(entry, now_ms):
+            moved.append(entry)
+    if not moved:
+        return ordered, markers, [], []
+    moved_ids = {id(entry) for entry in moved}
+    kept = [entry for entry in ordered if id(entry) not in moved_ids]
+    new_markers: list[ArchiveMarker] = []
+    events: list[EvidenceInput] = []
+    for entry in moved:
+        new_markers.append(
+            ArchiveMarker(
+                memory_id=entry.id,
+                key_hash=key_hash(exact_key(entry)),
+                identity_key_hash=key_hash(identity_key(entry)),
+                archived_at=now_iso,
+            )
+        )
+        events.append(
+            evidence.event(
+                EventType.MEMORY_ARCHIVED,
+                Phase.LIFECYCLE,
+                Outcome.ARCHIVED,
+                ("stored_active_limit",),
+                memory=entry,
+                details={"maxStoredActive": limit, "activeBefore": len(ordered)},
+                text=entry.text,
+            )
+        )
+    replaced = {marker.key_hash for marker in new_markers}
+    index = _marker_index(markers)
+    gone = [m for key in replaced for m in index.exact.get(key, ())]
+    kept_markers = tuple(m for m in markers if m.key_hash not in replaced) if gone else markers
+    kept_markers += tuple(new_markers)
+    _derive_markers(markers, kept_markers, gone)
+    return kept, kept_markers, moved, events
+
+
+def _rank_and_archive(
+    kept_active: list[MemoryEntry],
+    superseded: list[MemoryEntry],
+    store: WorkspaceStore,
+    markers: tuple[ArchiveMarker, ...],
+    now_ms: int,
+    now_iso: str,
+    tuning: Tuning,
+    events: list[EvidenceInput],
+) -> tuple[tuple[MemoryEntry, ...], tuple[ArchiveMarker, ...], list[MemoryEntry]]:
+    """The active entries strongest first, the weakest moved out above the stored-active limit (its
+    events go to ``events``), then the superseded ones: the new entries, markers and archived
+    entries. When only the order moved, the stored entries are kept as they are."""
+    ordered = sort_by_retention(kept_active, now_ms, dormancy_at(store, now_ms, tuning), tuning)
+    ordered, markers, archived, archive_events = _archive_overflow(
+        ordered, markers, now_ms, now_iso, tuning.max_stored_active
+    )
+    events.extend(archive_events)
+    new_entries = (*ordered, *superseded)
+    if _same_entries(new_entries, store.entries):
+        new_entries = store.entries  # only the retention order moved: nothing to write
+    return new_entries, markers, archived

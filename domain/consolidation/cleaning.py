@@ -1,0 +1,109 @@
+"""The per-entry steps of normalisation: redaction of text and rationale, the retention-clock backfill
+and truncation to 260 code points (docs/decisions.md#normalisation-and-migrations), and the memo of
+entries they leave unchanged."""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Final
+
+from msgspec.structs import replace
+
+from domain import evidence, safety
+from domain.model import EventType, EvidenceInput, LongTermLimits, MemoryEntry, MemoryStatus, Outcome, Phase
+from domain.timeutil import parse_iso_ms
+
+
+@lru_cache(maxsize=65536)
+def _redact_stored(text: str) -> str:
+    """``safety.redact``, memoised: every normalisation redacts every stored text again, and stored
+    texts rarely change (docs/performance.md)."""
+    return safety.redact(text)
+
+
+def _redacted(entry: MemoryEntry, now_iso: str) -> tuple[MemoryEntry, EvidenceInput | None]:
+    """Redact text and rationale; an empty rationale is left as it is (docs/decisions.md#s16)."""
+    text = _redact_stored(entry.text)
+    rationale = _redact_stored(entry.rationale) if entry.rationale else entry.rationale
+    if text == entry.text and rationale == entry.rationale:
+        return entry, None
+    fields = tuple(
+        name
+        for name, changed in (("text", text != entry.text), ("rationale", rationale != entry.rationale))
+        if changed
+    )
+    updated = replace(entry, text=text, rationale=rationale, updated_at=now_iso)
+    event = evidence.event(
+        EventType.MEMORY_REDACTED,
+        Phase.CONSOLIDATION,
+        Outcome.REDACTED,
+        ("credential_redacted",),
+        memory=updated,
+        details={"fields": fields},
+        text=text,
+    )
+    return updated, event
+
+
+def _valid_clock(value: object) -> bool:
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    )
+
+
+def backfill_retention_clock(entry: MemoryEntry, now_ms: int) -> MemoryEntry:
+    """A missing, non-finite or negative ``retentionClock`` becomes ``createdAt``, else
+    ``updatedAt``, else ``now`` (a negative clock counts as invalid, docs/decisions.md#s9)."""
+    if _valid_clock(entry.retention_clock):
+        return entry
+    for stamp in (entry.created_at, entry.updated_at):
+        parsed = parse_iso_ms(stamp) if isinstance(stamp, str) else None
+        if parsed is not None and parsed >= 0:
+            return replace(entry, retention_clock=parsed)
+    return replace(entry, retention_clock=now_ms)
+
+
+def _truncated(entry: MemoryEntry) -> MemoryEntry:
+    if entry.status is MemoryStatus.SUPERSEDED or len(entry.text) <= LongTermLimits.MAX_ENTRY_TEXT_CHARS:
+        return entry
+    return replace(entry, text=safety.stored_text(entry.text, LongTermLimits.MAX_ENTRY_TEXT_CHARS))
+
+
+# Entries that redaction, retention-clock backfill and truncation leave as they are, by object
+# (docs/performance.md). Every normalisation looks at every stored entry again, and the entries are
+# the same frozen objects from one operation to the next. Keyed by ``id`` with the entry itself as
+# the value, so a hit is only a hit for the very same object (an id cannot be reused while it is
+# remembered); bounded (emptied when full) and invisible: being clean depends on the entry alone.
+_CLEAN_LIMIT: Final = 16384
+
+
+_CLEAN: Final[dict[int, MemoryEntry]] = {}
+
+
+def _cleaned(entry: MemoryEntry, now_ms: int) -> MemoryEntry:
+    """Backfill and truncation of one entry (after redaction); remembers entries all three steps
+    leave unchanged."""
+    result = _truncated(backfill_retention_clock(entry, now_ms))
+    if result is entry and _redacted(entry, "")[1] is None:
+        if len(_CLEAN) >= _CLEAN_LIMIT:
+            _CLEAN.clear()
+        _CLEAN[id(entry)] = entry
+    return result
+
+
+def _clean_copy(entry: MemoryEntry, now_ms: int, now_iso: str, events: list[EvidenceInput]) -> MemoryEntry:
+    """What the full pass makes of one entry before revival and dedupe: redaction (its event goes to
+    ``events``), then backfill and truncation."""
+    if _CLEAN.get(id(entry)) is entry:
+        return entry
+    cleaned, event = _redacted(entry, now_iso)
+    if event is not None:
+        events.append(event)
+    return cleaned if _CLEAN.get(id(cleaned)) is cleaned else _cleaned(cleaned, now_ms)
+
+
+def _is_clean(entry: MemoryEntry, now_ms: int) -> bool:
+    if _CLEAN.get(id(entry)) is not entry:
+        _cleaned(entry, now_ms)
+    return _CLEAN.get(id(entry)) is entry

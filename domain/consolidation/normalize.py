@@ -1,0 +1,125 @@
+"""The full normalisation of a workspace store (:mod:`domain.consolidation`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from msgspec.structs import replace
+
+from domain.consolidation.archive import _rank_and_archive, _revive, _same_entries
+from domain.consolidation.cleaning import _CLEAN, _cleaned, _redacted
+from domain.consolidation.dedupe import dedupe
+from domain.consolidation.delta import _normalize_delta
+from domain.consolidation.migrations import _p0_cleanup, _quality_cleanup
+from domain.consolidation.results import (
+    P0_CLEANUP_MIGRATION_ID,
+    QUALITY_CLEANUP_MIGRATION_ID,
+    RETENTION_CLOCK_BACKFILL_MIGRATION_ID,
+    MigrationAudit,
+    NormalizeResult,
+)
+from domain.consolidation.settled import _is_settled, _remember_settled, _settle_result
+from domain.model import EvidenceInput, MemoryEntry, MemoryStatus, WorkspaceStore
+from domain.retention import DEFAULT_TUNING, Tuning
+from domain.timeutil import iso_from_ms
+
+
+def normalize_store(
+    store: WorkspaceStore,
+    now_ms: int,
+    *,
+    archive: Mapping[str, MemoryEntry] | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
+    base: WorkspaceStore | None = None,
+) -> NormalizeResult:
+    """The whole normalisation of a workspace store (module docstring), as one pure step.
+
+    ``archive`` maps an archive marker's ``key_hash`` to the archived entry; it is only needed when
+    the store has markers. The store's ``lastActivityAt`` and dormant spans are never touched, and
+    ``updatedAt`` becomes ``now`` only when something changed. ``base`` (optional) is a store that
+    ``store`` was made from by replacing or appending entries: when it is settled, only those
+    entries are looked at; the result is the same either way."""
+    if _is_settled(store, tuning):
+        return NormalizeResult(store=store, events=(), audit=(), absorptions=(), archived=(), revived=())
+    if base is not None:
+        quick = _normalize_delta(store, base, now_ms, archive or {}, tuning)
+        if quick is not None:
+            return quick
+    now_iso = iso_from_ms(now_ms)
+    events: list[EvidenceInput] = []
+    audit: list[MigrationAudit] = []
+
+    entries: list[MemoryEntry] = []
+    for entry in store.entries:
+        if _CLEAN.get(id(entry)) is entry:
+            entries.append(entry)  # redaction, backfill and truncation would leave it as it is
+            continue
+        cleaned, event = _redacted(entry, now_iso)
+        entries.append(cleaned)
+        if event is not None:
+            events.append(event)
+
+    migrations = list(store.migrations)
+    if QUALITY_CLEANUP_MIGRATION_ID not in migrations:
+        entries, found, records = _quality_cleanup(entries, store, now_iso)
+        events.extend(found)
+        audit.extend(records)
+        migrations.append(QUALITY_CLEANUP_MIGRATION_ID)
+    if P0_CLEANUP_MIGRATION_ID not in migrations:
+        entries, found, records = _p0_cleanup(entries, store, now_iso)
+        events.extend(found)
+        audit.extend(records)
+        migrations.append(P0_CLEANUP_MIGRATION_ID)
+    entries = [entry if _CLEAN.get(id(entry)) is entry else _cleaned(entry, now_ms) for entry in entries]
+    if RETENTION_CLOCK_BACKFILL_MIGRATION_ID not in migrations:
+        migrations.append(RETENTION_CLOCK_BACKFILL_MIGRATION_ID)
+
+    active = [e for e in entries if e.status is not MemoryStatus.SUPERSEDED]
+    superseded = [e for e in entries if e.status is MemoryStatus.SUPERSEDED]
+    revived, markers, revival_events = _revive(active, store, archive or {}, now_ms, now_iso)
+    events.extend(revival_events)
+
+    deduped = dedupe([*active, *revived, *superseded], now_ms, tuning)
+    events.extend(deduped.events)
+    kept_active = [e for e in deduped.kept if e.status is not MemoryStatus.SUPERSEDED]
+
+    new_entries: tuple[MemoryEntry, ...]
+    archived: list[MemoryEntry] = []
+    if len(kept_active) <= tuning.max_stored_active and _same_entries(deduped.kept, store.entries):
+        # Nothing to archive and the same entries as stored: only the retention order could move,
+        # and the stored order is kept then, so the sort is skipped.
+        new_entries = store.entries
+    else:
+        new_entries, markers, archived = _rank_and_archive(
+            kept_active, superseded, store, markers, now_ms, now_iso, tuning, events
+        )
+    new_migrations = tuple(migrations)
+    changed = new_entries != store.entries or new_migrations != store.migrations or markers != store.archived
+    if (
+        not changed
+        and not events
+        and not audit
+        and not revived
+        and not archived
+        and not deduped.absorptions
+        and (archive or not store.archived)
+        and len(kept_active) <= tuning.max_stored_active
+    ):
+        _remember_settled(store, len(kept_active))
+    result = replace(
+        store,
+        entries=new_entries,
+        migrations=new_migrations,
+        archived=markers,
+        updated_at=now_iso if changed else store.updated_at,
+    )
+    if changed:
+        _settle_result(result, revived, archive, tuning, now_ms)
+    return NormalizeResult(
+        store=result,
+        events=tuple(events),
+        audit=tuple(audit),
+        absorptions=deduped.absorptions,
+        archived=tuple(archived),
+        revived=tuple(revived),
+    )
