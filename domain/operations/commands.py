@@ -1,0 +1,216 @@
+"""The user's own commands on memories: ``remember``, ``forget``, ``supersede`` and ``restore``
+(docs/decisions.md#d10)."""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+from returns.result import Failure, Success
+
+from domain import evidence
+from domain.consolidation import normalize_store
+from domain.ids import memory_id
+from domain.keys import exact_key, key_hash
+from domain.model import (
+    EventType,
+    Importance,
+    MemoryEntry,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    Outcome,
+    Phase,
+)
+from domain.operations.common import _lift_tombstones
+from domain.operations.supersession import (
+    _link_replacement,
+    _resolve_survivor,
+    _retire,
+    _superseded_event,
+    supersede_entry,
+)
+from domain.operations.values import OpResult, Snapshot, _unchanged
+from domain.promotion import PromotionResult, promote
+from domain.safety import GateReason, Rejected, admit, is_prompt_injection, redact
+from domain.timeutil import iso_from_ms
+
+
+def _classify_outcome(result: PromotionResult, key: str) -> str:
+    accounting = result.accounting
+    for name, keys in (
+        ("promoted", accounting.promoted),
+        ("absorbed", accounting.absorbed),
+        ("superseded", accounting.superseded),
+        ("rejected", accounting.rejected),
+    ):
+        if key in keys:
+            return name
+    return "rejected"
+
+
+def remember(
+    snap: Snapshot,
+    text: str,
+    type_: MemoryType,
+    now_ms: int,
+    *,
+    importance: Importance | None = None,
+    rationale: str | None = None,
+) -> OpResult:
+    """A manual memory (source ``manual``): through the safety gate, then straight into promotion.
+    A rationale is shown in every future prompt too, so it passes the same injection check."""
+    gated = admit(type_, text, source=MemorySource.MANUAL)
+    if isinstance(gated, Success) and rationale is not None and is_prompt_injection(rationale):
+        gated = Failure(
+            Rejected(text=redact(text), reasons=(GateReason.PROMPT_INJECTION,), from_quality_gate=False)
+        )
+    match gated:
+        case Success(str() as body):
+            pass
+        case Failure(Rejected() as failure):
+            return OpResult(
+                store=snap.store,
+                journal=snap.journal,
+                session=snap.session,
+                events=(
+                    evidence.event(
+                        EventType.EXPLICIT_MEMORY_IGNORED,
+                        Phase.EXPLICIT,
+                        Outcome.REJECTED,
+                        failure.reasons,
+                        text=failure.text,
+                        preview_limit=80,
+                    ),
+                ),
+                outcome="rejected",
+                reasons=failure.reasons,
+            )
+    stamp = iso_from_ms(now_ms)
+    entry = MemoryEntry(
+        id=memory_id(now_ms, "manual", body),
+        type=type_,
+        text=body,
+        source=MemorySource.MANUAL,
+        confidence=1.0,
+        status=MemoryStatus.ACTIVE,
+        created_at=stamp,
+        updated_at=stamp,
+        rationale=redact(rationale) if rationale else None,
+        retention_clock=now_ms,
+        user_importance=importance if importance is not Importance.NORMAL else None,
+        stale_after_days=_stale_after_days(type_),
+    )
+    store = _lift_tombstones(snap.store, (entry,))
+    result = promote(
+        store,
+        snap.journal,
+        (entry,),
+        now_ms,
+        session_id=None,
+        include_owned=False,
+        include_unowned=False,
+        archive=snap.archive,
+        tuning=snap.tuning,
+    )
+    outcome = _classify_outcome(result, exact_key(entry))
+    survivor = _resolve_survivor(result.store, entry)
+    return OpResult(
+        store=result.store,
+        journal=result.journal,
+        session=snap.session,
+        events=result.events,
+        audit=result.audit,
+        archived=result.archived,
+        outcome=outcome,
+        memory_id=survivor.id if survivor is not None else entry.id,
+    )
+
+
+def _stale_after_days(type_: MemoryType) -> int | None:
+    from domain.extraction import stale_after_days_for
+
+    return stale_after_days_for(type_)
+
+
+def forget(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
+    """Stop using a memory without deleting it; a hash-only tombstone keeps extraction from
+    bringing it back. Undo with :func:`restore`."""
+    store, events = supersede_entry(snap.store, target_id, None, now_ms, "forgotten_by_user")
+    return OpResult(
+        store=store,
+        journal=snap.journal,
+        session=snap.session,
+        events=events,
+        outcome="forgotten" if events else "unknown",
+        memory_id=target_id,
+    )
+
+
+def supersede(
+    snap: Snapshot, target_id: str, new_text: str, now_ms: int, *, type_: MemoryType | None = None
+) -> OpResult:
+    """Replace a memory with a new manual one; the old one is kept, marked superseded.
+
+    The old entry is retired *before* the new one is promoted, so that dedupe cannot merge the two
+    when they name the same path or URL; if the new text is rejected nothing changes."""
+    store, old = _retire(snap.store, target_id, now_ms, "superseded_by_user")
+    if old is None:
+        return replace(_unchanged(snap), outcome="unknown", memory_id=target_id)
+    added = remember(replace(snap, store=store), new_text, type_ or old.type, now_ms)
+    if added.outcome == "rejected":
+        return replace(added, store=snap.store)
+    survivor_id = added.memory_id
+    if survivor_id is None or survivor_id == target_id:
+        return replace(_unchanged(snap), outcome="unchanged", memory_id=target_id)
+    store = _link_replacement(added.store, target_id, survivor_id)
+    event = _superseded_event(store, target_id, survivor_id, "superseded_by_user")
+    return replace(added, store=store, events=(*added.events, event), outcome="superseded")
+
+
+def restore(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
+    """Undo ``forget`` / ``supersede``: the memory is active again and its tombstone is lifted.
+    An archived memory is brought back from the archive."""
+    store = snap.store
+    entry = next((e for e in store.entries if e.id == target_id), None)
+    marker = next((m for m in store.archived if m.memory_id == target_id), None)
+    if entry is None and marker is not None and marker.key_hash in snap.archive:
+        entry = snap.archive[marker.key_hash]
+        store = replace(
+            store,
+            entries=(*store.entries, entry),
+            archived=tuple(m for m in store.archived if m.memory_id != target_id),
+        )
+    if entry is None:
+        return replace(_unchanged(snap), outcome="unknown", memory_id=target_id)
+    revived = replace(
+        entry,
+        status=MemoryStatus.ACTIVE,
+        superseded_by=None,
+        updated_at=iso_from_ms(now_ms),
+        retention_clock=now_ms,
+    )
+    key = key_hash(exact_key(entry))
+    store = replace(
+        store,
+        entries=tuple(revived if e.id == target_id else e for e in store.entries),
+        tombstones=tuple(t for t in store.tombstones if t.key_hash != key),
+        updated_at=iso_from_ms(now_ms),
+    )
+    normalized = normalize_store(store, now_ms, archive=snap.archive, tuning=snap.tuning)
+    event = evidence.event(
+        EventType.MEMORY_RESTORED,
+        Phase.LIFECYCLE,
+        Outcome.RESTORED,
+        ("restored_by_user",),
+        memory=revived,
+        text=revived.text,
+    )
+    return OpResult(
+        store=normalized.store,
+        journal=snap.journal,
+        session=snap.session,
+        events=(event, *normalized.events),
+        audit=normalized.audit,
+        archived=normalized.archived,
+        outcome="restored",
+        memory_id=target_id,
+    )

@@ -1,0 +1,222 @@
+"""Steps the operations share: activity stamps and dormancy, the session a step works on, idle owners
+and prunable sessions, tombstones lifted by an explicit request, the frozen block of a cache epoch,
+and the text a host injects (docs/decisions.md#host-events, docs/decisions.md#cache-epochs)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from msgspec.structs import replace
+
+from domain import evidence
+from domain.consolidation import restamped
+from domain.keys import exact_key, key_hash
+from domain.model import (
+    CacheLimits,
+    EventType,
+    EvidenceInput,
+    MemoryEntry,
+    MemorySource,
+    Outcome,
+    PendingJournal,
+    PendingJournalLimits,
+    Phase,
+    SessionFileLimits,
+    SessionState,
+    WorkspaceStore,
+)
+from domain.operations.values import Snapshot
+from domain.pending import journal_key
+from domain.render import RenderResult, number_block, render_workspace_block
+from domain.retention import DEFAULT_TUNING, Tuning, mark_activity
+from domain.session import empty_session, render_hot_state
+from domain.timeutil import iso_from_ms, parse_iso_ms
+
+
+def _touch(session: SessionState, now_ms: int) -> SessionState:
+    return replace(session, last_activity_ms=now_ms, updated_at=iso_from_ms(now_ms))
+
+
+#: Message and tool observations refresh ``lastActivityAt`` at most this often, so a busy session
+#: does not rewrite the workspace store on every tool call.
+ACTIVITY_STAMP_INTERVAL_MS = 86_400_000
+
+
+def _note_activity(
+    store: WorkspaceStore,
+    now_ms: int,
+    events: list[EvidenceInput],
+    *,
+    always: bool = True,
+    tuning: Tuning = DEFAULT_TUNING,
+) -> WorkspaceStore:
+    """Record activity at ``now_ms``; a dormant stretch that just ended is kept first
+    (docs/decisions.md#d3)."""
+    if not always:
+        last = parse_iso_ms(store.last_activity_at) if store.last_activity_at else None
+        if last is not None and now_ms - last < ACTIVITY_STAMP_INTERVAL_MS:
+            return store
+    stamped, span = mark_activity(store, now_ms, tuning)
+    if span is not None:
+        events.append(
+            evidence.event(
+                EventType.WORKSPACE_DORMANCY_RECORDED,
+                Phase.STORAGE,
+                Outcome.RECORDED,
+                ("dormant_span_recorded",),
+                details={"dormantDays": round((span.end - span.start) / 86_400_000, 3)},
+            )
+        )
+    return stamped
+
+
+def _session_or_new(snap: Snapshot, session_id: str, now_ms: int) -> SessionState:
+    """The session's state, with pending memories that another session has meanwhile promoted
+    (adoption of an idle owner, docs/decisions.md#d7) dropped: a pending memory lives on only while
+    its owned journal copy does."""
+    if snap.session is None:
+        return empty_session(session_id, now_ms)
+    session = snap.session
+    if not session.pending_memories:
+        return session
+    in_journal = {journal_key(e) for e in snap.journal.entries}
+    kept = tuple(
+        m
+        for m in session.pending_memories
+        if m.pending_owner_session_id != session_id or journal_key(m) in in_journal
+    )
+    return session if len(kept) == len(session.pending_memories) else replace(session, pending_memories=kept)
+
+
+def _last_activity(session: SessionState) -> float:
+    seen = session.last_activity_ms
+    if seen is None:
+        parsed = parse_iso_ms(session.updated_at)
+        seen = parsed if parsed is not None else 0
+    return float(seen)
+
+
+def prunable_sessions(
+    journal: PendingJournal, others: Sequence[SessionState], session_id: str | None, now_ms: int
+) -> tuple[tuple[str, ...], tuple[EvidenceInput, ...]]:
+    """Sessions that never ended: idle for a week and with nothing left in the journal (their
+    pending memories were adopted after 24 hours, docs/decisions.md#d7). Their files would otherwise
+    accumulate forever; each one pruned gets a ``session_pruned`` event."""
+    limit = SessionFileLimits.PRUNE_IDLE_AFTER_MS
+    owners = {e.pending_owner_session_id for e in journal.entries}
+    pruned = tuple(
+        sorted(
+            other.session_id
+            for other in others
+            if other.session_id != session_id
+            and other.session_id not in owners
+            and now_ms - _last_activity(other) > limit
+        )
+    )
+    events = tuple(
+        evidence.event(
+            EventType.SESSION_PRUNED,
+            Phase.LIFECYCLE,
+            Outcome.REMOVED,
+            ("idle_session_pruned",),
+            details={"pendingAdopted": len(other.pending_memories)},
+            session_id=other.session_id,
+        )
+        for other in others
+        if other.session_id in pruned
+    )
+    return pruned, events
+
+
+def idle_owner_ids(
+    journal: PendingJournal, others: Sequence[SessionState], session_id: str | None, now_ms: int
+) -> tuple[str, ...]:
+    """Owners of journal entries whose sessions have been idle for more than 24 hours
+    (docs/decisions.md#d7).
+
+    A session's last activity is its ``lastActivityMs`` (else its ``updatedAt``); an owner without a
+    session file counts from the newest of its entries' timestamps."""
+    limit = PendingJournalLimits.ORPHAN_ADOPT_AFTER_MS
+    known = {other.session_id: _last_activity(other) for other in others}
+    latest_entry: dict[str, float] = {}
+    for entry in journal.entries:
+        owner = entry.pending_owner_session_id
+        if owner is None or owner == session_id:
+            continue
+        stamp = parse_iso_ms(entry.updated_at) or parse_iso_ms(entry.created_at) or 0
+        latest_entry[owner] = max(latest_entry.get(owner, 0.0), float(stamp))
+    idle = [owner for owner, newest in latest_entry.items() if now_ms - known.get(owner, newest) > limit]
+    return tuple(sorted(idle))
+
+
+def _lift_tombstones(store: WorkspaceStore, entries: Sequence[MemoryEntry]) -> WorkspaceStore:
+    """An explicit or manual request for a memory overrides an earlier forget (docs/decisions.md#d10):
+    its tombstone goes. Compaction candidates stay blocked."""
+    wanted = {
+        key_hash(exact_key(e)) for e in entries if e.source in (MemorySource.EXPLICIT, MemorySource.MANUAL)
+    }
+    if not wanted or not store.tombstones:
+        return store
+    kept = tuple(t for t in store.tombstones if t.key_hash not in wanted)
+    return store if len(kept) == len(store.tombstones) else replace(store, tombstones=kept)
+
+
+def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_ms: int) -> WorkspaceStore:
+    """Remember when each entry was last shown (the archive rule of docs/decisions.md#d2 looks at it)."""
+    ids = {e.id for e in rendered}
+    if not ids:
+        return store
+    entries = list(store.entries)
+    positions = [i for i, e in enumerate(entries) if e.id in ids and e.last_rendered_at != now_ms]
+    for i in positions:
+        entries[i] = replace(entries[i], last_rendered_at=now_ms)
+    return restamped(store, replace(store, entries=tuple(entries)), positions)
+
+
+def _freeze(
+    store: WorkspaceStore, session: SessionState, now_ms: int, tuning: Tuning
+) -> tuple[WorkspaceStore, SessionState, RenderResult]:
+    """Start a new cache epoch: render the block once and keep it, byte for byte, with the session."""
+    result = render_workspace_block(store, now_ms, tuning)
+    frozen = replace(
+        session,
+        epoch=session.epoch + 1,
+        frozen_block=result.text,
+        numbered_block=number_block(result, now_ms),
+        block_ids=tuple(e.id for e in result.rendered),
+        frozen_at_ms=now_ms,
+    )
+    return _stamp_rendered(store, result.rendered, now_ms), frozen, result
+
+
+def _epoch_is_fresh(session: SessionState | None, now_ms: int) -> bool:
+    if session is None or session.frozen_at_ms is None or session.frozen_block is None:
+        return False
+    return now_ms - session.frozen_at_ms <= CacheLimits.FROZEN_TTL_MS
+
+
+def _append_processed(session: SessionState, message_id: str) -> SessionState:
+    ids = (*session.processed_message_ids, message_id)
+    return replace(session, processed_message_ids=ids[-CacheLimits.MAX_PROCESSED_MESSAGES_PER_SESSION :])
+
+
+def context_text(session: SessionState | None, workspace_root: str) -> str:
+    """What a host injects: the frozen workspace block first, then the current hot state."""
+    if session is None or session.parent_session_id is not None:
+        return ""
+    parts = [session.frozen_block or "", render_hot_state(session, workspace_root)]
+    return "\n\n".join(p for p in parts if p)
+
+
+def compaction_prompt(session: SessionState | None, workspace_root: str, other_context: str = "") -> str:
+    """The prompt a host sends for compaction: the fixed instructions, then the background context —
+    other plugins' context, the block with ``[M1]``-style labels (docs/decisions.md#d10), and the hot
+    state."""
+    block = ""
+    hot = ""
+    if session is not None and session.parent_session_id is None:
+        block = session.numbered_block or session.frozen_block or ""
+        hot = render_hot_state(session, workspace_root)
+    from domain.extraction import build_compaction_prompt
+
+    return build_compaction_prompt("\n\n".join(p for p in (other_context, block, hot) if p))

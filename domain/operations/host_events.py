@@ -1,0 +1,328 @@
+"""The five core operations every host shares (:mod:`domain.operations`): ``open_session``,
+``observe_user_message``, ``observe_tool_result``, ``observe_compaction`` and ``end_session``."""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+
+from domain import evidence
+from domain.model import (
+    CacheLimits,
+    DecisionSource,
+    EventType,
+    EvidenceInput,
+    MemoryEntry,
+    MemoryType,
+    Outcome,
+    Phase,
+    SessionState,
+)
+from domain.operations.common import (
+    _append_processed,
+    _epoch_is_fresh,
+    _freeze,
+    _lift_tombstones,
+    _note_activity,
+    _session_or_new,
+    _touch,
+    context_text,
+    idle_owner_ids,
+    prunable_sessions,
+)
+from domain.operations.supersession import _link_retirements, _retire_for_requests
+from domain.operations.values import OpResult, Snapshot, _unchanged, is_sub_agent
+from domain.pending import append_pending
+from domain.promotion import PromotionResult, promote
+from domain.session import (
+    ToolEvent,
+    add_pending_memories,
+    add_recent_decision,
+    observe_tool,
+    remove_pending_memories,
+)
+from domain.text import may_hold_memory_request
+
+# ``domain.extraction`` compiles many patterns at import; only the operations that read user text or
+# a compaction summary import it, so the frequent tool-result hook starts faster.
+
+def _resume(
+    session: SessionState | None, now_ms: int
+) -> tuple[SessionState | None, tuple[EvidenceInput, ...]]:
+    """A session that ended with its hot state kept (``end_session(keep_hot_state=True)``) is live
+    again. Within the resume window its active files, open errors and recent decisions come back as
+    they were; past it they are dropped, with an event."""
+    if session is None or session.ended_at_ms is None:
+        return session, ()
+    if now_ms - session.ended_at_ms <= CacheLimits.RESUME_HOT_STATE_TTL_MS:
+        return replace(session, ended_at_ms=None), ()
+    expired = evidence.event(
+        EventType.SESSION_HOT_STATE_EXPIRED,
+        Phase.LIFECYCLE,
+        Outcome.REMOVED,
+        ("resume_window_passed",),
+        details={
+            "activeFiles": len(session.active_files),
+            "openErrors": len(session.open_errors),
+            "endedDaysAgo": round((now_ms - session.ended_at_ms) / 86_400_000, 3),
+        },
+    )
+    dropped = replace(session, ended_at_ms=None, active_files=(), open_errors=(), recent_decisions=())
+    return dropped, (expired,)
+
+
+def open_session(
+    snap: Snapshot, session_id: str, now_ms: int, *, parent_session_id: str | None = None
+) -> OpResult:
+    """Open (or refresh) a session's cache epoch and return the context to inject.
+
+    Within a fresh epoch this is a no-op that returns the frozen text again, byte for byte."""
+    if is_sub_agent(snap.session, parent_session_id):
+        return _unchanged(snap)
+    root = snap.store.workspace.root
+    resumed, resume_events = _resume(snap.session, now_ms)
+    # a session that comes back after its end starts a new epoch: its end promoted what it owned
+    was_ended = snap.session is not None and snap.session.ended_at_ms is not None
+    snap = replace(snap, session=resumed)
+    if not was_ended and _epoch_is_fresh(snap.session, now_ms):
+        unchanged = _unchanged(snap, context_text(snap.session, root))
+        return replace(unchanged, events=evidence.with_session(resume_events, session_id))
+    events: list[EvidenceInput] = list(resume_events)
+    store = _note_activity(snap.store, now_ms, events, tuning=snap.tuning)
+    idle = idle_owner_ids(snap.journal, snap.others, session_id, now_ms)
+    promoted = promote(
+        store,
+        snap.journal,
+        (),
+        now_ms,
+        session_id=None,
+        include_owned=False,
+        include_unowned=True,
+        idle_owner_ids=idle,
+        archive=snap.archive,
+        tuning=snap.tuning,
+    )
+    events.extend(promoted.events)
+    session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
+    store, session, rendered = _freeze(promoted.store, session, now_ms, snap.tuning)
+    events.extend(rendered.events)
+    pruned, pruned_events = prunable_sessions(promoted.journal, snap.others, session_id, now_ms)
+    return OpResult(
+        store=store,
+        journal=promoted.journal,
+        session=session,
+        pruned_sessions=pruned,
+        events=(*evidence.with_session(events, session_id), *pruned_events),
+        audit=promoted.audit,
+        archived=promoted.archived,
+        output=context_text(session, root),
+    )
+
+
+def observe_user_message(
+    snap: Snapshot,
+    session_id: str,
+    message_id: str,
+    text: str,
+    now_ms: int,
+    *,
+    parent_session_id: str | None = None,
+) -> OpResult:
+    """Explicit memory requests become pending memories owned by this session; the same message id
+    twice is a no-op."""
+    if is_sub_agent(snap.session, parent_session_id):
+        return _unchanged(snap)
+    if snap.session is not None and message_id in snap.session.processed_message_ids:
+        return _unchanged(snap)
+    session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
+    activity: list[EvidenceInput] = []
+    store = _note_activity(snap.store, now_ms, activity, always=False, tuning=snap.tuning)
+    found: tuple[MemoryEntry, ...] = ()
+    noted: tuple[EvidenceInput, ...] = ()
+    if may_hold_memory_request(text):  # else nothing to extract, and no trigger pattern to compile
+        from domain.extraction import extract_explicit
+
+        extracted = extract_explicit(text, now_ms, id_seed=f"{session_id}\x1f{message_id}")
+        found, noted = extracted.entries, extracted.events
+    owned = tuple(
+        replace(e, pending_owner_session_id=session_id, pending_message_id=message_id) for e in found
+    )
+    events: list[EvidenceInput] = [*activity, *(replace(e, message_hash=message_id) for e in noted)]
+    journal = snap.journal
+    if owned:
+        journal, appended = append_pending(journal, owned, now_ms, session_id=session_id)
+        events.extend(replace(e, message_hash=e.message_hash or message_id) for e in appended)
+        session = add_pending_memories(session, owned)
+        for entry in owned:
+            if entry.type is MemoryType.DECISION:
+                session = add_recent_decision(session, entry.text, DecisionSource.USER, now_ms)
+    session = _append_processed(session, message_id)
+    return OpResult(
+        store=store,
+        journal=journal,
+        session=session,
+        events=evidence.with_session(events, session_id),
+    )
+
+
+def observe_tool_result(
+    snap: Snapshot,
+    session_id: str,
+    tool_event: ToolEvent,
+    now_ms: int,
+    *,
+    parent_session_id: str | None = None,
+) -> OpResult:
+    """Active files and open errors follow the agent's tool calls."""
+    if is_sub_agent(snap.session, parent_session_id):
+        return _unchanged(snap)
+    session = _session_or_new(snap, session_id, now_ms)
+    session = _touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
+    events: list[EvidenceInput] = []
+    store = _note_activity(snap.store, now_ms, events, always=False, tuning=snap.tuning)
+    return OpResult(
+        store=store,
+        journal=snap.journal,
+        session=session,
+        events=evidence.with_session(events, session_id),
+    )
+
+
+def observe_compaction(
+    snap: Snapshot,
+    session_id: str,
+    summary: str,
+    now_ms: int,
+    *,
+    parent_session_id: str | None = None,
+    summary_id: str | None = None,
+) -> OpResult:
+    """Candidates from the host's compaction summary join the journal (unowned), everything pending
+    for this session is promoted, and a new cache epoch starts even when nothing was pending
+    (docs/decisions.md#b13).
+
+    ``summary_id`` (a host's id for this summary, or a hash of it) makes a second observation of the
+    same summary a no-op. An empty summary still promotes and opens an epoch, and leaves a
+    ``compaction_summary_missing`` event: a compaction whose candidates could not be read is never
+    a silent loss."""
+    if is_sub_agent(snap.session, parent_session_id):
+        return _unchanged(snap)
+    seen = snap.session.processed_message_ids if snap.session is not None else ()
+    if summary_id is not None and summary_id in seen:
+        return _unchanged(snap)
+    session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
+    if summary_id is not None:
+        session = _append_processed(session, summary_id)
+    from domain.extraction import parse_compaction_candidates
+
+    parsed = parse_compaction_candidates(
+        summary,
+        now_ms,
+        workspace_key=snap.store.workspace.key,
+        workspace_root_hash=snap.workspace_root_hash,
+    )
+    events: list[EvidenceInput] = list(parsed.events)
+    if not summary.strip():
+        events.append(
+            evidence.event(
+                EventType.COMPACTION_SUMMARY_MISSING,
+                Phase.EXTRACTION,
+                Outcome.FAILED,
+                ("summary_missing",),
+            )
+        )
+    journal = snap.journal
+    if parsed.entries:
+        journal, appended = append_pending(journal, parsed.entries, now_ms)
+        events.extend(appended)
+    store = _note_activity(
+        _lift_tombstones(snap.store, session.pending_memories), now_ms, events, tuning=snap.tuning
+    )
+    by_id = {e.id: e for e in parsed.entries}
+    requests = [(by_id[r.memory_id], r.label) for r in parsed.supersede_requests if r.memory_id in by_id]
+    store, retired, supersede_events = _retire_for_requests(store, session, requests, now_ms)
+    promoted: PromotionResult = promote(
+        store,
+        journal,
+        session.pending_memories,
+        now_ms,
+        session_id=session_id,
+        include_owned=True,
+        include_unowned=True,
+        idle_owner_ids=idle_owner_ids(journal, snap.others, session_id, now_ms),
+        archive=snap.archive,
+        tuning=snap.tuning,
+    )
+    events.extend(promoted.events)
+    session = remove_pending_memories(session, promoted.cleared_keys)
+    store, linked = _link_retirements(promoted.store, retired)
+    events.extend(supersede_events)
+    events.extend(linked)
+    store, session, rendered = _freeze(store, session, now_ms, snap.tuning)
+    events.extend(rendered.events)
+    return OpResult(
+        store=store,
+        journal=promoted.journal,
+        session=session,
+        events=evidence.with_session(events, session_id),
+        audit=promoted.audit,
+        archived=promoted.archived,
+        rejections=parsed.rejections,
+    )
+
+
+def end_session(
+    snap: Snapshot,
+    session_id: str,
+    now_ms: int,
+    *,
+    parent_session_id: str | None = None,
+    keep_hot_state: bool = False,
+) -> OpResult:
+    """Promote what this session still owns (nothing is orphaned, docs/decisions.md#d7), then drop its
+    state.
+
+    With ``keep_hot_state`` (a host whose sessions can be resumed under the same id) the state stays,
+    marked ended, with its pending memories gone (promoted here, or recorded as not promoted): a
+    resume within :attr:`CacheLimits.RESUME_HOT_STATE_TTL_MS` shows its hot state again (with a new
+    epoch, so the block shows what the end promoted)."""
+    if is_sub_agent(snap.session, parent_session_id):
+        return _unchanged(snap)
+    if keep_hot_state and snap.session is not None:
+        return _suspend(snap, snap.session, session_id, now_ms)
+    pending = snap.session.pending_memories if snap.session is not None else ()
+    events: list[EvidenceInput] = []
+    store = _note_activity(_lift_tombstones(snap.store, pending), now_ms, events, tuning=snap.tuning)
+    promoted = promote(
+        store,
+        snap.journal,
+        pending,
+        now_ms,
+        session_id=session_id,
+        include_owned=True,
+        include_unowned=False,
+        archive=snap.archive,
+        tuning=snap.tuning,
+    )
+    return OpResult(
+        store=promoted.store,
+        journal=promoted.journal,
+        session=None,
+        delete_session=True,
+        events=evidence.with_session((*events, *promoted.events), session_id),
+        audit=promoted.audit,
+        archived=promoted.archived,
+    )
+
+
+def _suspend(snap: Snapshot, session: SessionState, session_id: str, now_ms: int) -> OpResult:
+    ended = end_session(snap, session_id, now_ms)
+    kept = _touch(replace(session, pending_memories=(), ended_at_ms=now_ms), now_ms)
+    suspended = evidence.event(
+        EventType.SESSION_SUSPENDED,
+        Phase.LIFECYCLE,
+        Outcome.RECORDED,
+        ("hot_state_kept_for_resume",),
+        details={"activeFiles": len(kept.active_files), "openErrors": len(kept.open_errors)},
+        session_id=session_id,
+    )
+    return replace(ended, session=kept, delete_session=False, events=(*ended.events, suspended))
