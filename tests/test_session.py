@@ -9,7 +9,6 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
-import domain.session as session_module
 from domain.model import (
     ActiveFile,
     DecisionSource,
@@ -67,7 +66,10 @@ def fake_redact(text: str) -> str:
 
 @pytest.fixture
 def fake_gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(session_module, "redact", fake_redact)
+    from domain.session import errors, files, hot_state, notes
+
+    for module in (errors, files, hot_state, notes):
+        monkeypatch.setattr(module, "redact", fake_redact)
     yield
 
 
@@ -937,7 +939,9 @@ def test_multi_line_secrets_in_bash_output_are_redacted_before_line_selection_d4
     def multi_line_gate(text: str) -> str:
         return text.replace("key:\nsushi TS1234", "key: [REDACTED]")
 
-    monkeypatch.setattr(session_module, "redact", multi_line_gate)
+    from domain.session import errors
+
+    monkeypatch.setattr(errors, "redact", multi_line_gate)
     (err,) = extract_errors_from_bash("node x.js", "Error: key:\nsushi TS1234\nError: second", T0)
     assert "sushi" not in err.summary
     assert err.summary == "Error: key: [REDACTED] Error: second"
