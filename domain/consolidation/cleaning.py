@@ -76,8 +76,6 @@ def _truncated(entry: MemoryEntry) -> MemoryEntry:
 # the value, so a hit is only a hit for the very same object (an id cannot be reused while it is
 # remembered); bounded (emptied when full) and invisible: being clean depends on the entry alone.
 _CLEAN_LIMIT: Final = 16384
-
-
 _CLEAN: Final[dict[int, MemoryEntry]] = {}
 
 

@@ -36,8 +36,6 @@ from domain.retention import (
 from domain.timeutil import parse_iso_ms
 
 _ENTITY: Final = "entity"
-
-
 _SUPERSESSION: Final = "supersession"
 
 

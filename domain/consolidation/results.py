@@ -10,17 +10,9 @@ import msgspec
 from domain.model import EvidenceInput, MemoryEntry, WorkspaceStore
 
 QUALITY_CLEANUP_MIGRATION_ID: Final = "2026-04-28-quality-cleanup"
-
-
 P0_CLEANUP_MIGRATION_ID: Final = "2026-04-26-p0-cleanup"
-
-
 RETENTION_CLOCK_BACKFILL_MIGRATION_ID: Final = "2026-05-01-retention-clock-backfill"
-
-
 ABSORBED_EXACT: Final = "absorbed_exact"
-
-
 ABSORBED_IDENTITY: Final = "absorbed_identity"
 
 

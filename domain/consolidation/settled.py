@@ -27,11 +27,7 @@ from domain.retention import Tuning
 # limit they still meet, gives back the same store and no events. Keyed by ``id`` with the tuples
 # kept in the value, so a hit is only a hit for the very same tuples; bounded and invisible.
 _SETTLED_LIMIT: Final = 64
-
-
 _SETTLED: Final[dict[int, tuple[tuple[MemoryEntry, ...], tuple[ArchiveMarker, ...], int]]] = {}
-
-
 _ALL_MIGRATIONS: Final = frozenset(
     {QUALITY_CLEANUP_MIGRATION_ID, P0_CLEANUP_MIGRATION_ID, RETENTION_CLOCK_BACKFILL_MIGRATION_ID}
 )

@@ -45,6 +45,7 @@ from domain.text import may_hold_memory_request
 # ``domain.extraction`` compiles many patterns at import; only the operations that read user text or
 # a compaction summary import it, so the frequent tool-result hook starts faster.
 
+
 def _resume(
     session: SessionState | None, now_ms: int
 ) -> tuple[SessionState | None, tuple[EvidenceInput, ...]]:

@@ -47,11 +47,7 @@ _DIRECT_TOOLS: Final[dict[str, ErrorCategory]] = {
 
 #: Package managers: ``<pm> test`` and ``<pm> run <script>`` (yarn, pnpm and bun also ``<pm> <script>``).
 _PACKAGE_MANAGERS: Final = frozenset({"npm", "pnpm", "yarn", "bun"})
-
-
 _BARE_SCRIPT_MANAGERS: Final = frozenset({"pnpm", "yarn", "bun"})
-
-
 #: Programs whose subcommand (``go test``, ``cargo build``, ``vite build``, ``make test``) names the check.
 _SUBCOMMAND_TOOLS: Final = frozenset(
     {"go", "cargo", "deno", "dotnet", "vite", "next", "nx", "turbo", "make", "just", "gradle", "mvn"}
@@ -60,8 +56,6 @@ _SUBCOMMAND_TOOLS: Final = frozenset(
 
 #: Prefixes that run the next word as the real command.
 _WRAPPERS: Final = frozenset({"sudo", "time", "env", "nice", "command", "exec", "npx", "bunx", "pnpx"})
-
-
 _RUNNER_SUBCOMMANDS: Final[dict[str, frozenset[str]]] = {
     "uv": frozenset({"run"}),
     "poetry": frozenset({"run"}),
@@ -76,11 +70,7 @@ _RUNNER_SUBCOMMANDS: Final[dict[str, frozenset[str]]] = {
 
 
 _SEGMENT_SPLIT: Final = lazy_compile(r"&&|\|\||[;|&\n\r]")
-
-
 _ENV_ASSIGNMENT: Final = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-
-
 _QUOTES: Final = "\"'`"
 
 

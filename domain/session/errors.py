@@ -19,11 +19,7 @@ from domain.text import WS, lazy_compile
 from domain.timeutil import iso_from_ms
 
 MAX_ERROR_SUMMARY_CHARS: Final = 280
-
-
 MAX_ERROR_LINES: Final = 5
-
-
 _STRONG_ERROR: Final = lazy_compile(
     r"TS[0-9]{4}|ERR!|Traceback \(most recent call last\):|panic:", re.IGNORECASE
 )
@@ -40,8 +36,6 @@ _LOOSE_ERROR: Final = lazy_compile(
 
 
 _FIRST_PATH: Final = lazy_compile(r"[A-Za-z0-9_./-]+\.(?:tsx|ts|jsx|json|js|md|py|go|rs)(?![A-Za-z0-9_])")
-
-
 _WS_RUN: Final = lazy_compile(f"[{WS}]+")
 
 

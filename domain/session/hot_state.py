@@ -14,8 +14,6 @@ from domain.session.notes import _entry_key
 from domain.text import single_line
 
 HEADER: Final = "Hot session state (current session):"
-
-
 MAYBE_FIXED_MARK: Final = "(maybe fixed)"
 
 

@@ -21,8 +21,6 @@ from domain.session.state import ToolEvent, normalize_session
 from domain.text import WS, lazy_compile, replace_surrogates, replace_surrogates_in
 
 MAX_GREP_PATHS: Final = 10
-
-
 _FILE_TOOLS: Final[dict[str, FileAction]] = {
     "read": FileAction.READ,
     "edit": FileAction.EDIT,
@@ -31,11 +29,7 @@ _FILE_TOOLS: Final[dict[str, FileAction]] = {
 
 
 _EXIT_CODE_KEYS: Final = ("exitCode", "exit_code", "code", "status")
-
-
 _NUMERIC_STRING: Final = lazy_compile(r"-?[0-9]+\Z")
-
-
 _EXIT_CODE_IN_TEXT: Final = lazy_compile(
     rf"(?:exit[{WS}]*code|exitCode|status)[:=][{WS}]*(-?[0-9]+)", re.IGNORECASE
 )
