@@ -9,12 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from adapters import paths
 from domain.model import DAY_MS
 from domain.timeutil import parse_iso_ms
-from tests.test_cli_basics import T0, Cli, make_cli
+from tests.support.cli import T0, Cli
 
 MIN = 60_000
 HEADER = "Workspace memory (cross-session, verify if stale):"
@@ -32,11 +30,6 @@ Memory candidates:
 - [project] Wave 1 completed and all tests passed
 - [decision] {MSGSPEC}
 """
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    return make_cli(tmp_path, monkeypatch, capsys)
 
 
 def health(cli: Cli) -> dict[str, Any]:

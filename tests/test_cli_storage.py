@@ -17,21 +17,7 @@ from typing import Any
 import pytest
 
 from adapters import paths
-from tests.test_cli_basics import REPO, Cli, make_cli, one_line_error
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    return make_cli(tmp_path, monkeypatch, capsys)
-
-
-def layout(cli: Cli) -> paths.WorkspacePaths:
-    return paths.workspace_paths(cli.home, str(cli.workspace))
-
-
-def events(cli: Cli) -> list[dict[str, Any]]:
-    log = layout(cli).evidence
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+from tests.support.cli import REPO, Cli, events, layout, one_line_error
 
 
 def tree(root: Path) -> dict[str, str]:

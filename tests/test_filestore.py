@@ -14,6 +14,7 @@ import sys
 import textwrap
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -36,14 +37,12 @@ from domain.model import (
     EventType,
     EvidenceEvent,
     EvidenceInput,
-    MemoryEntry,
     MemorySource,
-    MemoryStatus,
-    MemoryType,
     Outcome,
     Phase,
-    SessionState,
 )
+from domain.timeutil import parse_iso_ms
+from tests.support import builders
 
 NOW = 1_777_636_800_000
 
@@ -76,21 +75,10 @@ def events_of(ws: Workspace, type_: str) -> list[EvidenceEvent]:
     return [e for e in events if e.type == type_]
 
 
-def entry(text: str, id_: str = "mem_1") -> MemoryEntry:
-    return MemoryEntry(
-        id=id_,
-        type=MemoryType.DECISION,
-        text=text,
-        source=MemorySource.EXPLICIT,
-        confidence=1.0,
-        status=MemoryStatus.ACTIVE,
-        created_at="2026-05-01T00:00:00.000Z",
-        updated_at="2026-05-01T00:00:00.000Z",
-    )
-
-
-def session(session_id: str, turn: int = 0) -> SessionState:
-    return SessionState(session_id=session_id, turn=turn, updated_at="2026-05-01T00:00:00.000Z")
+#: Stored entries and sessions are stamped 2026-05-01T00:00:00.000Z.
+STAMP = parse_iso_ms("2026-05-01T00:00:00.000Z") or 0
+entry = partial(builders.memory, id="mem_1", source=MemorySource.EXPLICIT, at=STAMP)
+session = partial(builders.session, at=STAMP)
 
 
 def chmod_is_effective(directory: Path) -> bool:
@@ -489,13 +477,13 @@ def test_sessions_listing_quarantines_corrupt_files(ws: Workspace) -> None:
 
 
 def test_archive_is_appended_and_read_back_latest_per_key(ws: Workspace) -> None:
-    first = entry("Use pnpm", "mem_1")
+    first = entry("Use pnpm", id="mem_1")
     later = replace(first, updated_at="2026-06-01T00:00:00.000Z")
     with ws.transaction(NOW) as tx:
         assert dict(tx.archive()) == {}
         tx.append_archive([first])
     with ws.transaction(NOW) as tx:
-        tx.append_archive([later, entry("Other", "mem_2")])
+        tx.append_archive([later, entry("Other", id="mem_2")])
     archive = ws.read_archive()
     assert archive[archive_key(first)] == later
     assert len(archive) == 2
@@ -509,7 +497,7 @@ def test_archive_is_written_before_the_store(ws: Workspace, monkeypatch: pytest.
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr("adapters.transaction.atomic_write", failing_write)
-    gone = entry("moved out", "mem_9")
+    gone = entry("moved out", id="mem_9")
     with pytest.raises(StorageUnavailable), ws.transaction(NOW) as tx:
         tx.put_store(replace(tx.store, migrations=("archived one",)))
         tx.append_archive([gone])

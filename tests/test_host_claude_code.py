@@ -20,7 +20,7 @@ import pytest
 from adapters import paths
 from adapters.hosts import claude_code as cc
 from domain.evidence_records import privacy_hash
-from tests.test_cli_basics import T0, Cli, Run, make_cli
+from tests.support.cli import T0, Cli, Run
 
 MIN = 60_000
 HEADER = "Workspace memory (cross-session, verify if stale):"
@@ -39,10 +39,9 @@ Memory candidates:
 
 
 @pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    made = make_cli(tmp_path, monkeypatch, capsys)
-    monkeypatch.chdir(made.workspace)  # Claude Code runs hooks in the project directory
-    return made
+def cli(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> Cli:
+    monkeypatch.chdir(cli.workspace)  # Claude Code runs hooks in the project directory
+    return cli
 
 
 def hook(cli: Cli, event: str, session: str | None = "S1", **fields: Any) -> Run:

@@ -13,7 +13,7 @@ import pytest
 
 from adapters import paths
 from adapters.hosts import codex
-from tests.test_cli_basics import T0, Cli, Run, make_cli
+from tests.support.cli import T0, Cli, Run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MIN = 60_000
@@ -26,10 +26,9 @@ CANDIDATES = (
 
 
 @pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    made = make_cli(tmp_path, monkeypatch, capsys)
-    monkeypatch.chdir(made.workspace)
-    return made
+def cli(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> Cli:
+    monkeypatch.chdir(cli.workspace)
+    return cli
 
 
 def recorded(host: str, name: str, cli: Cli, **changes: Any) -> dict[str, Any]:
