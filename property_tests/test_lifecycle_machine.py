@@ -48,8 +48,6 @@ from domain.model import (
     MemoryStatus,
     MemoryType,
     PendingJournalLimits,
-    WorkspaceRef,
-    WorkspaceStore,
 )
 from domain.render import render_budget, render_workspace_block
 from domain.retention import (
@@ -61,19 +59,10 @@ from domain.retention import (
     strength,
 )
 from domain.session import render_hot_state
-from domain.timeutil import iso_from_ms
 from property_tests.store_strategies import NOW_MS
-from property_tests.test_operations_properties import (
-    KEY,
-    ROOT,
-    Compact,
-    End,
-    Op,
-    Open,
-    Say,
-    World,
-    names,
-)
+from tests.support import builders
+from tests.support.builders import ROOT
+from tests.support.world import Compact, End, Op, Open, Say, World, names
 
 MINUTE: Final = 60_000
 SESSIONS: Final = ("ses_a", "ses_b", "ses_c")
@@ -150,9 +139,7 @@ clock_steps = st.one_of(
 class LifecycleMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        store = WorkspaceStore(
-            workspace=WorkspaceRef(root=ROOT, key=KEY), migrations=MIGRATED, updated_at=iso_from_ms(NOW_MS)
-        )
+        store = builders.store(at=NOW_MS, migrations=MIGRATED)
         self.world = World(NOW_MS, store)
         # --- the reference model ---
         #: requests said in each session and not promoted yet (the session's owned journal entries)

@@ -45,6 +45,7 @@ from domain.pending import (
 from domain.promotion import account_pending_promotions, promote, promotion_events
 from domain.text import memory_key
 from domain.timeutil import iso_from_ms, parse_iso_ms
+from tests.support import builders
 
 START = parse_iso_ms("2026-01-01T00:00:00.000Z") or 0
 TEXTS = ("Use pnpm", "use PNPM!", "Prefer tabs", "Run the tests first", *(f"Memory {i}" for i in range(40)))
@@ -95,16 +96,15 @@ class JournalMachine(RuleBasedStateMachine):
         text, type_, source, owner, offset, broken = spec
         self.counter += 1
         stamp = "not-a-date" if broken else iso_from_ms(self.now + offset)
-        return MemoryEntry(
+        return builders.memory(
+            text,
             id=f"m{self.counter:04d}",
-            type=MemoryType(type_),
-            text=text,
+            type=type_,
             source=source,
             confidence=1.0,
-            status=MemoryStatus.ACTIVE,
             created_at=stamp,
             updated_at=stamp,
-            pending_owner_session_id=owner,
+            owner=owner,
         )
 
     def apply(
@@ -128,7 +128,7 @@ class JournalMachine(RuleBasedStateMachine):
     @initialize(specs=st.lists(entry_spec, max_size=60))
     def seed(self, specs: list[tuple[str, str, MemorySource, str | None, int, bool]]) -> None:
         entries = [self.build(s) for s in specs]
-        raw = PendingJournal(workspace=self.journal.workspace, entries=tuple(entries), updated_at="x")
+        raw = builders.journal(*entries, root="/w", key="k", updated_at="x")
         self.journal = raw
         journal, events = normalize_journal(raw, self.now)
         self.apply(journal, events)
@@ -235,7 +235,7 @@ def test_cap_keeps_the_newest(
     """Under the cap, the kept entries are the newest of those that survived dedupe and TTL."""
     machine = JournalMachine()
     entries = [machine.build(s) for s in specs]
-    raw = PendingJournal(workspace=machine.journal.workspace, entries=tuple(entries), updated_at="x")
+    raw = builders.journal(*entries, root="/w", key="k", updated_at="x")
     now = START + later
     journal, events = normalize_journal(raw, now)
     check_retention(journal, now)
@@ -280,17 +280,15 @@ def promo_entry(
     prefix: str, index: int, spec: tuple[str, MemoryType, MemorySource, str | None, int, bool]
 ) -> MemoryEntry:
     text, type_, source, owner, offset, superseded = spec
-    stamp = iso_from_ms(START + offset)
-    return MemoryEntry(
+    return builders.memory(
+        text,
         id=f"{prefix}{index}",
         type=type_,
-        text=text,
         source=source,
         confidence=0.75,
         status=MemoryStatus.SUPERSEDED if superseded and prefix == "s" else MemoryStatus.ACTIVE,
-        created_at=stamp,
-        updated_at=stamp,
-        pending_owner_session_id=owner if prefix != "s" else None,
+        at=START + offset,
+        owner=owner if prefix != "s" else None,
     )
 
 

@@ -14,9 +14,7 @@ from domain.model import (
     Importance,
     MemoryEntry,
     MemorySource,
-    MemoryStatus,
     MemoryType,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.retention import (
@@ -30,6 +28,7 @@ from domain.retention import (
     strength,
 )
 from domain.timeutil import iso_from_ms
+from tests.support.builders import memory, store
 
 BASE = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 YEAR = 365 * DAY_MS
@@ -43,13 +42,12 @@ timestamps = st.one_of(
 
 @st.composite
 def entries(draw: st.DrawFn) -> MemoryEntry:
-    return MemoryEntry(
+    return memory(
         id=draw(st.text("abc123", min_size=1, max_size=4)),
         type=draw(st.sampled_from(list(MemoryType))),
         text="memory",
         source=draw(st.sampled_from(list(MemorySource))),
         confidence=0.75,
-        status=MemoryStatus.ACTIVE,
         created_at=draw(timestamps),
         updated_at=draw(timestamps),
         retention_clock=draw(st.one_of(st.none(), times, st.just(-1))),
@@ -71,9 +69,10 @@ def dormancies(draw: st.DrawFn) -> Dormancy:
 def stores(draw: st.DrawFn) -> WorkspaceStore:
     starts = sorted(draw(st.lists(times, max_size=4, unique=True)))
     spans = tuple(DormantSpan(start=s, end=s + draw(st.integers(1, 30 * DAY_MS))) for s in starts)
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root="/r", key="k"),
-        updated_at=iso_from_ms(BASE),
+    return store(
+        root="/r",
+        key="k",
+        at=BASE,
         last_activity_at=draw(st.one_of(st.none(), timestamps)),
         dormant_spans=spans,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 
 import msgspec
 import pytest
@@ -17,7 +18,6 @@ from domain.model import (
     HotStateLimits,
     MemoryEntry,
     MemorySource,
-    MemoryStatus,
     MemoryType,
     SessionState,
 )
@@ -41,8 +41,8 @@ from domain.session import (
     upsert_open_error,
 )
 from domain.text import memory_key
-from domain.timeutil import iso_from_ms
 from property_tests.secret_strategies import secrets as shared_secrets
+from tests.support.builders import memory
 
 T0 = 1_767_225_600_000
 ROOT = "/repo"
@@ -147,21 +147,12 @@ tool_events = st.one_of(
 memory_types = st.sampled_from(list(MemoryType))
 
 
-def _memory(type_: MemoryType, text: str) -> MemoryEntry:
-    stamp = iso_from_ms(T0)
-    return MemoryEntry(
-        id="m",
-        type=type_,
-        text=text,
-        source=MemorySource.EXPLICIT,
-        confidence=1,
-        status=MemoryStatus.ACTIVE,
-        created_at=stamp,
-        updated_at=stamp,
-    )
+#: A pending explicit memory of confidence 1, made at T0.
+_memory = partial(memory, id="m", source=MemorySource.EXPLICIT, confidence=1, at=T0)
 
-
-memories = st.builds(_memory, memory_types, st.one_of(free_text, st.sampled_from(["Use pnpm", "use  PNPM"])))
+memories = st.builds(
+    _memory, st.one_of(free_text, st.sampled_from(["Use pnpm", "use  PNPM"])), type=memory_types
+)
 decision_texts = st.one_of(free_text, st.sampled_from(["Use pnpm", "use PNPM", "Ship on Fridays", "x" * 200]))
 
 Op = Callable[[SessionState, int], SessionState]
@@ -415,7 +406,7 @@ def test_no_generated_secret_reaches_state_or_render(
     elif where == "decision":
         state = add_recent_decision(state, text, DecisionSource.USER, now, rationale=text)
     else:
-        state = add_pending_memories(state, [_memory(MemoryType.FEEDBACK, text)])
+        state = add_pending_memories(state, [_memory(text, type=MemoryType.FEEDBACK)])
     state = normalize_session(state, now)
     stored, render = msgspec.json.decode(msgspec.json.encode(state)), render_hot_state(state, ROOT)
     for value in values:

@@ -30,12 +30,12 @@ from domain.model import (
     Outcome,
     Phase,
     RelationRole,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.retention import sort_by_retention
 from domain.timeutil import iso_from_ms
 from tests.fixtures.quality_fixtures import REAL_WORKSPACES
+from tests.support.builders import memory, store
 
 NOW = 1_779_278_400_000  # 2026-05-20T12:00:00.000Z
 NOW_ISO = iso_from_ms(NOW)
@@ -51,38 +51,20 @@ def mem(
     text: str,
     type_: str = "feedback",
     *,
-    source: str = "compaction",
     days: float = 1,
     created: str | None = None,
     **fields: Any,
 ) -> MemoryEntry:
-    stamp = created if created is not None else iso_from_ms(NOW - int(days * DAY_MS))
-    values: dict[str, Any] = {
-        "confidence": 1.0 if source == "explicit" else 0.75,
-        "status": MemoryStatus.ACTIVE,
-        "updated_at": stamp,
-    }
-    values.update(fields)
-    return MemoryEntry(
-        id=id_,
-        type=MemoryType(type_),
-        text=text,
-        source=MemorySource(source),
-        created_at=stamp,
-        **values,
-    )
+    """A memory (a feedback one by default) created and updated ``days`` before NOW, or ``created``."""
+    stamps = {"created_at": created, "updated_at": created} if created is not None else {}
+    return memory(text, id=id_, type=type_, at=NOW - int(days * DAY_MS), **{**stamps, **fields})
 
 
 def store_of(
     *entries: MemoryEntry, migrations: tuple[str, ...] = ALL_MIGRATIONS, **fields: Any
 ) -> WorkspaceStore:
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root="/home/user/project", key="0123456789abcdef"),
-        entries=entries,
-        migrations=migrations,
-        updated_at=iso_from_ms(NOW - DAY_MS),
-        **fields,
-    )
+    """The store of ``/home/user/project``, last written a day ago, every migration done."""
+    return store(*entries, root="/home/user/project", at=NOW - DAY_MS, migrations=migrations, **fields)
 
 
 def types_of(events: Any) -> list[str]:

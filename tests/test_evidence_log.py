@@ -25,7 +25,6 @@ from adapters.paths import workspace_key, workspace_paths, workspace_root_hash
 from domain.diagnostics import evidence_summary, group_by_memory_id, status_from_trace_event
 from domain.model import (
     EventType,
-    EvidenceInput,
     EvidenceLogLimits,
     MemoryRef,
     Outcome,
@@ -34,6 +33,7 @@ from domain.model import (
     RelationRole,
 )
 from domain.timeutil import iso_from_ms
+from tests.support.builders import event_input
 
 NOW = 1_777_636_800_000
 DAY = 86_400_000
@@ -42,18 +42,6 @@ EVENT_ID = re.compile(r"^evt_\d+_[a-z0-9]{8}$")
 
 def h16(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()[:16]
-
-
-def event_input(**changes: object) -> EvidenceInput:
-    base = EvidenceInput(
-        type=EventType.PROMOTION_PROMOTED,
-        phase=Phase.PROMOTION,
-        outcome=Outcome.PROMOTED,
-        reason_codes=("new_workspace_entry",),
-        memory=MemoryRef(memory_id="mem-a", type="decision", source="explicit", status="active"),
-        text_preview="Use npm test before release",
-    )
-    return msgspec.structs.replace(base, **changes)
 
 
 @pytest.fixture

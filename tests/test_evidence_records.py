@@ -27,6 +27,7 @@ from domain.model import (
     RelationRole,
 )
 from domain.timeutil import iso_from_ms
+from tests.support.builders import event_input as inp
 
 NOW = 1_777_636_800_000  # 2026-05-01T12:00:00Z
 DAY = 86_400_000
@@ -34,18 +35,6 @@ DAY = 86_400_000
 
 def h16(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()[:16]
-
-
-def inp(**changes: object) -> EvidenceInput:
-    base = EvidenceInput(
-        type=EventType.PROMOTION_PROMOTED,
-        phase=Phase.PROMOTION,
-        outcome=Outcome.PROMOTED,
-        reason_codes=("new_workspace_entry",),
-        memory=MemoryRef(memory_id="mem-a", type="decision", source="explicit", status="active"),
-        text_preview="Use npm test before release",
-    )
-    return msgspec.structs.replace(base, **changes)
 
 
 def build(i: EvidenceInput, *, at: int = NOW, eid: str = "evt_1_aaaaaaaa") -> EvidenceEvent:

@@ -18,6 +18,7 @@ directory") are the adapters' business; only their pure halves are here.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 import pytest
@@ -40,7 +41,6 @@ from domain.model import (
     Outcome,
     PendingJournal,
     SessionState,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.operations import (
@@ -65,12 +65,11 @@ from domain.retention import NO_DORMANCY, dormancy_at, strength
 from domain.session import HEADER as HOT_HEADER
 from domain.session import ToolEvent
 from domain.text import memory_key
-from domain.timeutil import iso_from_ms, parse_iso_ms
+from domain.timeutil import iso_from_ms
+from tests.support.builders import KEY, NOW, ROOT, memory, session, store
+from tests.support.world import snapshot_of
 
-NOW = parse_iso_ms("2026-06-01T12:00:00.000Z") or 0
 MINUTE = 60_000
-ROOT = "/home/dev/project"
-KEY = "0123456789abcdef"
 MIGRATED = ("2026-04-28-quality-cleanup", "2026-04-26-p0-cleanup", "2026-05-01-retention-clock-backfill")
 
 PNPM = "remember this: always use pnpm for package installs"
@@ -82,14 +81,8 @@ PNPM_TEXT = "always use pnpm for package installs"
 # ---------------------------------------------------------------------------------------------
 
 
-def new_store(*entries: MemoryEntry, **extra: Any) -> WorkspaceStore:
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root=ROOT, key=KEY),
-        entries=entries,
-        migrations=MIGRATED,
-        updated_at=iso_from_ms(NOW),
-        **extra,
-    )
+#: A store that has run every one-time migration.
+new_store = partial(store, migrations=MIGRATED)
 
 
 def stored(
@@ -101,19 +94,8 @@ def stored(
     at: int = NOW - DAY_MS,
     **extra: Any,
 ) -> MemoryEntry:
-    stamp = iso_from_ms(at)
-    return MemoryEntry(
-        id=id_,
-        type=type_,
-        text=text,
-        source=source,
-        confidence=1.0 if source is MemorySource.EXPLICIT else 0.75,
-        status=MemoryStatus.ACTIVE,
-        created_at=stamp,
-        updated_at=stamp,
-        retention_clock=at,
-        **extra,
-    )
+    """A stored explicit memory created ``at`` (a day ago), its retention clock started then."""
+    return memory(text, id=id_, type=type_, source=source, at=at, retention_clock=at, **extra)
 
 
 def summary(*lines: str, heading: str = "Memory candidates:") -> str:
@@ -131,13 +113,7 @@ class Workspace:
         self.events: list[EvidenceInput] = []
 
     def snapshot(self, sid: str | None) -> Snapshot:
-        return Snapshot(
-            store=self.store,
-            journal=self.journal,
-            session=self.sessions.get(sid) if sid is not None else None,
-            others=tuple(state for other, state in self.sessions.items() if other != sid),
-            archive=dict(self.archive),
-        )
+        return snapshot_of(self.store, self.journal, self.sessions, self.archive, sid)
 
     def write(self, sid: str | None, result: OpResult) -> OpResult:
         self.store, self.journal = result.store, result.journal
@@ -292,9 +268,7 @@ def test_compaction_prompt_shape_10_9_item_3() -> None:
 def test_compaction_prompt_of_a_missing_or_sub_agent_session_has_only_the_instructions() -> None:
     bare = compaction_prompt(None, ROOT)
     assert bare.endswith("Do not output this context verbatim:\n\n")
-    child = SessionState(
-        session_id="child", updated_at=iso_from_ms(NOW), parent_session_id="A", frozen_block="x"
-    )
+    child = session("child", parent_session_id="A", frozen_block="x")
     assert compaction_prompt(child, ROOT, "other") == compaction_prompt(None, ROOT, "other")
     assert context_text(child, ROOT) == ""
 

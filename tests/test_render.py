@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
 from msgspec.structs import replace
@@ -13,14 +14,10 @@ from domain.model import (
     DormantSpan,
     EventType,
     MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
     Outcome,
     Phase,
     RelationRole,
     StoreLimits,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.render import (
@@ -30,9 +27,8 @@ from domain.render import (
     render_entry_line,
     render_workspace_block,
 )
-from domain.timeutil import iso_from_ms, parse_iso_ms
-
-NOW = parse_iso_ms("2026-06-01T12:00:00.000Z") or 0
+from domain.timeutil import iso_from_ms
+from tests.support.builders import NOW, memory, store
 
 
 def mem(
@@ -42,24 +38,24 @@ def mem(
     source: str = "compaction",
     *,
     age_days: float = 0.0,
-    rationale: str | None = None,
-    stale_after_days: float | None = None,
-    status: str = "active",
     created_at: str | None = None,
+    **fields: Any,
 ) -> MemoryEntry:
-    created = created_at if created_at is not None else iso_from_ms(NOW - age_days * DAY_MS)
-    return MemoryEntry(
+    """A memory created ``age_days`` before NOW (or at ``created_at``), its retention clock started
+    then; confidence 1.0 only for an explicit one."""
+    at = NOW - age_days * DAY_MS
+    stamps = {"created_at": created_at, "updated_at": created_at} if created_at is not None else {}
+    confidence = 1.0 if source == "explicit" else 0.75
+    return memory(
+        text,
         id=id_,
-        type=MemoryType(type_),
-        text=text,
-        source=MemorySource(source),
-        confidence=1.0 if source == "explicit" else 0.75,
-        status=MemoryStatus(status),
-        created_at=created,
-        updated_at=created,
-        rationale=rationale,
-        stale_after_days=stale_after_days,
-        retention_clock=NOW - age_days * DAY_MS,
+        type=type_,
+        source=source,
+        confidence=confidence,
+        at=at,
+        retention_clock=at,
+        **stamps,
+        **fields,
     )
 
 
@@ -71,11 +67,11 @@ def store_of(
     spans: tuple[DormantSpan, ...] = (),
     archived: tuple[ArchiveMarker, ...] = (),
 ) -> WorkspaceStore:
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root="/home/dev/repo", key="0123456789abcdef"),
-        limits=StoreLimits(max_rendered_chars=max_chars, max_entries=28),
-        entries=tuple(entries),
-        updated_at=iso_from_ms(NOW),
+    """The store of ``/home/dev/repo``, active ``last_activity_ms``, with a 5,200-character budget."""
+    return store(
+        *entries,
+        root="/home/dev/repo",
+        limits=StoreLimits(max_rendered_chars=max_chars),
         last_activity_at=iso_from_ms(last_activity_ms) if last_activity_ms is not None else None,
         dormant_spans=spans,
         archived=archived,

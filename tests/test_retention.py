@@ -14,10 +14,6 @@ from domain.model import (
     DormantSpan,
     Importance,
     MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.retention import (
@@ -33,6 +29,7 @@ from domain.retention import (
     strength,
 )
 from domain.timeutil import iso_from_ms, parse_iso_ms
+from tests.support.builders import memory, store
 
 NOW = parse_iso_ms("2026-06-01T00:00:00.000Z") or 0
 
@@ -47,19 +44,20 @@ def entry(
     id_: str = "m1",
     created_at: str | None = None,
 ) -> MemoryEntry:
-    created = created_at if created_at is not None else iso_from_ms(NOW - age_days * DAY_MS)
-    return MemoryEntry(
+    """A memory of confidence 0.75 created ``age_days`` before NOW (or at ``created_at``), its
+    retention clock started then."""
+    at = NOW - age_days * DAY_MS
+    stamps = {"created_at": created_at, "updated_at": created_at} if created_at is not None else {}
+    return memory(
         id=id_,
-        type=MemoryType(type_),
-        text="Some durable memory text",
-        source=MemorySource(source),
+        type=type_,
+        source=source,
         confidence=0.75,
-        status=MemoryStatus.ACTIVE,
-        created_at=created,
-        updated_at=created,
-        retention_clock=NOW - age_days * DAY_MS,
+        at=at,
+        retention_clock=at,
         user_importance=Importance(importance) if importance else None,
         reinforcement_count=count,
+        **stamps,
     )
 
 
@@ -161,14 +159,8 @@ def test_fallback_prefers_updated_at() -> None:
 
 
 def _store(last_activity_days_ago: float | None, spans: tuple[DormantSpan, ...] = ()) -> WorkspaceStore:
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root="/repo", key="k"),
-        updated_at=iso_from_ms(NOW),
-        last_activity_at=None
-        if last_activity_days_ago is None
-        else iso_from_ms(NOW - last_activity_days_ago * DAY_MS),
-        dormant_spans=spans,
-    )
+    last = None if last_activity_days_ago is None else iso_from_ms(NOW - last_activity_days_ago * DAY_MS)
+    return store(root="/repo", key="k", at=NOW, last_activity_at=last, dormant_spans=spans)
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,6 @@ from domain.model import (
     MemoryEntry,
     PendingJournal,
     SessionState,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.operations import (
@@ -34,9 +33,9 @@ from domain.operations import (
 from domain.pending import empty_journal
 from domain.retention import dormancy_at, strength
 from domain.timeutil import iso_from_ms, parse_iso_ms
+from tests.support.builders import KEY, store
 
 ROOT = "/repo"
-KEY = "0123456789abcdef"
 T0 = parse_iso_ms("2026-03-02T09:00:00.000Z") or 0
 MIN = 60_000
 
@@ -98,7 +97,7 @@ class World:
 
 def new_world() -> World:
     return World(
-        store=WorkspaceStore(workspace=WorkspaceRef(root=ROOT, key=KEY), updated_at=iso_from_ms(T0)),
+        store=store(root=ROOT, at=T0),
         journal=empty_journal(ROOT, KEY, T0),
     )
 

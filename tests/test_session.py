@@ -4,6 +4,7 @@ evidence-pending-storage-hooks.md §6.4 and §10.9 items 1-2; DECISIONS D4 and D
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import msgspec
 import pytest
@@ -16,9 +17,7 @@ from domain.model import (
     ErrorCategory,
     ErrorStatus,
     FileAction,
-    MemoryEntry,
     MemorySource,
-    MemoryStatus,
     MemoryType,
     OpenError,
     SessionDecision,
@@ -51,6 +50,7 @@ from domain.session import (
 )
 from domain.text import memory_key
 from domain.timeutil import iso_from_ms
+from tests.support.builders import memory
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 ROOT = "/repo"
@@ -71,18 +71,8 @@ def fake_gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def memory(type_: MemoryType, text: str, id_: str = "m") -> MemoryEntry:
-    stamp = iso_from_ms(T0)
-    return MemoryEntry(
-        id=id_,
-        type=type_,
-        text=text,
-        source=MemorySource.EXPLICIT,
-        confidence=1,
-        status=MemoryStatus.ACTIVE,
-        created_at=stamp,
-        updated_at=stamp,
-    )
+#: A pending explicit memory of confidence 1, made at T0.
+pending_memory = partial(memory, id="m", source=MemorySource.EXPLICIT, confidence=1, at=T0)
 
 
 def error(
@@ -644,13 +634,13 @@ def test_pending_memories_dedupe_first_wins_and_keep_last_twelve() -> None:
     state = add_pending_memories(
         empty_session("s", T0),
         [
-            memory(MemoryType.FEEDBACK, "Always use pnpm", "first"),
-            memory(MemoryType.FEEDBACK, "always, use PNPM!", "dup"),
+            pending_memory("Always use pnpm", type=MemoryType.FEEDBACK, id="first"),
+            pending_memory("always, use PNPM!", type=MemoryType.FEEDBACK, id="dup"),
         ],
     )
     assert [m.id for m in state.pending_memories] == ["first"]
     state = add_pending_memories(
-        state, [memory(MemoryType.PROJECT, f"Project fact {i}", f"p{i}") for i in range(14)]
+        state, [pending_memory(f"Project fact {i}", type=MemoryType.PROJECT, id=f"p{i}") for i in range(14)]
     )
     assert [m.id for m in state.pending_memories] == [f"p{i}" for i in range(2, 14)]
 
@@ -658,15 +648,18 @@ def test_pending_memories_dedupe_first_wins_and_keep_last_twelve() -> None:
 def test_pending_memory_key_includes_the_type() -> None:
     state = add_pending_memories(
         empty_session("s", T0),
-        [memory(MemoryType.FEEDBACK, "Use pnpm always"), memory(MemoryType.DECISION, "Use pnpm always")],
+        [
+            pending_memory("Use pnpm always", type=MemoryType.FEEDBACK),
+            pending_memory("Use pnpm always", type=MemoryType.DECISION),
+        ],
     )
     assert len(state.pending_memories) == 2
 
 
 def test_remove_pending_memories_by_memory_key() -> None:
     a, b = (
-        memory(MemoryType.FEEDBACK, "Use pnpm always", "a"),
-        memory(MemoryType.DECISION, "Ship on Fridays", "b"),
+        pending_memory("Use pnpm always", type=MemoryType.FEEDBACK, id="a"),
+        pending_memory("Ship on Fridays", type=MemoryType.DECISION, id="b"),
     )
     state = add_pending_memories(empty_session("s", T0), [a, b])
     after = remove_pending_memories(state, {memory_key("feedback", "use pnpm, always")})
@@ -682,7 +675,7 @@ def test_normalize_applies_every_stored_limit() -> None:
         ),
         open_errors=tuple(error(summary=f"Error: {i}", seen=T0 + i) for i in range(7)),
         pending_memories=tuple(
-            memory(MemoryType.PROJECT, f"Project fact {i % 15}", f"p{i}") for i in range(20)
+            pending_memory(f"Project fact {i % 15}", type=MemoryType.PROJECT, id=f"p{i}") for i in range(20)
         ),
     )
     norm = normalize_session(state, T0 + 99)
@@ -740,8 +733,8 @@ def worked_example_state() -> SessionState:
     return add_pending_memories(
         state,
         [
-            memory(MemoryType.FEEDBACK, "password: hunter22 is the db login"),
-            memory(MemoryType.DECISION, "we decided to use pnpm workspaces"),
+            pending_memory("password: hunter22 is the db login", type=MemoryType.FEEDBACK),
+            pending_memory("we decided to use pnpm workspaces", type=MemoryType.DECISION),
         ],
     )
 
@@ -817,12 +810,14 @@ def test_display_path_and_relative_path() -> None:
 def test_render_leaves_out_empty_sections_and_has_no_blank_lines() -> None:
     state = add_recent_decision(empty_session("s", T0), "Use pnpm", DecisionSource.USER, T0)
     assert render_hot_state(state, ROOT) == f"{HEADER}\nrecent_decisions:\n- Use pnpm"
-    state = add_pending_memories(empty_session("s", T0), [memory(MemoryType.REFERENCE, "Docs live at docs/")])
+    state = add_pending_memories(
+        empty_session("s", T0), [pending_memory("Docs live at docs/", type=MemoryType.REFERENCE)]
+    )
     assert render_hot_state(state, ROOT) == f"{HEADER}\npending_memories:\n- [reference] Docs live at docs/"
 
 
 def test_render_shows_the_newest_six_distinct_pending_memories() -> None:
-    entries = [memory(MemoryType.PROJECT, f"Project fact {i}", f"p{i}") for i in range(9)]
+    entries = [pending_memory(f"Project fact {i}", type=MemoryType.PROJECT, id=f"p{i}") for i in range(9)]
     loaded = replace(empty_session("s", T0), pending_memories=(*entries, entries[0]))
     lines = section(render_hot_state(loaded, ROOT), "pending_memories:")
     assert lines == [f"- [project] Project fact {i}" for i in range(3, 9)]
@@ -843,7 +838,7 @@ def test_render_limits_files_errors_and_decisions() -> None:
 def test_render_is_cut_hard_at_700_characters() -> None:
     state = add_pending_memories(
         empty_session("s", T0),
-        [memory(MemoryType.PROJECT, f"{i} " + "long project fact " * 12) for i in range(6)],
+        [pending_memory(f"{i} " + "long project fact " * 12, type=MemoryType.PROJECT) for i in range(6)],
     )
     full = "\n".join(
         [HEADER, "pending_memories:", *(f"- [project] {m.text}" for m in state.pending_memories)]
@@ -875,7 +870,9 @@ def test_decisions_and_pending_texts_are_redacted_before_storage_d4(fake_gate: N
     state = add_recent_decision(
         empty_session("s", T0), "Use sushi as the db password", DecisionSource.USER, T0, rationale="sushi"
     )
-    state = add_pending_memories(state, [memory(MemoryType.FEEDBACK, "The db login is sushi, remember it")])
+    state = add_pending_memories(
+        state, [pending_memory("The db login is sushi, remember it", type=MemoryType.FEEDBACK)]
+    )
     encoded = msgspec.json.encode(state).decode()
     assert "sushi" not in encoded
     assert "sushi" not in render_hot_state(state, ROOT)
@@ -890,7 +887,7 @@ def test_loaded_unredacted_state_is_cleaned_by_normalize_and_render_d4(fake_gate
                 id="d", text="sushi", rationale="sushi too", source=DecisionSource.USER, created_at=T0
             ),
         ),
-        pending_memories=(memory(MemoryType.PROJECT, "The secret is sushi here"),),
+        pending_memories=(pending_memory("The secret is sushi here", type=MemoryType.PROJECT),),
     )
     assert "sushi" not in render_hot_state(loaded, ROOT)
     assert "sushi" not in msgspec.json.encode(normalize_session(loaded, T0)).decode()
@@ -903,7 +900,9 @@ def test_loaded_unredacted_state_is_cleaned_by_normalize_and_render_d4(fake_gate
         lambda s: observe_tool(s, bash("npm test", "Error: db password: sushi rejected", 1), ROOT, T0),
         lambda s: observe_tool(s, bash("mysql --password=sushi", "ERROR 1045", 1), ROOT, T0),
         lambda s: add_recent_decision(s, "Use password: sushi for staging", DecisionSource.USER, T0),
-        lambda s: add_pending_memories(s, [memory(MemoryType.FEEDBACK, "password: sushi is the db login")]),
+        lambda s: add_pending_memories(
+            s, [pending_memory("password: sushi is the db login", type=MemoryType.FEEDBACK)]
+        ),
     ],
     ids=["summary", "command", "decision", "pending"],
 )
