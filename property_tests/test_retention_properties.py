@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import assume, given
+from hypothesis import assume, event, given
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from domain.model import (
     DAY_MS,
@@ -19,12 +20,15 @@ from domain.model import (
 )
 from domain.retention import (
     Dormancy,
+    can_reinforce,
     dormancy_at,
     effective_age_days,
+    half_life_days,
     initial_strength,
     mark_activity,
     merge_spans,
     reinforce,
+    reinforcement_count,
     strength,
 )
 from domain.timeutil import iso_from_ms
@@ -97,8 +101,6 @@ def test_strength_never_increases_with_time(e: MemoryEntry, s: WorkspaceStore, n
 
 @given(entries(), times, st.integers(0, 6), st.integers(0, 6))
 def test_more_reinforcement_never_weaker_at_equal_age(e: MemoryEntry, now: int, a: int, b: int) -> None:
-    from msgspec.structs import replace
-
     low, high = min(a, b), max(a, b)
     weaker = strength(replace(e, reinforcement_count=low), now)
     stronger = strength(replace(e, reinforcement_count=high), now)
@@ -140,13 +142,34 @@ def test_reinforcement_count_never_exceeds_six(e: MemoryEntry, steps: list[tuple
 
 
 @given(entries(), times, st.sampled_from([None, "s1", "s2", "s3"]), st.sampled_from([None, "s4", "s5"]))
-def test_reinforcing_twice_the_same_utc_day_changes_nothing(
+def test_a_reinforcement_counts_once_and_a_second_the_same_day_changes_nothing(
     e: MemoryEntry, now: int, first: str | None, second: str | None
 ) -> None:
+    """When the guards allow it, a reinforcement adds one to the count, lengthens the half-life,
+    restarts the clock now, remembers the session and changes nothing else, and a second one the
+    same instant (so the same UTC day), from any session, is refused; when the guards refuse it, the
+    entry comes back unchanged, the very same object."""
     once = reinforce(e, first, now)
-    twice = reinforce(once, second, now)
-    if once is not e:
-        assert twice is once
+    if can_reinforce(e, first, now):
+        event("reinforced")
+        assert once.reinforcement_count == reinforcement_count(e) + 1
+        assert half_life_days(once) > half_life_days(e)
+        assert (once.retention_clock, once.last_reinforced_at, once.last_reinforced_session_id) == (
+            now,
+            now,
+            first,
+        )
+        fields = (
+            "reinforcement_count",
+            "retention_clock",
+            "last_reinforced_at",
+            "last_reinforced_session_id",
+        )
+        assert replace(once, **{name: getattr(e, name) for name in fields}) == e
+        assert reinforce(once, second, now) is once
+    else:
+        event("refused")
+        assert once is e
 
 
 @given(entries(), stores(), times, st.sampled_from([None, "s1", "s9"]))
