@@ -777,6 +777,24 @@ def test_an_explicit_request_brings_a_forgotten_memory_back_d10() -> None:
     assert DECISION_TEXTS[1] in ws.context("A")
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="product bug: a request adopted from an idle session keeps the tombstone (docs/decisions.md#d10)",
+)
+def test_an_explicit_request_adopted_from_an_idle_session_brings_a_forgotten_memory_back_d10() -> None:
+    """An explicit request for a forgotten memory lifts its tombstone (docs/decisions.md#d10), also
+    when it waits in the journal of a session that goes idle and the next session adopts it
+    (docs/decisions.md#d7). Today only the promoting session's own pending list lifts tombstones: the
+    adopted request is rejected as ``tombstoned`` and cleared, and the memory the user asked for
+    again stays forgotten."""
+    ws = _decisions_workspace()
+    ws.write(None, forget(ws.snapshot(None), "mem_d1", NOW))
+    ws.say("A", "a-1", f"remember this: {DECISION_TEXTS[1]}", NOW + MINUTE)
+    opened = ws.open("B", NOW + 2 * MINUTE + DAY_MS)  # A has been idle for more than a day
+    assert [e.reason_codes for e in of_type(opened.events, EventType.PROMOTION_REJECTED)] == []
+    assert DECISION_TEXTS[1] in ws.active_texts()
+
+
 def test_a_manual_remember_brings_a_forgotten_memory_back_d10() -> None:
     ws = _decisions_workspace()
     ws.write(None, forget(ws.snapshot(None), "mem_d1", NOW))

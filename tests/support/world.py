@@ -12,15 +12,19 @@ import msgspec
 from domain.consolidation import MigrationAudit
 from domain.extraction import RejectionRecord
 from domain.keys import exact_key, key_hash
-from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
+from domain.model import EvidenceInput, MemoryEntry, MemoryType, PendingJournal, SessionState, WorkspaceStore
 from domain.operations import (
     OpResult,
     Snapshot,
     end_session,
+    forget,
     observe_compaction,
     observe_tool_result,
     observe_user_message,
     open_session,
+    remember,
+    restore,
+    supersede,
 )
 from domain.pending import empty_journal
 from domain.session import ToolEvent
@@ -77,6 +81,32 @@ class End(Op, frozen=True):
 
 class Wait(Op, frozen=True):
     ms: int = 0
+
+
+# The user's own commands (no session: they run against the workspace).
+
+
+class Remember(Op, frozen=True):
+    text: str = ""
+    memory_type: MemoryType = MemoryType.FEEDBACK
+
+
+class OnMemory(Op, frozen=True):
+    """A command about one stored memory."""
+
+    memory_id: str = ""
+
+
+class Forget(OnMemory, frozen=True):
+    pass
+
+
+class Supersede(OnMemory, frozen=True):
+    text: str = ""
+
+
+class Restore(OnMemory, frozen=True):
+    pass
 
 
 class World:
@@ -150,7 +180,7 @@ class World:
         return self.run(getattr(op, "sid", None), lambda snap: self.step(op, snap))
 
     def step(self, op: Op, snap: Snapshot) -> OpResult:
-        """The core operation a host event calls."""
+        """The core operation a host event (or a user command) calls."""
         if isinstance(op, Open):
             return open_session(snap, op.sid, self.now)
         if isinstance(op, Say):
@@ -162,6 +192,14 @@ class World:
             return observe_compaction(snap, op.sid, op.summary, self.now)
         if isinstance(op, End):
             return end_session(snap, op.sid, self.now)
+        if isinstance(op, Remember):
+            return remember(snap, op.text, op.memory_type, self.now)
+        if isinstance(op, Forget):
+            return forget(snap, op.memory_id, self.now)
+        if isinstance(op, Supersede):
+            return supersede(snap, op.memory_id, op.text, self.now)
+        if isinstance(op, Restore):
+            return restore(snap, op.memory_id, self.now)
         raise AssertionError(op)  # pragma: no cover - every Op subclass is handled above
 
 
