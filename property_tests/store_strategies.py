@@ -256,7 +256,8 @@ def stores(
 @st.composite
 def big_stores(draw: st.DrawFn, now_ms: int = NOW_MS, *, active: int = 505) -> WorkspaceStore:
     """A store with ``active`` distinct active entries (all exact and identity keys differ), most of
-    them long unrendered, so the D2 archive rule has work to do."""
+    them long unrendered, so the archive rule (docs/decisions.md#d2) has work
+    to do."""
     rnd = random.Random(draw(st.integers(0, 2**32)))  # one draw: fast for hundreds of entries
     ages = [rnd.randint(0, 400) for _ in range(active)]
     rendered = [rnd.random() < 0.3 for _ in range(active)]

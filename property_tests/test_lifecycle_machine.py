@@ -195,7 +195,7 @@ def manual_item(text: str, type_: MemoryType) -> Item | None:
 clock_steps = st.one_of(
     st.integers(1, 59).map(lambda n: n * MINUTE),
     st.integers(1, 23).map(lambda n: n * HOUR_MS),
-    st.integers(20, 30).map(lambda n: n * HOUR_MS),  # around the one-day idle limit of D7
+    st.integers(20, 30).map(lambda n: n * HOUR_MS),  # around the one-day idle limit (docs/decisions.md#d7)
     st.integers(1, 29).map(lambda n: n * DAY_MS),
     st.integers(1, 6).map(lambda n: n * 30 * DAY_MS),
 )
@@ -349,7 +349,8 @@ class LifecycleMachine(RuleBasedStateMachine):
     @rule(message=st.sampled_from(sorted(REQUESTS)), days=st.integers(1, 9))
     def daily_routine(self, message: str, days: int) -> None:
         """Every day for ``days`` days a new session opens, the user repeats the same request and the
-        session ends: the memory is reinforced once a day up to the cap (D8)."""
+        session ends: the memory is reinforced once a day up to the cap
+        (docs/decisions.md#d8)."""
         for _ in range(days):
             self.world.now += DAY_MS + HOUR_MS
             sid = SESSIONS[self.world.now // DAY_MS % len(SESSIONS)]
@@ -589,7 +590,8 @@ class LifecycleMachine(RuleBasedStateMachine):
             if memory_id not in active:
                 assert memory_id in named, f"{memory_id} left the active set without an event"
         for event in self.world.events:
-            assert event.type is not EventType.MEMORY_REMOVED_CAPACITY  # D2: caps never delete
+            # caps never delete (docs/decisions.md#d2)
+            assert event.type is not EventType.MEMORY_REMOVED_CAPACITY
 
     @invariant()
     def active_groups_match_the_model(self) -> None:

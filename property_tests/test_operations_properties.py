@@ -1,5 +1,5 @@
-"""Properties of the core operations under random host traffic (evidence-pending-storage-hooks.md §9
-invariants 23-34, DECISIONS D4, D7, D12).
+"""Properties of the core operations under random host traffic (docs/decisions.md#host-events,
+docs/decisions.md#cache-epochs; docs/decisions.md#d4, docs/decisions.md#d7, docs/decisions.md#d12).
 
 A run is a random sequence of host events over two or three sessions: user messages drawn from a pool
 of explicit requests (negated ones, injections, duplicates and credential-bearing ones among them), tool
@@ -272,9 +272,9 @@ def check_pending_not_cleared(before: PendingJournal, world: World, op: Op, resu
     """A pending memory is never both cleared and still pending: not in the journal (same key, same
     owner), and not in the pending list of the session that ran the promotion.
 
-    The pending list of an idle owner whose entries another session adopted (D7) is not checked: that
-    session's state is not part of the step, so it keeps a copy until its own next promotion, which
-    finds the memory stored and drops it."""
+    The pending list of an idle owner whose entries another session adopted (docs/decisions.md#d7) is not
+    checked: that session's state is not part of the step, so it keeps a copy until its own next promotion,
+    which finds the memory stored and drops it."""
     cleared = promotion_cleared(before, result)
     if not cleared:
         return

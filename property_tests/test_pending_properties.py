@@ -1,5 +1,5 @@
-"""Properties of the pending journal and of promotion (evidence-pending-storage-hooks.md §9 invariants
-19-29, store-retention.md §7 invariants 43-44, B26).
+"""Properties of the pending journal and of promotion (docs/decisions.md#pending-journal,
+docs/decisions.md#promotion, docs/decisions.md#b26).
 
 A stateful machine appends, clears, records rejections and lets time pass, and after every step checks
 the retention invariants and that nothing left the journal without a ``pending_memory_cleared`` event.
@@ -254,7 +254,7 @@ def test_cap_keeps_the_newest(
 
 
 # ---------------------------------------------------------------------------------------------
-# Promotion (§9 invariants 24-29, store-retention §7 invariants 43-44)
+# Promotion (docs/decisions.md#promotion)
 # ---------------------------------------------------------------------------------------------
 
 PROMO_TEXTS = (
@@ -546,7 +546,8 @@ def test_accounting_partitions_arbitrary_inputs(
     after: list[tuple[str, MemoryType, MemorySource, str | None, int, bool]],
     terminal: list[tuple[str, MemoryType, str]],
 ) -> None:
-    """store-retention §7 invariants 43-44 for any before/after/terminal combination."""
+    """The accounting partitions the pending keys and keeps its set relations for any
+    before/after/terminal combination (docs/decisions.md#promotion)."""
     p = [promo_entry("p", i, s) for i, s in enumerate(pending)]
     b = [promo_entry("s", i, s) for i, s in enumerate(before)]
     a = [promo_entry("s", i, s) for i, s in enumerate(after)]

@@ -1,5 +1,5 @@
-"""Properties of the rendered workspace block (store-retention.md §7 invariants 36-41, plus the
-accounting promises of DECISIONS D2: every active entry is shown or omitted for exactly one reason)."""
+"""Properties of the rendered workspace block (docs/decisions.md#the-workspace-block), plus the accounting
+promises of docs/decisions.md#d2: every active entry is shown or omitted for exactly one reason)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Properties of retention strength, effective age and reinforcement (issue properties 1-3,
-store-retention.md §7 invariants 1-15)."""
+"""Properties of retention strength, effective age and reinforcement
+(docs/decisions.md#retention-strength-and-decay, docs/decisions.md#d3, docs/decisions.md#d8)."""
 
 from __future__ import annotations
 
@@ -189,8 +189,8 @@ def test_reinforcement_never_lowers_strength_when_it_happens(
 def test_capping_the_span_list_never_lowers_an_effective_age(
     raw: list[tuple[int, int]], start: int, after: int
 ) -> None:
-    """D3 caps ``dormantSpans`` at 64; folding the oldest spans together must not make any entry
-    younger (which would raise its strength out of nothing)."""
+    """docs/decisions.md#d3 caps ``dormantSpans`` at 64; folding the oldest spans together must not make any
+    entry younger (which would raise its strength out of nothing)."""
     spans = [DormantSpan(start=s, end=s + length) for s, length in raw]
     uncapped = sorted((float(s.start), float(s.end)) for s in spans)
     merged_exact: list[tuple[float, float]] = []

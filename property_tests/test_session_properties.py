@@ -1,4 +1,5 @@
-"""Properties of the hot session state (extraction-quality.md §7 invariants 32-39, DECISIONS D4)."""
+"""Properties of the hot session state (docs/decisions.md#hot-session-state and its sections,
+docs/decisions.md#d4)."""
 
 from __future__ import annotations
 
@@ -211,7 +212,7 @@ def _section_lines(render: str) -> dict[str, list[str]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Render (invariants 32-34)
+# Render
 # ---------------------------------------------------------------------------------------------
 
 
@@ -267,7 +268,7 @@ def test_open_errors_are_listed_before_maybe_fixed_ones(state: SessionState) -> 
 
 
 # ---------------------------------------------------------------------------------------------
-# Files, errors, decisions (invariants 35-39)
+# Files, errors, decisions
 # ---------------------------------------------------------------------------------------------
 
 
@@ -364,7 +365,7 @@ def test_observe_tool_is_deterministic_and_does_not_touch_its_input(
 
 
 # ---------------------------------------------------------------------------------------------
-# D4: no generated secret reaches state or render
+# No generated secret reaches state or render (docs/decisions.md#d4)
 # ---------------------------------------------------------------------------------------------
 
 secret_values = st.from_regex(r"Q[A-Za-z0-9._/+-]{6,20}Z", fullmatch=True)

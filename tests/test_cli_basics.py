@@ -312,7 +312,7 @@ def test_tour_without_home_leaves_nothing(cli: Cli, tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# compaction prompt, supersession by block label (D10), tool output from stdin
+# compaction prompt, supersession by block label (docs/decisions.md#d10), tool output from stdin
 # ---------------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,5 @@
-"""§10.7 tests 1-16 (the reference's memory-diag tests) through the ``workmem`` command line.
+"""The reference's diagnostics tests 1-16 (its memory-diag tests, docs/decisions.md#diagnostics) through
+the ``workmem`` command line.
 
 The reference ran its diagnostics script as a subprocess against files in an isolated data home;
 here the store, journal, evidence log and rejection log are written in the workmem layout and the
@@ -658,8 +659,8 @@ def test_health_as_a_subprocess(cli: Cli, fx: Fixture) -> None:
 
 
 def test_health_root_hash_is_not_the_workspace_key_b8(cli: Cli) -> None:
-    """B8: the reference printed the workspace key twice; the root hash is its own value, the one the
-    evidence log writes, in both the human and the JSON output."""
+    """docs/decisions.md#b8: the reference printed the workspace key twice; the root hash is its own
+    value, the one the evidence log writes, in both the human and the JSON output."""
     cli.ok("remember", "Prefer small focused pull requests for review")
     expected = paths.workspace_root_hash(str(cli.workspace))
     key = paths.workspace_key(str(cli.workspace))

@@ -1,5 +1,7 @@
-"""The pure half of the evidence log: record building (§3.4), line parsing and prune (§3.6). The
-per-memory questions (§3.7-§3.9) are answered by the diagnostics (tests/test_health.py)."""
+"""The pure half of the evidence log: record building (docs/decisions.md#evidence-log-records), line
+parsing and prune (docs/decisions.md#evidence-log-append-and-prune). The per-memory questions
+(docs/decisions.md#evidence-log-per-memory-lifecycle) are answered by the diagnostics
+(tests/test_health.py)."""
 
 from __future__ import annotations
 
@@ -80,7 +82,7 @@ def test_reason_codes_are_cleaned_cut_and_capped() -> None:
 
 
 def test_sixteen_hex_ids_are_hashed_too_b9() -> None:
-    """B9: the reference stored values that already looked like 16-hex hashes verbatim."""
+    """docs/decisions.md#b9: the reference stored values that already looked like 16-hex hashes verbatim."""
     raw = "ABCDEF0123456789"
     rec = build(
         inp(
@@ -159,7 +161,7 @@ def test_only_the_first_fifty_detail_entries_are_considered() -> None:
 
 
 def test_detail_strings_lose_absolute_paths_b18() -> None:
-    """B18: hook_failed messages carried absolute paths (``Invalid JSON in /home/...``)."""
+    """docs/decisions.md#b18: hook_failed messages carried absolute paths (``Invalid JSON in /home/...``)."""
     message = "Invalid JSON in /home/alice/.local/share/workmem/workspaces/ab/workspace-memory.json: EISDIR"
     rec = build(
         inp(
@@ -209,7 +211,7 @@ def test_parse_round_trip() -> None:
 
 
 def test_missing_reason_codes_default_to_empty_b32() -> None:
-    """B32: a line without reasonCodes made the reference's summary throw."""
+    """docs/decisions.md#b32: a line without reasonCodes made the reference's summary throw."""
     line = '{"version":1,"eventId":"e1","createdAt":"2026-05-01T00:00:00.000Z","type":"render_selected"}'
     event = parse_event_line(line)
     assert event is not None

@@ -1,5 +1,6 @@
 """Workspace storage: the transaction helper, locking, quarantine, revisions and storage faults
-(evidence-pending-storage-hooks.md §2, §9 invariants 1-11, §10.2 adapted to workmem's design, D5)."""
+(docs/decisions.md#storage-transactions, docs/decisions.md#d5), with the reference's concurrency, lock and
+corrupt-file cases adapted to workmem's design."""
 
 from __future__ import annotations
 
@@ -144,7 +145,7 @@ def wait_locked(child: subprocess.Popen[str]) -> None:
     assert child.stdout.readline().strip() == "locked"
 
 
-# ---- §10.2: concurrency ---------------------------------------------------------------------------
+# ---- concurrency ----------------------------------------------------------------------------------
 
 
 def test_1_twenty_five_concurrent_increments_from_threads(ws: Workspace, root: str, home: Path) -> None:
@@ -185,7 +186,7 @@ def test_9_a_waiting_writer_runs_after_the_holder(ws: Workspace, root: str, home
     assert not ws.paths.lock_holder.exists()
 
 
-# ---- §10.2: locks -------------------------------------------------------------------------------
+# ---- locks --------------------------------------------------------------------------------------
 
 
 def test_7_lock_held_by_a_live_process_times_out(ws: Workspace, root: str, home: Path) -> None:
@@ -244,7 +245,7 @@ def test_lock_is_released_after_a_failing_body(ws: Workspace) -> None:
     assert events_of(ws, "storage_stale_lock_recovered") == []
 
 
-# ---- §10.2: corrupt files -----------------------------------------------------------------------
+# ---- corrupt files ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -578,7 +579,7 @@ def test_directory_where_the_store_should_be(ws: Workspace) -> None:
     assert ws.paths.store.is_dir()
     with ws.transaction(NOW) as tx:
         assert tx.store.entries == ()
-    # moved aside whole, never replaced or deleted (B3); the workspace works again (issue 11)
+    # moved aside whole, never replaced or deleted (docs/decisions.md#b3); the workspace works again
     [aside] = ws.quarantined_files()
     assert (aside / "keep.txt").read_text() == "precious"
 
@@ -645,7 +646,7 @@ def test_injected_write_faults_lose_nothing(
 def test_unreadable_store_is_unavailable_not_quarantined(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """B3: the reference quarantined on any read error, including EACCES."""
+    """docs/decisions.md#b3: the reference quarantined on any read error, including EACCES."""
     increment(ws, "kept")
 
     def denied(target: Path) -> bytes | None:

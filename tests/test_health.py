@@ -1,6 +1,6 @@
-"""Diagnostics (evidence-pending-storage-hooks.md §8 and §10.7 tests 1-16, store-retention.md §5 and
-§8 T1-T11), ported as unit tests on the pure functions; the stores, journals, events and rejection
-records are built in memory."""
+"""Diagnostics (docs/decisions.md#diagnostics and its sections): the reference's diagnostics tests 1-16
+and T1-T11 (docs/decisions.md#parity-with-the-reference), ported as unit tests on the pure functions;
+the stores, journals, events and rejection records are built in memory."""
 
 from __future__ import annotations
 
@@ -100,12 +100,12 @@ def health_text(src: DiagInput, **kwargs: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.7 test 1-4: health
+# Tests 1-4: health (docs/decisions.md#diagnostics-health)
 # ---------------------------------------------------------------------------------------------
 
 
 def test_1_health_reports_stored_vs_rendered_counts() -> None:
-    """D2 meaning: the 17 feedback stay stored; only 10 can be rendered."""
+    """The meaning of docs/decisions.md#d2: the 17 feedback stay stored; only 10 can be rendered."""
     entries = [
         entry(f"Unique feedback preference for memory health {i}", id=f"feedback-{i}", type="feedback")
         for i in range(17)
@@ -285,7 +285,7 @@ def test_health_dormancy_changes_strength_order_d3() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.7 test 5: health --json
+# Test 5: health --json
 # ---------------------------------------------------------------------------------------------
 
 
@@ -393,7 +393,7 @@ def test_rejected_and_quarantined_windows() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.7 test 6: explain
+# Test 6: explain (docs/decisions.md#diagnostics-explain-and-trace)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -545,7 +545,7 @@ def test_explain_lists_archived_memories_d2() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.7 tests 7-8: trace
+# Tests 7-8: trace (docs/decisions.md#diagnostics-explain-and-trace)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -662,7 +662,8 @@ def test_trace_status_from_last_event_when_not_stored() -> None:
 
 
 def test_trace_of_a_journal_memory_is_pending_b11() -> None:
-    """B11: a journal append has the outcome ``accepted``; the journal row gives the pending status."""
+    """docs/decisions.md#b11: a journal append has the outcome ``accepted``; the journal row gives the
+    pending status."""
     pending = entry("Use the staging cluster for load tests", id="mem-p", type="project", source="explicit")
     events = [
         ev("explicit_memory_detected", "explicit", "accepted", [], memory=ref("mem-p")),
@@ -674,7 +675,7 @@ def test_trace_of_a_journal_memory_is_pending_b11() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.7 tests 9-10: quality
+# Tests 9-10: quality (docs/decisions.md#diagnostics-coverage-disappearances-and-quality)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -779,7 +780,7 @@ def test_retention_clock_counts_reference_labels() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.7 tests 11-14: coverage and disappearances
+# Tests 11-14: coverage and disappearances (docs/decisions.md#diagnostics-coverage-disappearances-and-quality)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -955,7 +956,7 @@ def test_disappearances_workmem_terminal_events() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.7 tests 15-16: rejections
+# Tests 15-16: rejections (docs/decisions.md#diagnostics-rejections)
 # ---------------------------------------------------------------------------------------------
 
 

@@ -1,7 +1,7 @@
 """The Claude Code host adapter, driven through ``main(["hook", "claude-code"])`` with hook payloads on
-stdin (a temporary ``WORKMEM_HOME`` and a fixed ``WORKMEM_NOW``): a whole session, the tool mapping,
-the transcript's compaction summary, sub-agents, and the D12 failure contract (exit 0, one
-``hook_failed`` event, one stderr line, nothing unredacted anywhere)."""
+stdin (a temporary ``WORKMEM_HOME`` and a fixed ``WORKMEM_NOW``): a whole session, the tool mapping, the
+transcript's compaction summary, sub-agents, and the failure contract of docs/decisions.md#d12 (exit 0,
+one ``hook_failed`` event, one stderr line, nothing unredacted anywhere)."""
 
 from __future__ import annotations
 
@@ -370,7 +370,7 @@ def test_sub_agent_payloads_get_no_injection_and_cause_no_writes(cli: Cli) -> No
 
 
 # ---------------------------------------------------------------------------------------------
-# Failures: exit 0, one hook_failed event, one stderr line (D12)
+# Failures: exit 0, one hook_failed event, one stderr line (docs/decisions.md#d12)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -448,7 +448,7 @@ def test_lock_timeout_becomes_one_hook_failed_event(cli: Cli) -> None:
         cli, hook(cli, "UserPromptSubmit", prompt=f"Remember this: {PNPM}"), "UserPromptSubmit"
     )
     assert "lock" in failed["details"]["message"]
-    assert str(cli.home) not in json.dumps(failed)  # absolute paths never reach the log (B18)
+    assert str(cli.home) not in json.dumps(failed)  # no absolute path in the log (docs/decisions.md#b18)
     assert "storage_lock_timeout" in [e["type"] for e in events(cli)]
     assert not layout(cli).journal.exists()
     assert list(layout(cli).directory.glob("sessions/*")) == []
@@ -457,7 +457,7 @@ def test_lock_timeout_becomes_one_hook_failed_event(cli: Cli) -> None:
 def test_storage_error_becomes_one_hook_failed_event(cli: Cli) -> None:
     ok(hook(cli, "SessionStart", source="startup"))
     # a file where the sessions directory should be (a directory where a file should be is moved
-    # aside since issue 11, so it no longer fails)
+    # aside, so it no longer fails)
     sessions = layout(cli).sessions
     shutil.rmtree(sessions)
     sessions.write_text("in the way")

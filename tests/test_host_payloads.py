@@ -76,7 +76,7 @@ def test_claude_code_recorded_session(cli: Cli) -> None:
     cli.at_ms(T0 + 1 * MIN)
     prompt = send(cli, host, recorded("claude_code", "UserPromptSubmit", cli))
     assert "pending_memories:" in context(prompt, "UserPromptSubmit")
-    send(cli, host, recorded("claude_code", "PostToolUse", cli))  # Write notes.md
+    send(cli, host, recorded("claude_code", "PostToolUse", cli))  # a Write of a notes file
     failure = send(cli, host, recorded("claude_code", "PostToolUseFailure", cli))
     assert failure.out == ""
     assert send(cli, host, recorded("claude_code", "Stop", cli)).out == ""
@@ -230,8 +230,14 @@ def test_codex_reads_the_rollout_for_summary_and_exit_code(cli: Cli) -> None:
 
 
 def test_codex_exit_code_from_a_function_call_output(tmp_path: Path) -> None:
-    line = {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1",
-                                                "output": "Process exited with code 7\nboom"}}
+    line = {
+        "type": "response_item",
+        "payload": {
+            "type": "function_call_output",
+            "call_id": "c1",
+            "output": "Process exited with code 7\nboom",
+        },
+    }
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps(line) + "\n")
     assert codex.rollout_exit_code(str(path), "c1") == 7

@@ -1,4 +1,4 @@
-"""Exact and identity keys (store-retention.md §2.1-§2.3, DECISIONS D9)."""
+"""Exact and identity keys (docs/decisions.md#memory-keys, docs/decisions.md#d9)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from tests.support.builders import memory
 mem = partial(memory, id="m", type="reference", at=parse_iso_ms("2026-05-01T00:00:00.000Z") or 0)
 
 
-# --- §2.3 identity vectors that D9 leaves unchanged --------------------------------------------
+# --- the reference's identity vectors that docs/decisions.md#d9 leaves unchanged ---------------
 
 UNCHANGED_VECTORS = [
     ("Project config lives in `src/config.ts`", "reference", "reference:path:src/config.ts"),
@@ -50,7 +50,7 @@ def test_identity_vectors_matching_the_reference(text: str, type_: str, expected
     assert identity_key(mem(text, type=type_)) == expected
 
 
-# --- §2.3 rows whose result D9 changes (reference bug B7) ---------------------------------------
+# --- the rows whose result docs/decisions.md#d9 changes (reference bug docs/decisions.md#s7) ----
 
 B7_VECTORS = [
     # reference: reference:path:./src/config.ts (different from src/config.ts)

@@ -1,4 +1,5 @@
-"""The pending journal (evidence-pending-storage-hooks.md §4, §10.3; bugs B25, B26, B28, B29)."""
+"""The pending journal (docs/decisions.md#pending-journal), with the reference's acceptance tests and the
+fixes docs/decisions.md#b25, docs/decisions.md#b26, docs/decisions.md#b28 and docs/decisions.md#b29."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def test_empty_journal_shape() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.3 acceptance tests (save/load become normalize_journal)
+# The reference's acceptance tests (save/load become normalize_journal)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -107,7 +108,7 @@ def test_4_append_applies_retention() -> None:
     out, events = append_pending(start, additional, NOW)
     assert len(out.entries) == 50
     assert [e.type for e in events[:30]] == [EventType.PENDING_MEMORY_APPENDED] * 30
-    # D7: the ten entries pushed out by the cap are not dropped silently
+    # the ten entries pushed out by the cap are not dropped silently (docs/decisions.md#d7)
     assert cleared(events) == [(f"i{i}", "journal_cap") for i in range(9, -1, -1)]
 
 
@@ -364,8 +365,9 @@ def test_cleared_event_never_carries_the_raw_owner() -> None:
 
 
 def test_b29_explicit_copy_beats_an_earlier_compaction_copy() -> None:
-    """B29: the reference kept the first duplicate, so a compaction copy could evict the explicit copy
-    of the same text and owner and with it the explicit entry's immunity to the 30-day TTL."""
+    """docs/decisions.md#b29: the reference kept the first duplicate, so a compaction copy could evict
+    the explicit copy of the same text and owner and with it the explicit entry's immunity to the 30-day
+    TTL."""
     compaction = memory("Use pnpm", id="c", at=NOW - 40 * DAY_MS)
     explicit = memory("use pnpm", id="x", source="explicit", at=NOW - 40 * DAY_MS)
     out, events = normalize_journal(journal(compaction, explicit), NOW)
@@ -405,7 +407,7 @@ def test_an_invalid_explicit_copy_does_not_take_a_valid_compaction_copy_down_wit
 
 
 def test_b28_clear_with_no_keys_clears_nothing() -> None:
-    """B28: clearPendingMemories with an empty key set wiped the whole journal."""
+    """docs/decisions.md#b28: clearPendingMemories with an empty key set wiped the whole journal."""
     entries = (memory("A", id="a", owner="s"), memory("B", id="b"))
     j, _ = normalize_journal(journal(*entries), NOW)
     for owner, unowned in ((None, False), (None, True), ("s", False), ("s", True)):
@@ -436,8 +438,8 @@ def test_clear_with_owner_and_unowned_flag() -> None:
 
 
 def test_b26_every_removal_emits_pending_memory_cleared() -> None:
-    """B26: pending_memory_cleared was declared but never emitted; TTL, cap, clear and exhaustion
-    removals left no evidence."""
+    """docs/decisions.md#b26: pending_memory_cleared was declared but never emitted; TTL, cap, clear and
+    exhaustion removals left no evidence."""
     entries = [
         memory("Old compaction", id="ttl", at=NOW - 31 * DAY_MS),
         memory("Broken", id="bad", created_at="x", updated_at="y"),
@@ -459,8 +461,8 @@ def test_b26_every_removal_emits_pending_memory_cleared() -> None:
 
 
 def test_b25_capacity_rejected_is_the_single_failure_spelling() -> None:
-    """B25: the reference stored "rejected_capacity" in the journal but "capacity_rejected" in the
-    evidence; workmem uses capacity_rejected in both."""
+    """docs/decisions.md#b25: the reference stored "rejected_capacity" in the journal but
+    "capacity_rejected" in the evidence; workmem uses capacity_rejected in both."""
     assert CAPACITY_REJECTED == "capacity_rejected"
 
 

@@ -1,5 +1,8 @@
-"""Promotion accounting and the promotion step (evidence-pending-storage-hooks.md §5, §10.5;
-store-retention.md §2.12, P1-P12; bugs B13-B16, B20, B21, B25, B26; DECISIONS D2, D7, D10)."""
+"""Promotion accounting and the promotion step (docs/decisions.md#promotion), with the reference's
+accounting cases P1-P12 (docs/decisions.md#parity-with-the-reference), the fixes docs/decisions.md#b13,
+docs/decisions.md#b14, docs/decisions.md#b15, docs/decisions.md#b16, docs/decisions.md#b20,
+docs/decisions.md#b21, docs/decisions.md#b25 and docs/decisions.md#b26, and docs/decisions.md#d2,
+docs/decisions.md#d7 and docs/decisions.md#d10."""
 
 from __future__ import annotations
 
@@ -84,7 +87,7 @@ def roles(ev: EvidenceInput) -> list[tuple[RelationRole, str | None]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.5 / P1-P12: accounting
+# Accounting: the reference's cases P1-P12
 # ---------------------------------------------------------------------------------------------
 
 
@@ -278,7 +281,7 @@ def test_accounting_counts_each_key_once_in_insertion_order() -> None:
 
 
 def test_b16_identity_absorption_without_terminal_is_labelled_identity() -> None:
-    """B16: an identity match found in the store after promotion (rule 4) was reported as
+    """docs/decisions.md#b16: an identity match found in the store after promotion (rule 4) was reported as
     promotion_absorbed_exact / same_exact_key."""
     pending = mem("Config lives in `src/config.ts`", id="p", type="project")
     survivor = mem(
@@ -294,7 +297,7 @@ def test_b16_identity_absorption_without_terminal_is_labelled_identity() -> None
 
 
 def test_b16_rejection_without_capacity_event_is_not_called_a_capacity_rejection() -> None:
-    """B16: a pending memory missing from the store with no terminal event was reported as
+    """docs/decisions.md#b16: a pending memory missing from the store with no terminal event was reported as
     promotion_rejected_capacity / capacity_rejected; workmem says promotion_rejected / not_in_store."""
     pending = mem("Vanished explicit memory.", id="p", source="explicit")
     accounting = account_pending_promotions([pending], [], [])
@@ -347,7 +350,8 @@ def run(
 
 
 def check_coverage(result: PromotionResult, pending_keys: set[str]) -> None:
-    """§9 inv. 28: one promotion outcome event per pending key, one retry event per retryable key."""
+    """One promotion outcome event per pending key (docs/decisions.md#promotion), one retry event per
+    retryable key."""
     outcomes = Counter(
         e.memory.memory_key_hash for e in result.events if e.type in OUTCOME_TYPES and e.memory
     )
@@ -357,7 +361,8 @@ def check_coverage(result: PromotionResult, pending_keys: set[str]) -> None:
 
 
 def test_new_memory_is_stored_without_pending_fields_b15() -> None:
-    """B15: pending-only fields (owner, message id, attempts, last attempt) were copied into the store."""
+    """docs/decisions.md#b15: pending-only fields (owner, message id, attempts, last attempt) were
+    copied into the store."""
     pending = mem(
         "Use pnpm for installs",
         id="p",
@@ -387,7 +392,8 @@ def test_an_existing_retention_clock_is_kept() -> None:
 
 
 def test_b14_exact_duplicate_reinforces_with_evidence() -> None:
-    """B14: promotion-time reinforcement of an existing exact entry emitted no memory_reinforced."""
+    """docs/decisions.md#b14: promotion-time reinforcement of an existing exact entry emitted no
+    memory_reinforced."""
     existing = mem(
         "Use pnpm", id="old", source="explicit", at=NOW - 3 * DAY_MS, retention_clock=NOW - 3 * DAY_MS
     )
@@ -457,8 +463,9 @@ def test_session_copy_wins_over_the_journal_copy_and_both_are_cleared() -> None:
 
 
 def test_b13_nothing_pending_promotes_nothing_but_still_normalises() -> None:
-    """B13 (context): with nothing pending no promotion evidence is emitted, so the caller can always
-    start a new cache epoch; the store is still normalised (D4: a store written elsewhere must be
+    """docs/decisions.md#b13 (context): with nothing pending no promotion evidence is emitted, so the
+    caller can always start a new cache epoch; the store is still normalised (docs/decisions.md#d4,
+    docs/decisions.md#s4: a store written elsewhere must be
     redacted and deduped before it is rendered)."""
     store = store_of(mem("Existing", id="m"), mem("Staging login: password is hunter2 here", id="leak"))
     other = mem("Owned by another session", id="o", source="explicit", owner="s2")
@@ -472,7 +479,7 @@ def test_b13_nothing_pending_promotes_nothing_but_still_normalises() -> None:
 
 
 def test_ownership_other_sessions_entries_are_never_promoted_or_cleared() -> None:
-    """§9 inv. 29: only the owner (or D7 adoption) promotes an owned pending memory."""
+    """Only the owner (or an adoption, docs/decisions.md#d7) promotes an owned pending memory."""
     mine = mem("Mine to promote", id="mine", source="explicit", owner="s1")
     theirs = mem("Theirs to keep", id="theirs", source="explicit", owner="s2")
     same_key_theirs = mem("Mine to promote", id="theirs-same", source="explicit", owner="s2")
@@ -499,7 +506,8 @@ def test_session_end_promotes_owned_and_leaves_unowned() -> None:
 
 
 def test_b21_entries_of_idle_sessions_are_adopted() -> None:
-    """B21 / D7: owned entries of a session that never compacted stayed in the journal forever."""
+    """docs/decisions.md#b21, docs/decisions.md#d7: owned entries of a session that never compacted
+    stayed in the journal forever."""
     orphan = mem("Orphaned explicit memory", id="orphan", source="explicit", owner="dead")
     live = mem("Live session memory", id="live", source="explicit", owner="alive")
     journal = journal_of(orphan, live)
@@ -531,7 +539,7 @@ def test_d10_tombstoned_pending_memory_is_cleared_not_stored() -> None:
 
 
 def test_b26_promotion_clears_are_evidenced() -> None:
-    """B26: journal clears after promotion left no evidence."""
+    """docs/decisions.md#b26: journal clears after promotion left no evidence."""
     a = mem("First new memory", id="a", owner="s1", source="explicit")
     b = mem("Second unowned memory", id="b")
     result = run(store_of(), journal_of(a, b))
@@ -564,7 +572,7 @@ def test_events_order_and_session_stamp() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Capacity rejection and retries (the machinery kept although D2 removes the cause)
+# Capacity rejection and retries (the machinery kept although docs/decisions.md#d2 removes the cause)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -593,8 +601,9 @@ def capacity_normalizer(weak: str) -> Any:
 
 
 def test_b20_b25_unowned_retries_are_counted_on_the_compaction_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """B20: with a session id, unowned retryable entries were counted under that owner and never
-    advanced. B25: the journal's failure reason is spelled capacity_rejected, as in the evidence."""
+    """docs/decisions.md#b20: with a session id, unowned retryable entries were counted under that owner
+    and never advanced. docs/decisions.md#b25: the journal's failure reason is spelled
+    capacity_rejected, as in the evidence."""
     monkeypatch.setattr(consolidation, "normalize_store", capacity_normalizer("WEAK"))
     weak = mem("WEAK explicit reference", id="w", type="reference", source="explicit")
     journal = journal_of(weak)
@@ -620,7 +629,8 @@ def test_b20_b25_unowned_retries_are_counted_on_the_compaction_path(monkeypatch:
 
 
 def test_inv27_owned_capacity_rejection_survives_two_compactions(monkeypatch: pytest.MonkeyPatch) -> None:
-    """§9 inv. 27, and other owners' same-key entries are not counted."""
+    """A rejected owned memory keeps its attempts across compactions until its limit
+    (docs/decisions.md#promotion), and other owners' same-key entries are not counted."""
     monkeypatch.setattr(consolidation, "normalize_store", capacity_normalizer("WEAK"))
     mine = mem("WEAK manual note", id="mine", source="manual", owner="s1")
     theirs = replace(mine, id="theirs", pending_owner_session_id="s2")
@@ -674,7 +684,7 @@ def test_not_in_store_compaction_rejection_stays_pending(monkeypatch: pytest.Mon
 
 
 # ---------------------------------------------------------------------------------------------
-# The D2 archive
+# The archive (docs/decisions.md#d2)
 # ---------------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,5 @@
-"""Render selection and format (store-retention.md §4, §8 D5; DECISIONS D2, D3, D10)."""
+"""Render selection and format (docs/decisions.md#the-workspace-block; docs/decisions.md#d2,
+docs/decisions.md#d3, docs/decisions.md#d10)."""
 
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ def store_of(
     )
 
 
-# The worked example of §4 (derived from the reference).
+# The reference's worked example of a render (derived from the reference).
 F1 = mem("f1", "User prefers concise summaries", "feedback", "explicit", age_days=2)
 P1 = mem("p1", "This repo uses TypeScript and Node.js test runner", "project", stale_after_days=60)
 D1 = mem(
@@ -131,7 +132,8 @@ def test_budget_79_renders_nothing_and_omits_all_as_empty_render_budget() -> Non
 
 
 def test_budget_80_gives_header_only_reference_quirk_b11() -> None:
-    """Kept reference behaviour (B11): candidates exist, nothing fits, the header alone is shown."""
+    """Kept reference behaviour (docs/decisions.md#s11): candidates exist, nothing fits, the header
+    alone is shown."""
     result = render_workspace_block(store_of(EXAMPLE, max_chars=80), NOW)
     assert result.text == RENDER_HEADER
     assert len(result.text) == 50
@@ -318,8 +320,8 @@ def test_line_breaks_inside_a_memory_cannot_break_the_block_structure() -> None:
 
 
 def test_dormancy_applies_at_render_d3_fixes_b1() -> None:
-    """B1: the reference renders after resetting lastActivityAt, so dormancy never reaches the
-    prompt. Here the open dormant stretch (and recorded spans) count at render time."""
+    """docs/decisions.md#s1: the reference renders after resetting lastActivityAt, so dormancy never
+    reaches the prompt. Here the open dormant stretch (and recorded spans) count at render time."""
     explicit_old = mem("r-explicit-old", "Old explicit reference", "reference", "explicit", age_days=90)
     recent = mem("r-recent", "Recent compaction reference", "reference", age_days=20)
     # Without dormancy: 2.0 * 2^(-90/45) = 0.5 < 2^(-20/45) = 0.735.

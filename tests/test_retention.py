@@ -1,5 +1,5 @@
 """Retention: the strength tables, half-lives, decay points, dormancy and reinforcement guards
-(store-retention.md §3, DECISIONS D3 and D8)."""
+(docs/decisions.md#retention-strength-and-decay, docs/decisions.md#d3, docs/decisions.md#d8)."""
 
 from __future__ import annotations
 
@@ -179,8 +179,8 @@ def test_missing_or_bad_last_activity_means_no_discount() -> None:
 
 
 def test_dormancy_persists_after_activity_resumes_b1() -> None:
-    """B1: in the reference the discount vanished as soon as activity was stamped. Here the span is
-    recorded first, so the returning session still sees the discounted age."""
+    """docs/decisions.md#s1: in the reference the discount vanished as soon as activity was stamped.
+    Here the span is recorded first, so the returning session still sees the discounted age."""
     store = _store(30)
     before = effective_age_days(NOW - 60 * DAY_MS, NOW, dormancy_at(store, NOW))
     stamped, span = mark_activity(store, NOW)
@@ -206,7 +206,7 @@ def test_merge_spans_sorts_merges_and_caps() -> None:
     assert all(a.end < b.start for a, b in itertools.pairwise(merged))
 
 
-# ---- reinforcement guards (v1.5.2 order, D8) -------------------------------------------------
+# ---- reinforcement guards (v1.5.2 order, docs/decisions.md#d8) -------------------------------
 
 T0 = parse_iso_ms("2026-05-01T23:30:00.000Z") or 0
 MIN = 60_000
@@ -237,8 +237,8 @@ def test_falsy_last_reinforced_at_never_blocks() -> None:
 
 
 def test_missing_session_id_never_blocks_later_b15() -> None:
-    """B15: an owner-less reinforcement used to stamp a fake session id that blocked every later
-    owner-less reinforcement forever."""
+    """docs/decisions.md#s15: an owner-less reinforcement used to stamp a fake session id that blocked
+    every later owner-less reinforcement forever."""
     first = reinforce(entry(), None, T0)
     assert first.reinforcement_count == 1 and first.last_reinforced_session_id is None
     again = reinforce(first, None, T0 + 3 * DAY_MS)

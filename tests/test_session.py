@@ -1,5 +1,7 @@
-"""Hot session state (extraction-quality.md §5, §8.1, §8.5 cases 81-85, §9 items 7-9 and 13;
-evidence-pending-storage-hooks.md §6.4 and §10.9 items 1-2; DECISIONS D4 and D12)."""
+"""Hot session state (docs/decisions.md#hot-session-state, docs/decisions.md#hot-session-state-tool-events,
+docs/decisions.md#hot-session-state-errors, docs/decisions.md#hot-session-state-recent-decisions), with
+the reference's seed cases 1-7 and 81-85 (docs/decisions.md#parity-with-the-reference), and
+docs/decisions.md#d4 and docs/decisions.md#d12."""
 
 from __future__ import annotations
 
@@ -103,7 +105,7 @@ def section(render: str, header: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# §8.1 extractErrorsFromBash, seed cases 1-7
+# extractErrorsFromBash, seed cases 1-7
 # ---------------------------------------------------------------------------------------------
 
 
@@ -178,7 +180,7 @@ def test_fingerprint_ignores_case_and_whitespace_runs() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §8.5 case 82 and §9 item 9: extract_first_path
+# extract_first_path, seed case 82 (docs/decisions.md#hot-session-state-tool-events)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -198,12 +200,12 @@ def test_fingerprint_ignores_case_and_whitespace_runs() -> None:
 def test_extract_first_path_keeps_the_whole_extension_fixing_q9_tsx_json_truncation(
     text: str, path: str | None
 ) -> None:
-    """§9 item 9: the reference returns ``src/index.ts`` and ``package.js`` for the first two rows."""
+    """The reference returns ``src/index.ts`` and ``package.js`` for the first two rows."""
     assert extract_first_path(text) == path
 
 
 def test_tsx_error_is_marked_maybe_fixed_when_its_file_is_edited_fixing_q9() -> None:
-    """§9 item 9: with the truncated ``src/index.ts`` the reference never matches the edited .tsx file."""
+    """With the truncated ``src/index.ts`` the reference never matches the edited .tsx file."""
     state = empty_session("s", T0)
     state = observe_tool(state, bash("npm run typecheck", "src/index.tsx(1,1): error TS1005: x", 2), ROOT, T0)
     state = observe_tool(
@@ -213,7 +215,7 @@ def test_tsx_error_is_marked_maybe_fixed_when_its_file_is_edited_fixing_q9() -> 
 
 
 # ---------------------------------------------------------------------------------------------
-# §8.5 case 83 and §9 item 9: classify_command
+# classify_command, seed case 83 (docs/decisions.md#hot-session-state-tool-events)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -264,7 +266,7 @@ def test_classify_command_case_83(command: str, category: ErrorCategory | None) 
 
 @pytest.mark.parametrize("command", ["cat test.txt", "latest-test-runner", "echo build", "ls lint/"])
 def test_classify_command_reads_the_command_word_not_substrings_fixing_q9(command: str) -> None:
-    """§9 item 9 / case 83: the reference classifies ``cat test.txt`` and ``latest-test-runner`` as
+    """Seed case 83: the reference classifies ``cat test.txt`` and ``latest-test-runner`` as
     test runs because ``\\btest\\b`` matches anywhere in the command line."""
     assert classify_command(command) is None
 
@@ -275,7 +277,7 @@ def test_successful_cat_of_a_test_file_does_not_clear_test_errors_fixing_q9() ->
 
 
 # ---------------------------------------------------------------------------------------------
-# §6.4 exit-code resolution and §10.9 items 1-2
+# Exit-code resolution (docs/decisions.md#hot-session-state-tool-events)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -375,7 +377,7 @@ def test_tool_event_is_a_plain_value_d12() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §5.4 active files, §8.5 case 84 (grep)
+# Active files, seed case 84 (grep) (docs/decisions.md#hot-session-state-tool-events)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -446,7 +448,7 @@ def test_edit_and_write_mark_errors_in_that_file_maybe_fixed() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §5.5 errors: upsert, maybe fixed, clear
+# Errors: upsert, maybe fixed, clear (docs/decisions.md#hot-session-state-errors)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -478,8 +480,8 @@ def test_upsert_puts_new_errors_first_and_keeps_five() -> None:
 
 
 def test_maybe_fixed_keeps_last_seen_and_sorts_after_open_errors_fixing_q8() -> None:
-    """§9 item 8: the reference bumps ``lastSeen`` when marking, so a probably-fixed error jumps to the
-    top of the render, unmarked."""
+    """docs/decisions.md#hot-session-state-errors: the reference bumps ``lastSeen`` when marking, so a
+    probably-fixed error jumps to the top of the render, unmarked."""
     state = empty_session("s", T0)
     state = upsert_open_error(state, error(), T0)
     state = upsert_open_error(state, error(ErrorCategory.BUILD, "build failed", file=None), T0 + 1)
@@ -559,7 +561,7 @@ def test_clear_with_an_unclassified_command_changes_nothing() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §5.7 recent decisions, §8.5 case 85, §9 item 7
+# Recent decisions, seed case 85 (docs/decisions.md#hot-session-state-recent-decisions)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -598,7 +600,8 @@ def test_decision_ids_are_deterministic() -> None:
 
 
 def test_normalize_keeps_the_newest_eight_decisions_fixing_q7() -> None:
-    """§9 item 7: the reference's normalisation keeps the *first* 8 while adding keeps the last 8."""
+    """docs/decisions.md#hot-session-state-recent-decisions: the reference's normalisation keeps the
+    *first* 8 while adding keeps the last 8."""
     decisions = tuple(
         SessionDecision(id=f"d{i}", text=f"decision {i}", source=DecisionSource.USER, created_at=T0 + i)
         for i in range(10)
@@ -670,7 +673,8 @@ def test_normalize_applies_every_stored_limit() -> None:
 
 
 def test_turn_is_left_at_zero_q13() -> None:
-    """§9 item 13: ``turn`` is never incremented; workmem documents it as always 0 in session.py."""
+    """docs/decisions.md#hot-session-state: ``turn`` is never incremented; workmem documents it as
+    always 0 in session.py."""
     state = empty_session("s", T0)
     for event in (read("/repo/a.ts"), bash("npm test", "Error: x", 1)):
         state = observe_tool(state, event, ROOT, T0)
@@ -687,12 +691,12 @@ def test_empty_session() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §5.8 render, §8.5 case 81
+# Render, seed case 81 (docs/decisions.md#hot-session-state)
 # ---------------------------------------------------------------------------------------------
 
 
 def worked_example_state() -> SessionState:
-    """§5.8 set-up, every step at the same instant (the reference's ties depend on it)."""
+    """The reference's worked example, every step at the same instant (the reference's ties depend on it)."""
     state = empty_session("s", T0)
     for i in range(10):
         state = observe_tool(state, read(f"/repo/src/f{i}.ts"), ROOT, T0)
@@ -721,9 +725,9 @@ def worked_example_state() -> SessionState:
     )
 
 
-#: The §5.8 example with workmem's fixes: the lint error was only marked maybe fixed, so it no longer
-#: jumps ahead (§9 item 8) and falls out of the top 3 behind the open errors; the pending secret is
-#: redacted (D4).
+#: The reference's worked example with workmem's fixes: the lint error was only marked maybe fixed, so
+#: it no longer jumps ahead (docs/decisions.md#hot-session-state-errors) and falls out of the top 3
+#: behind the open errors; the pending secret is redacted (docs/decisions.md#d4).
 WORKED_EXAMPLE = """\
 Hot session state (current session):
 active_files:
@@ -824,7 +828,7 @@ def test_render_is_cut_hard_at_700_characters() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# D4: nothing unredacted in session state or in the rendered prompt
+# Nothing unredacted in session state or in the rendered prompt (docs/decisions.md#d4)
 # ---------------------------------------------------------------------------------------------
 
 
