@@ -9,7 +9,7 @@ Reuse them for "no secret reaches disk / the prompt / a preview" properties:
 * :func:`filler` — ordinary text that contains no credential label or token prefix, so it must pass
   through redaction unchanged.
 * :data:`PASSWORD_LABELS`, :data:`SENSITIVE_LABELS`, :data:`DELIMITERS`, :func:`label_values` — the
-  label × delimiter × value grid of the redaction invariant (extraction-quality §7 invariant 4).
+  label × delimiter × value grid of the redaction rule (docs/decisions.md#redaction).
 """
 
 from __future__ import annotations
@@ -54,9 +54,9 @@ SENSITIVE_LABELS: Final = (
     "privatekey",
     "OAuth",
 )
-#: The delimiters of the invariant, plus ``is`` (a D4 fix).
+#: The delimiters of the rule, ``is`` among them (docs/decisions.md#redaction).
 DELIMITERS: Final = (":", ": ", "=", " = ", "：", "是", " 是 ", " is ")
-#: Bearer takes a bare space too, and the delimiters above (``Bearer = V`` is a D4 fix).
+#: Bearer takes a bare space too, and the delimiters above (``Bearer = V`` too, docs/decisions.md#redaction).
 BEARER_DELIMITERS: Final = (" ", *DELIMITERS)
 PREFIXES: Final = ("", "note ", "Use ", "x, ")
 SUFFIXES: Final = ("", " ok", ", more", "，更多")

@@ -35,10 +35,10 @@ from domain.model import (
     MemorySource,
     MemoryStatus,
     MemoryType,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.timeutil import iso_from_ms
+from tests.support.builders import memory, store
 
 #: 2026-05-20T12:00:00.000Z
 NOW_MS: Final = 1_779_278_400_000
@@ -156,7 +156,7 @@ def entries(
         if reinforced
         else None
     )
-    return MemoryEntry(
+    return memory(
         id=memory_id(created_ms, draw(st.integers(0, 10**9))),
         type=type_,
         text=body,
@@ -243,11 +243,11 @@ def stores(
     if draw(st.booleans()):
         start = now_ms - draw(st.integers(60, 300)) * DAY_MS
         spans = (DormantSpan(start=start, end=start + draw(st.integers(1, 50)) * DAY_MS),)
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root="/home/user/project", key="0123456789abcdef"),
-        entries=tuple(body),
+    return store(
+        *body,
+        root="/home/user/project",
+        at=now_ms - DAY_MS,
         migrations=history,
-        updated_at=iso_from_ms(now_ms - DAY_MS),
         last_activity_at=last_activity,
         dormant_spans=spans,
     )
@@ -256,33 +256,30 @@ def stores(
 @st.composite
 def big_stores(draw: st.DrawFn, now_ms: int = NOW_MS, *, active: int = 505) -> WorkspaceStore:
     """A store with ``active`` distinct active entries (all exact and identity keys differ), most of
-    them long unrendered, so the D2 archive rule has work to do."""
+    them long unrendered, so the archive rule (docs/decisions.md#d2) has work
+    to do."""
     rnd = random.Random(draw(st.integers(0, 2**32)))  # one draw: fast for hundreds of entries
     ages = [rnd.randint(0, 400) for _ in range(active)]
     rendered = [rnd.random() < 0.3 for _ in range(active)]
-    body = tuple(
-        MemoryEntry(
+    body = (
+        memory(
+            f"Distinct preference number {index} about topic {index * 7}",
             id=memory_id(now_ms - age * DAY_MS, index),
             type=MemoryType.FEEDBACK if index % 2 else MemoryType.DECISION,
-            text=f"Distinct preference number {index} about topic {index * 7}",
-            source=MemorySource.COMPACTION,
-            confidence=0.75,
-            status=MemoryStatus.ACTIVE,
-            created_at=iso_from_ms(now_ms - age * DAY_MS),
-            updated_at=iso_from_ms(now_ms - age * DAY_MS),
+            at=now_ms - age * DAY_MS,
             retention_clock=now_ms - age * DAY_MS,
             last_rendered_at=now_ms - DAY_MS if seen else None,
         )
         for index, (age, seen) in enumerate(zip(ages, rendered, strict=True))
     )
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root="/home/user/project", key="0123456789abcdef"),
-        entries=body,
+    return store(
+        *body,
+        root="/home/user/project",
+        at=now_ms - DAY_MS,
         migrations=(
             "2026-04-28-quality-cleanup",
             "2026-04-26-p0-cleanup",
             "2026-05-01-retention-clock-backfill",
         ),
-        updated_at=iso_from_ms(now_ms - DAY_MS),
         last_activity_at=iso_from_ms(now_ms - DAY_MS),
     )

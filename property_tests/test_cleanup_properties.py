@@ -1,6 +1,6 @@
 """Properties of the pure workspace-cleanup classification (``domain.cleanup``): the candidate rule
 never lets a live, unreadable, recent or locked workspace through, and "definite" always means a
-missing root under a temporary directory (B22)."""
+missing root under a temporary directory (docs/decisions.md#b22)."""
 
 from __future__ import annotations
 
@@ -75,13 +75,13 @@ def test_candidates_are_never_live_locked_recent_or_unreadable(
 
 @given(facts())
 def test_definite_means_missing_root_under_temp(f: WorkspaceFacts) -> None:
-    """B22: a test-looking name alone never makes a workspace definite residue."""
+    """docs/decisions.md#b22: a test-looking name alone never makes a workspace definite residue."""
     residue = classify(f, NOW, temp_dirs=("/scratch/t",))
     if residue.classification is Classification.TEST_TEMP_DEFINITE:
         assert residue.root is not None
         assert is_temp_root(residue.root, ("/scratch/t",))
         assert "root_missing" in residue.reasons and "root_under_temp" in residue.reasons
-    assert residue.workspace_key == f.dir_name  # B23: always the directory name
+    assert residue.workspace_key == f.dir_name  # always the directory name (docs/decisions.md#b23)
 
 
 @given(facts())

@@ -1,4 +1,6 @@
-"""Properties of dedupe and normalisation (store-retention.md §7 invariants 16-35, DECISIONS D2/D6/D9)."""
+"""Properties of dedupe and normalisation (docs/decisions.md#dedupe,
+docs/decisions.md#normalisation-and-migrations; docs/decisions.md#d2, docs/decisions.md#d6,
+docs/decisions.md#d9)."""
 
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ def _named(result: NormalizeResult, event_type: EventType) -> set[str]:
 
 
 def _renames(result: NormalizeResult) -> dict[str, str]:
-    """previous id -> new id, from the duplicate-id events (B14)."""
+    """previous id -> new id, from the duplicate-id events (docs/decisions.md#s14)."""
     out: dict[str, str] = {}
     for e in result.events:
         if e.type is EventType.MEMORY_MIGRATED and e.memory is not None and e.memory.memory_id:
@@ -93,7 +95,8 @@ def test_conservation(store: WorkspaceStore) -> None:
 
 @given(stores())
 def test_caps_never_reduce_the_stored_active_count(store: WorkspaceStore) -> None:
-    """D2 (B2): with at most 500 actives, only dedupe and the migrations reduce the active count."""
+    """Caps never delete (docs/decisions.md#d2, docs/decisions.md#s2): with at most 500 actives, only dedupe
+    and the migrations reduce the active count."""
     result = normalize_store(store, NOW_MS)
     before = len(_active(store))
     migrated = sum(1 for e in result.events if e.type is EventType.MEMORY_SUPERSEDED)
@@ -131,7 +134,7 @@ def test_reinforcement_never_exceeds_six(store: WorkspaceStore) -> None:
 
 @given(stores())
 def test_normalisation_invariants(store: WorkspaceStore) -> None:
-    """§7 30, 31, 33, 34: no entry created; superseded never revived and kept in order after the
+    """No entry is created; a superseded entry is never revived and stays in order after the
     actives; explicit/manual never superseded; every clock finite; texts within 260."""
     result = normalize_store(store, NOW_MS)
     entries = result.store.entries
@@ -156,9 +159,9 @@ def test_normalisation_invariants(store: WorkspaceStore) -> None:
 
 @given(big_stores(), st.data())
 def test_archive_above_the_limit_and_revival(store: WorkspaceStore, data: st.DataObject) -> None:
-    """D2: above 500 actives the weakest eligible entries move out (never below 500), each with a
-    marker and an event. A later duplicate of an archived memory revives it: the two merge and the
-    marker goes."""
+    """The archive (docs/decisions.md#d2): above 500 actives the weakest eligible entries move out (never
+    below 500), each with a marker and an event. A later duplicate of an archived memory revives it: the two
+    merge and the marker goes."""
     first = normalize_store(store, NOW_MS)
     active = len(_active(first.store))
     assert active >= LongTermLimits.MAX_STORED_ACTIVE
@@ -189,8 +192,9 @@ def test_archive_above_the_limit_and_revival(store: WorkspaceStore, data: st.Dat
 
 @given(entry_lists(status=MemoryStatus.ACTIVE, duplicate_ids=False, min_size=1))
 def test_a_merged_survivor_is_never_weaker_than_any_member(entries: list[MemoryEntry]) -> None:
-    """Issue 11: the survivor of a merge keeps the group's freshest clock, highest count and highest
-    importance, so at the moment of the merge it is at least as strong as each member."""
+    """The survivor of a merge keeps the group's freshest clock, highest count and highest
+    importance, so at the moment of the merge it is at least as strong as each member
+    (docs/decisions.md#dedupe)."""
     result = dedupe(entries, NOW_MS)
     originals = {e.id: e for e in entries}
     for survivor in result.kept:

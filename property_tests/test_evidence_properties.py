@@ -1,6 +1,7 @@
-"""Properties of evidence records (evidence-pending-storage-hooks.md §9 invariants 12, 14, 16-18):
-records round-trip, never carry secrets or raw ids, stay within their bounds; prune keeps its bounds
-and the newest events; grouping by memory id keeps every event that names the memory."""
+"""Properties of evidence records (docs/decisions.md#evidence-log-records,
+docs/decisions.md#evidence-log-append-and-prune): records round-trip, never carry secrets or raw ids, stay
+within their bounds; prune keeps its bounds and the newest events; grouping by memory id keeps every event
+that names the memory."""
 
 from __future__ import annotations
 
@@ -171,7 +172,7 @@ hex16 = st.text(alphabet="0123456789abcdefABCDEF", min_size=16, max_size=16)
 def test_no_raw_id_or_key_is_ever_stored(
     session_id: str, message_id: str, key: str, identity: str, text: str
 ) -> None:
-    """Raw ids and keys never reach a record, not even 16-hex ones (B9 fix)."""
+    """Raw ids and keys never reach a record, not even 16-hex ones (docs/decisions.md#b9)."""
     ref = MemoryRef(memory_id="mem_1", memory_key_hash=key, identity_key_hash=identity)
     record = build(
         EvidenceInput(

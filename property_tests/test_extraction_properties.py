@@ -1,5 +1,6 @@
-"""Properties of the two parsers (extraction-quality.md §7 invariants 8-25, adapted to DECISIONS D4
-and D10: negation covers every trigger form, overlapping triggers give one entry, stored text is
+"""Properties of the two parsers (docs/decisions.md#explicit-requests,
+docs/decisions.md#compaction-candidates), with the changes of docs/decisions.md#d4 and
+docs/decisions.md#d10: negation covers every trigger form, overlapping triggers give one entry, stored text is
 redacted, candidate lines are deduped within a summary)."""
 
 from __future__ import annotations
@@ -172,7 +173,7 @@ def outputs(result: ExtractionResult) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Explicit extraction (§7 8-16)
+# Explicit extraction (docs/decisions.md#explicit-requests)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -301,7 +302,7 @@ def test_no_secret_reaches_an_explicit_entry_or_preview(
 
 
 # ---------------------------------------------------------------------------------------------
-# Compaction candidates (§7 17-25)
+# Compaction candidates (docs/decisions.md#compaction-candidates)
 # ---------------------------------------------------------------------------------------------
 
 

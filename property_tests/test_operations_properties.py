@@ -1,5 +1,5 @@
-"""Properties of the core operations under random host traffic (evidence-pending-storage-hooks.md §9
-invariants 23-34, DECISIONS D4, D7, D12).
+"""Properties of the core operations under random host traffic (docs/decisions.md#host-events,
+docs/decisions.md#cache-epochs; docs/decisions.md#d4, docs/decisions.md#d7, docs/decisions.md#d12).
 
 A run is a random sequence of host events over two or three sessions: user messages drawn from a pool
 of explicit requests (negated ones, injections, duplicates and credential-bearing ones among them), tool
@@ -18,15 +18,13 @@ and at the end no credential from the secret strategies appears in any snapshot,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.consolidation import MigrationAudit
-from domain.extraction import RejectionRecord
 from domain.keys import exact_key, identity_key, key_hash
 from domain.model import (
     DAY_MS,
@@ -35,170 +33,27 @@ from domain.model import (
     EventType,
     EvidenceInput,
     HotStateLimits,
-    MemoryEntry,
     PendingJournal,
     SessionState,
-    WorkspaceRef,
-    WorkspaceStore,
 )
 from domain.operations import (
     OpResult,
-    Snapshot,
     compaction_prompt,
     context_text,
-    end_session,
-    observe_compaction,
-    observe_tool_result,
-    observe_user_message,
-    open_session,
 )
-from domain.pending import empty_journal
 from domain.render import render_workspace_block
 from domain.session import ToolEvent, render_hot_state
 from domain.text import memory_key
-from domain.timeutil import iso_from_ms
-from domain.workspace_port import apply_result
 from property_tests.secret_strategies import secrets
 from property_tests.store_strategies import NOW_MS
+from tests.support.builders import ROOT
+from tests.support.world import Compact, End, Op, Open, Say, Tool, Wait, World
 
-ROOT: Final = "/home/dev/project"
-KEY: Final = "0123456789abcdef"
 SESSION_IDS: Final = ("ses_a", "ses_b", "ses_c")
 MINUTE: Final = 60_000
 
 #: Reasons a promotion clears a pending memory with (as opposed to journal housekeeping).
 PROMOTION_CLEARS: Final = frozenset({"promoted", "absorbed", "superseded", "capacity_rejected", "tombstoned"})
-
-# ---------------------------------------------------------------------------------------------
-# Host events
-# ---------------------------------------------------------------------------------------------
-
-
-class Op(msgspec.Struct, frozen=True, tag=True):
-    #: credentials embedded in this event's text (none may survive anywhere)
-    secrets: tuple[str, ...] = ()
-
-
-class Open(Op, frozen=True):
-    sid: str = ""
-
-
-class Say(Op, frozen=True):
-    sid: str = ""
-    text: str = ""
-
-
-class Tool(Op, frozen=True):
-    sid: str = ""
-    event: ToolEvent = ToolEvent(tool="noop")
-
-
-class Compact(Op, frozen=True):
-    sid: str = ""
-    summary: str = ""
-
-
-class End(Op, frozen=True):
-    sid: str = ""
-
-
-class Wait(Op, frozen=True):
-    ms: int = 0
-
-
-class World:
-    """The shell, in memory: snapshots in dictionaries, one operation at a time, everything it
-    produced kept. It is the in-memory :class:`~domain.workspace_port.WorkspacePort`: what an operation
-    changed reaches it through :func:`~domain.workspace_port.apply_result`, as it reaches the files
-    through ``adapters.commands._run.run_operation``."""
-
-    def __init__(self, now: int = NOW_MS, store: WorkspaceStore | None = None) -> None:
-        self.now = now
-        self.store = store or WorkspaceStore(
-            workspace=WorkspaceRef(root=ROOT, key=KEY), updated_at=iso_from_ms(now)
-        )
-        self.journal: PendingJournal = empty_journal(ROOT, KEY, now)
-        self.sessions: dict[str, SessionState] = {}
-        self.archive: dict[str, MemoryEntry] = {}
-        self.events: list[EvidenceInput] = []
-        self.outputs: list[str] = []
-        self.extras: list[object] = []  # rejection records, audit records, archived entries
-        self.messages = 0
-
-    def snapshot(self, sid: str | None) -> Snapshot:
-        return Snapshot(
-            store=self.store,
-            journal=self.journal,
-            session=self.sessions.get(sid) if sid is not None else None,
-            others=tuple(state for other, state in self.sessions.items() if other != sid),
-            archive=dict(self.archive),
-        )
-
-    # ---- the WorkspacePort ----------------------------------------------------------------------
-
-    def put_store(self, store: WorkspaceStore) -> None:
-        self.store = store
-
-    def put_journal(self, journal: PendingJournal) -> None:
-        self.journal = journal
-
-    def put_session(self, state: SessionState) -> None:
-        self.sessions[state.session_id] = state
-
-    def delete_session(self, session_id: str) -> None:
-        self.sessions.pop(session_id, None)
-
-    def emit(self, events: Iterable[EvidenceInput]) -> None:
-        self.events.extend(events)
-
-    def append_archive(self, entries: Iterable[MemoryEntry]) -> None:
-        for entry in entries:
-            self.archive[key_hash(exact_key(entry))] = entry
-            self.extras.append(entry)
-
-    def append_migration_audit(self, records: Iterable[MigrationAudit]) -> None:
-        self.extras.extend(records)
-
-    def append_rejections(self, records: Iterable[RejectionRecord]) -> None:
-        self.extras.extend(records)
-
-    # ---- one operation ----------------------------------------------------------------------------
-
-    def run(self, sid: str | None, step: Callable[[Snapshot], OpResult]) -> OpResult:
-        """Snapshot, pure step, result applied (what ``run_operation`` does around a transaction)."""
-        snap = self.snapshot(sid)
-        result = step(snap)
-        apply_result(self, snap, sid, result)
-        if result.output:
-            self.outputs.append(result.output)
-        return result
-
-    def apply(self, op: Op) -> OpResult | None:
-        """Run one host event; ``None`` for a clock step."""
-        if isinstance(op, Wait):
-            self.now += op.ms
-            return None
-        # Host events never share a millisecond. (Memory ids are derived from the time and the text,
-        # so the same request made by two sessions in one millisecond would give two journal entries
-        # one id, and the evidence could not tell them apart.)
-        self.now += 1
-        return self.run(getattr(op, "sid", None), lambda snap: self.step(op, snap))
-
-    def step(self, op: Op, snap: Snapshot) -> OpResult:
-        """The core operation a host event calls."""
-        if isinstance(op, Open):
-            return open_session(snap, op.sid, self.now)
-        if isinstance(op, Say):
-            self.messages += 1
-            return observe_user_message(snap, op.sid, f"msg-{self.messages}", op.text, self.now)
-        if isinstance(op, Tool):
-            return observe_tool_result(snap, op.sid, op.event, self.now)
-        if isinstance(op, Compact):
-            return observe_compaction(snap, op.sid, op.summary, self.now)
-        if isinstance(op, End):
-            return end_session(snap, op.sid, self.now)
-        raise AssertionError(op)  # pragma: no cover - every Op subclass is handled above
-
 
 # ---------------------------------------------------------------------------------------------
 # Pools and strategies
@@ -372,13 +227,6 @@ def runs(draw: st.DrawFn) -> list[Op]:
 # ---------------------------------------------------------------------------------------------
 
 
-def names(event: EvidenceInput) -> set[str]:
-    """Memory ids an event is about."""
-    found = {event.memory.memory_id} if event.memory is not None and event.memory.memory_id else set()
-    found.update(r.memory.memory_id for r in event.relations if r.memory is not None and r.memory.memory_id)
-    return found
-
-
 def promotion_cleared(before: PendingJournal, result: OpResult) -> set[tuple[str, str | None]]:
     """(exact key, owner) of every pending memory a promotion cleared in this step. The core keeps the
     raw exact key in ``memoryKeyHash``; the owner comes from the journal as it was (entries appended in
@@ -424,9 +272,9 @@ def check_pending_not_cleared(before: PendingJournal, world: World, op: Op, resu
     """A pending memory is never both cleared and still pending: not in the journal (same key, same
     owner), and not in the pending list of the session that ran the promotion.
 
-    The pending list of an idle owner whose entries another session adopted (D7) is not checked: that
-    session's state is not part of the step, so it keeps a copy until its own next promotion, which
-    finds the memory stored and drops it."""
+    The pending list of an idle owner whose entries another session adopted (docs/decisions.md#d7) is not
+    checked: that session's state is not part of the step, so it keeps a copy until its own next promotion,
+    which finds the memory stored and drops it."""
     cleared = promotion_cleared(before, result)
     if not cleared:
         return
@@ -533,7 +381,7 @@ def strings(value: Any) -> Iterator[str]:
 
 
 def run_checked(ops: list[Op]) -> World:
-    world = World()
+    world = World(NOW_MS)
     for op in ops:
         before_journal = world.journal
         before_sessions = dict(world.sessions)

@@ -1,5 +1,5 @@
-"""Properties of the pending journal and of promotion (evidence-pending-storage-hooks.md §9 invariants
-19-29, store-retention.md §7 invariants 43-44, B26).
+"""Properties of the pending journal and of promotion (docs/decisions.md#pending-journal,
+docs/decisions.md#promotion, docs/decisions.md#b26).
 
 A stateful machine appends, clears, records rejections and lets time pass, and after every step checks
 the retention invariants and that nothing left the journal without a ``pending_memory_cleared`` event.
@@ -8,6 +8,7 @@ the retention invariants and that nothing left the journal without a ``pending_m
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,9 +27,10 @@ from domain.model import (
     MemorySource,
     MemoryStatus,
     MemoryType,
+    Outcome,
     PendingJournal,
+    RelationRole,
     Tombstone,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.pending import (
@@ -42,9 +44,10 @@ from domain.pending import (
     owner_of,
     record_rejections,
 )
-from domain.promotion import account_pending_promotions, promote, promotion_events
+from domain.promotion import PromotionResult, account_pending_promotions, promote, promotion_events
 from domain.text import memory_key
 from domain.timeutil import iso_from_ms, parse_iso_ms
+from tests.support import builders
 
 START = parse_iso_ms("2026-01-01T00:00:00.000Z") or 0
 TEXTS = ("Use pnpm", "use PNPM!", "Prefer tabs", "Run the tests first", *(f"Memory {i}" for i in range(40)))
@@ -95,16 +98,15 @@ class JournalMachine(RuleBasedStateMachine):
         text, type_, source, owner, offset, broken = spec
         self.counter += 1
         stamp = "not-a-date" if broken else iso_from_ms(self.now + offset)
-        return MemoryEntry(
+        return builders.memory(
+            text,
             id=f"m{self.counter:04d}",
-            type=MemoryType(type_),
-            text=text,
+            type=type_,
             source=source,
             confidence=1.0,
-            status=MemoryStatus.ACTIVE,
             created_at=stamp,
             updated_at=stamp,
-            pending_owner_session_id=owner,
+            owner=owner,
         )
 
     def apply(
@@ -128,7 +130,7 @@ class JournalMachine(RuleBasedStateMachine):
     @initialize(specs=st.lists(entry_spec, max_size=60))
     def seed(self, specs: list[tuple[str, str, MemorySource, str | None, int, bool]]) -> None:
         entries = [self.build(s) for s in specs]
-        raw = PendingJournal(workspace=self.journal.workspace, entries=tuple(entries), updated_at="x")
+        raw = builders.journal(*entries, root="/w", key="k", updated_at="x")
         self.journal = raw
         journal, events = normalize_journal(raw, self.now)
         self.apply(journal, events)
@@ -235,7 +237,7 @@ def test_cap_keeps_the_newest(
     """Under the cap, the kept entries are the newest of those that survived dedupe and TTL."""
     machine = JournalMachine()
     entries = [machine.build(s) for s in specs]
-    raw = PendingJournal(workspace=machine.journal.workspace, entries=tuple(entries), updated_at="x")
+    raw = builders.journal(*entries, root="/w", key="k", updated_at="x")
     now = START + later
     journal, events = normalize_journal(raw, now)
     check_retention(journal, now)
@@ -252,7 +254,7 @@ def test_cap_keeps_the_newest(
 
 
 # ---------------------------------------------------------------------------------------------
-# Promotion (§9 invariants 24-29, store-retention §7 invariants 43-44)
+# Promotion (docs/decisions.md#promotion)
 # ---------------------------------------------------------------------------------------------
 
 PROMO_TEXTS = (
@@ -280,104 +282,109 @@ def promo_entry(
     prefix: str, index: int, spec: tuple[str, MemoryType, MemorySource, str | None, int, bool]
 ) -> MemoryEntry:
     text, type_, source, owner, offset, superseded = spec
-    stamp = iso_from_ms(START + offset)
-    return MemoryEntry(
+    return builders.memory(
+        text,
         id=f"{prefix}{index}",
         type=type_,
-        text=text,
         source=source,
         confidence=0.75,
         status=MemoryStatus.SUPERSEDED if superseded and prefix == "s" else MemoryStatus.ACTIVE,
-        created_at=stamp,
-        updated_at=stamp,
-        pending_owner_session_id=owner if prefix != "s" else None,
+        at=START + offset,
+        owner=owner if prefix != "s" else None,
     )
 
 
-@given(
-    stored=st.lists(promo_spec, max_size=6),
-    journaled=st.lists(promo_spec, max_size=8),
-    session=st.lists(promo_spec, max_size=3),
-    session_id=st.sampled_from((None, "s1")),
-    include_owned=st.booleans(),
-    include_unowned=st.booleans(),
-    idle=st.lists(st.sampled_from(("dead", "s2")), max_size=2),
-    tomb=st.lists(st.sampled_from(PROMO_TEXTS), max_size=2),
-)
-def test_promotion_accounts_for_every_pending_memory(
-    stored: list[tuple[str, MemoryType, MemorySource, str | None, int, bool]],
-    journaled: list[tuple[str, MemoryType, MemorySource, str | None, int, bool]],
-    session: list[tuple[str, MemoryType, MemorySource, str | None, int, bool]],
-    session_id: str | None,
-    include_owned: bool,
-    include_unowned: bool,
-    idle: list[str],
-    tomb: list[str],
-) -> None:
-    now = START + 1000
-    tombstones = tuple(
-        Tombstone(
-            key_hash=key_hash(memory_key(t.value, text)), memory_id="x", reason="forgotten", created_at="x"
-        )
-        for text in tomb
-        for t in (MemoryType.DECISION,)
-    )
-    store = WorkspaceStore(
-        workspace=WorkspaceRef(root="/w", key="k"),
-        entries=tuple(promo_entry("s", i, s) for i, s in enumerate(stored)),
-        updated_at=iso_from_ms(START),
-        tombstones=tombstones,
-    )
-    journal = PendingJournal(
-        workspace=WorkspaceRef(root="/w", key="k"),
-        entries=tuple(promo_entry("j", i, s) for i, s in enumerate(journaled)),
-        updated_at="x",
-    )
-    session_pending = [
-        replace(promo_entry("p", i, s), pending_owner_session_id=session_id) for i, s in enumerate(session)
-    ]
+class PromotionCase(NamedTuple):
+    """The inputs of one :func:`promote` call."""
 
-    result = promote(
-        store,
-        journal,
-        session_pending,
-        now,
-        session_id=session_id,
-        include_owned=include_owned,
-        include_unowned=include_unowned,
-        idle_owner_ids=idle,
-    )
-    acc = result.accounting
+    store: WorkspaceStore
+    journal: PendingJournal
+    session_pending: list[MemoryEntry]
+    session_id: str | None
+    include_owned: bool
+    include_unowned: bool
+    idle: list[str]
 
-    # what was pending: session list, then the selected journal entries
-    normalized, _ = normalize_journal(journal, now)
-    adopted = {o for o in idle if o != session_id}
-    owners = ({session_id} if session_id else set()) | adopted
+    def run(self, **changes: Any) -> PromotionResult:
+        """Promote, with ``changes`` to the scope arguments."""
+        scope: dict[str, Any] = {
+            "session_id": self.session_id,
+            "include_owned": self.include_owned,
+            "include_unowned": self.include_unowned,
+            "idle_owner_ids": self.idle,
+            **changes,
+        }
+        return promote(self.store, self.journal, self.session_pending, PROMOTION_NOW, **scope)
 
-    def selected(entry: MemoryEntry) -> bool:
+    def outside(self, entry: MemoryEntry) -> bool:
+        """The journal entry is outside the promotion's scope, as :func:`promote` documents it: owned
+        by a session that is neither the promoting one nor an idle one, or unowned while unowned
+        entries are not included."""
         owner = owner_of(entry)
         if owner is None:
-            return include_unowned
-        return (include_owned and owner == session_id) or owner in adopted
+            return not self.include_unowned
+        return owner != self.session_id and owner not in self.idle
 
-    pending = [*session_pending, *(e for e in normalized.entries if selected(e))]
-    pending_keys = {keys.exact_key(e) for e in pending}
-    sources: dict[str, MemorySource] = {}
-    for entry in pending:
-        sources.setdefault(keys.exact_key(entry), entry.source)
 
-    # partition (inv. 24 / 43)
-    classes = [set(acc.promoted), set(acc.absorbed), set(acc.superseded), set(acc.rejected)]
-    assert sum(len(c) for c in classes) == len(pending_keys)
-    assert set().union(*classes) == pending_keys
-    # set relations (inv. 25 / 44)
-    retryable, clearable = set(acc.retryable), set(acc.clearable)
-    assert retryable <= set(acc.rejected)
-    assert not retryable & clearable
-    assert all(sources[k] in (MemorySource.EXPLICIT, MemorySource.MANUAL) for k in retryable)
-    assert set(acc.promoted) | set(acc.absorbed) | set(acc.superseded) <= clearable
-    # evidence coverage (inv. 28)
-    outcome_types = {
+PROMOTION_NOW = START + 1000
+
+
+@st.composite
+def promotion_cases(draw: st.DrawFn) -> PromotionCase:
+    """A store (some entries superseded, some keys tombstoned), a journal of entries of every owner,
+    the promoting session's pending list and a scope. Now and then a journal entry is marked
+    superseded (as a hand-edited file may have it): it can never be stored, so it is rejected, and
+    retried when it is explicit or manual."""
+    tombstones = tuple(
+        Tombstone(
+            key_hash=key_hash(memory_key("decision", text)), memory_id="x", reason="forgotten", created_at="x"
+        )
+        for text in draw(st.lists(st.sampled_from(PROMO_TEXTS), max_size=2))
+    )
+    stored = draw(st.lists(promo_spec, max_size=6))
+    journaled = draw(st.lists(promo_spec, max_size=8))
+    session_id = draw(st.sampled_from((None, "s1")))
+    pending = [
+        replace(promo_entry("p", i, spec), pending_owner_session_id=session_id)
+        for i, spec in enumerate(draw(st.lists(promo_spec, max_size=3)))
+    ]
+    return PromotionCase(
+        store=builders.store(
+            *(promo_entry("s", i, spec) for i, spec in enumerate(stored)),
+            root="/w",
+            key="k",
+            at=START,
+            tombstones=tombstones,
+        ),
+        journal=builders.journal(
+            *(
+                replace(entry, status=MemoryStatus.SUPERSEDED) if draw(st.integers(0, 7)) == 0 else entry
+                for entry in (promo_entry("j", i, spec) for i, spec in enumerate(journaled))
+            ),
+            root="/w",
+            key="k",
+            updated_at="x",
+        ),
+        session_pending=pending,
+        session_id=session_id,
+        include_owned=draw(st.booleans()),
+        include_unowned=draw(st.booleans()),
+        idle=draw(st.lists(st.sampled_from(("dead", "s2")), max_size=2)),
+    )
+
+
+def accounted(result: PromotionResult) -> set[str]:
+    """Every pending key the promotion classified."""
+    acc = result.accounting
+    return {*acc.promoted, *acc.absorbed, *acc.superseded, *acc.rejected}
+
+
+def outcome_events(result: PromotionResult) -> list[EvidenceInput]:
+    return [e for e in result.events if e.type in OUTCOME_TYPES]
+
+
+OUTCOME_TYPES = frozenset(
+    {
         EventType.PROMOTION_PROMOTED,
         EventType.PROMOTION_ABSORBED_EXACT,
         EventType.PROMOTION_ABSORBED_IDENTITY,
@@ -385,42 +392,137 @@ def test_promotion_accounts_for_every_pending_memory(
         EventType.PROMOTION_REJECTED_CAPACITY,
         EventType.PROMOTION_REJECTED,
     }
-    outcomes = [e.memory.memory_key_hash for e in result.events if e.type in outcome_types and e.memory]
-    assert sorted(o or "" for o in outcomes) == sorted(pending_keys)
-    retry_types = {EventType.PROMOTION_RETRY_SCHEDULED, EventType.PROMOTION_RETRY_EXHAUSTED}
-    retries = [e.memory.memory_key_hash for e in result.events if e.type in retry_types and e.memory]
-    assert sorted(r or "" for r in retries) == sorted(retryable)
+)
+RETRY_TYPES = frozenset({EventType.PROMOTION_RETRY_SCHEDULED, EventType.PROMOTION_RETRY_EXHAUSTED})
 
-    # a cleared memory is no longer pending within the promotion's scope
-    def in_scope(entry: MemoryEntry) -> bool:
-        owner = owner_of(entry)
-        return owner in owners or (owner is None and include_unowned)
 
-    for entry in result.journal.entries:
-        if in_scope(entry):
-            assert keys.exact_key(entry) not in clearable
-    # other owners' entries are untouched (inv. 29)
-    untouched = [e for e in normalized.entries if not in_scope(e)]
-    assert [e for e in result.journal.entries if not in_scope(e)] == untouched
-    # nothing leaves the journal without an event naming it
+@given(promotion_cases())
+def test_every_pending_key_gets_exactly_one_outcome_event(case: PromotionCase) -> None:
+    """The four classes partition the pending keys, each pending key has one ``promotion_*`` outcome
+    event naming a memory that was pending with that key, every retryable key one retry event; the
+    session's own pending memories are always among them, and nothing else is."""
+    result = case.run()
+    acc = result.accounting
+    keys_ = accounted(result)
+    classes = (acc.promoted, acc.absorbed, acc.superseded, acc.rejected)
+    assert sum(len(set(c)) for c in classes) == len(keys_)
+    outcomes = outcome_events(result)
+    assert sorted(e.memory.memory_key_hash or "" for e in outcomes if e.memory) == sorted(keys_)
+    assert len(outcomes) == len(keys_)
+    candidates = {e.id: e for e in (*case.session_pending, *case.journal.entries)}
+    for event_ in outcomes:
+        assert event_.memory is not None and event_.memory.memory_id in candidates
+        assert keys.exact_key(candidates[event_.memory.memory_id]) == event_.memory.memory_key_hash
+    retries = [e.memory.memory_key_hash for e in result.events if e.type in RETRY_TYPES and e.memory]
+    assert sorted(r or "" for r in retries) == sorted(acc.retryable)
+    assert {keys.exact_key(e) for e in case.session_pending} <= keys_
+    in_scope = [e for e in case.journal.entries if not case.outside(e)]
+    assert keys_ <= {keys.exact_key(e) for e in (*case.session_pending, *in_scope)}
+
+
+@given(promotion_cases())
+def test_the_classes_relate_as_documented(case: PromotionCase) -> None:
+    """Promoted, absorbed and superseded keys are clearable; retryable keys are rejected, never
+    clearable, and always explicit or manual memories; the session drops at least the clearable keys."""
+    result = case.run()
+    acc = result.accounting
+    retryable, clearable = set(acc.retryable), set(acc.clearable)
+    assert retryable <= set(acc.rejected)
+    assert not retryable & clearable
+    assert {*acc.promoted, *acc.absorbed, *acc.superseded} <= clearable
+    assert result.cleared_keys >= clearable
+    source_of = {e.memory.memory_key_hash: e.memory.source for e in outcome_events(result) if e.memory}
+    assert all(source_of[k] in (MemorySource.EXPLICIT, MemorySource.MANUAL) for k in retryable)
+
+
+@given(promotion_cases())
+def test_the_scope_decides_what_is_pending(case: PromotionCase) -> None:
+    """With the widest scope (owned and unowned entries, every owner idle) every journal key is
+    pending; with the narrowest (no journal entry selected) only the session's own memories are;
+    widening the scope never loses a pending key."""
+    owners = sorted({o for e in case.journal.entries if (o := owner_of(e)) is not None})
+    journal_keys = {keys.exact_key(e) for e in normalize_journal(case.journal, PROMOTION_NOW)[0].entries}
+    session_keys = {keys.exact_key(e) for e in case.session_pending}
+    widest = case.run(include_owned=True, include_unowned=True, idle_owner_ids=owners)
+    assert accounted(widest) == session_keys | journal_keys
+    narrowest = case.run(include_owned=False, include_unowned=False, idle_owner_ids=())
+    assert accounted(narrowest) == session_keys
+    here = accounted(case.run())
+    assert accounted(case.run(include_owned=True)) >= here
+    assert accounted(case.run(include_unowned=True)) >= here
+    assert accounted(case.run(idle_owner_ids=[*case.idle, *owners])) >= here
+
+
+@given(promotion_cases())
+def test_nothing_outside_the_scope_is_touched_and_every_departure_is_named(case: PromotionCase) -> None:
+    """Journal entries outside the scope stay exactly as the journal's own housekeeping leaves them;
+    an entry leaves the journal only with a ``pending_memory_cleared`` event naming it; no entry
+    within the scope keeps a key the promotion cleared."""
+    result = case.run()
+    normalized, _ = normalize_journal(case.journal, PROMOTION_NOW)
+    kept = [e for e in result.journal.entries if case.outside(e)]
+    assert kept == [e for e in normalized.entries if case.outside(e)]
     gone = {e.id for e in normalized.entries} - {e.id for e in result.journal.entries}
     assert gone <= set(cleared_ids(result.events))
-    # no pending-only fields reach the store; at most one active entry per exact key (inv. 26)
+    clearable = set(result.accounting.clearable)
+    for entry in result.journal.entries:
+        if not case.outside(entry):
+            assert keys.exact_key(entry) not in clearable, entry
+
+
+@given(promotion_cases())
+def test_promoted_and_absorbed_memories_are_in_the_store(case: PromotionCase) -> None:
+    """A promoted key is an active store entry (or was archived in the same step); the survivor an
+    absorbed memory's event names is an active store entry carrying it: by its exact or identity key,
+    or by the absorbed id."""
+    result = case.run()
+    active = {e.id: e for e in result.store.entries if e.status is MemoryStatus.ACTIVE}
+    carriers = {**active, **{e.id: e for e in result.archived}}
+    assert set(result.accounting.promoted) <= {keys.exact_key(e) for e in carriers.values()}
+    for event_ in outcome_events(result):
+        if event_.outcome is not Outcome.ABSORBED:
+            continue
+        assert event_.memory is not None
+        (survivor_id,) = [
+            r.memory.memory_id for r in event_.relations if r.role is RelationRole.RETAINED and r.memory
+        ]
+        survivor = carriers[survivor_id or ""]
+        assert (
+            keys.exact_key(survivor) == event_.memory.memory_key_hash
+            or keys.identity_key(survivor) == event_.memory.identity_key_hash
+            or event_.memory.memory_id in (survivor.absorbed_ids or ())
+        ), (event_, survivor)
+
+
+@given(promotion_cases())
+def test_the_store_after_is_normalised_and_tombstones_hold(case: PromotionCase) -> None:
+    """No pending-only field reaches the store; no two active entries share an exact key; a
+    tombstoned pending key is rejected as ``tombstoned``, cleared, and never stored."""
+    result = case.run()
+    for entry in result.store.entries:
+        assert entry.pending_owner_session_id is None and entry.promotion_attempts is None, entry
     active = [e for e in result.store.entries if e.status is MemoryStatus.ACTIVE]
-    assert all(
-        e.pending_owner_session_id is None and e.promotion_attempts is None for e in result.store.entries
-    )
-    # promotion always hands back a normalised store (even with nothing pending: D4)
     assert len({keys.exact_key(e) for e in active}) == len(active)
-    if not pending:
-        assert result.store == consolidation.normalize_store(store, now).store
-    # tombstoned memories never enter the store
-    for entry in pending:
-        if key_hash(keys.exact_key(entry)) in {t.key_hash for t in tombstones}:
-            assert keys.exact_key(entry) not in {
-                keys.exact_key(e) for e in active if e.id.startswith(("j", "p"))
-            }
-    assert result.cleared_keys >= clearable
+    tombstoned = {t.key_hash for t in case.store.tombstones}
+    stored_from_pending = {keys.exact_key(e) for e in active if e.id.startswith(("j", "p"))}
+    for key in accounted(result):
+        if key_hash(key) in tombstoned:
+            assert result.accounting.reason_of(key) == "tombstoned"
+            assert key in result.accounting.rejected and key in result.accounting.clearable
+            assert key not in stored_from_pending
+
+
+@given(promotion_cases())
+def test_with_nothing_pending_only_the_housekeeping_runs(case: PromotionCase) -> None:
+    """No session memory and no journal entry selected: the store comes back normalised (a store
+    written elsewhere is cleaned before it is shown), the journal as its own housekeeping leaves it,
+    and nothing is accounted."""
+    result = case._replace(session_pending=[]).run(
+        include_owned=False, include_unowned=False, idle_owner_ids=()
+    )
+    assert result.store == consolidation.normalize_store(case.store, PROMOTION_NOW).store
+    assert result.journal.entries == normalize_journal(case.journal, PROMOTION_NOW)[0].entries
+    assert accounted(result) == set() and result.cleared_keys == frozenset()
 
 
 @given(
@@ -444,7 +546,8 @@ def test_accounting_partitions_arbitrary_inputs(
     after: list[tuple[str, MemoryType, MemorySource, str | None, int, bool]],
     terminal: list[tuple[str, MemoryType, str]],
 ) -> None:
-    """store-retention §7 invariants 43-44 for any before/after/terminal combination."""
+    """The accounting partitions the pending keys and keeps its set relations for any
+    before/after/terminal combination (docs/decisions.md#promotion)."""
     p = [promo_entry("p", i, s) for i, s in enumerate(pending)]
     b = [promo_entry("s", i, s) for i, s in enumerate(before)]
     a = [promo_entry("s", i, s) for i, s in enumerate(after)]

@@ -1,5 +1,5 @@
-"""Properties of the rendered workspace block (store-retention.md §7 invariants 36-41, plus the
-accounting promises of DECISIONS D2: every active entry is shown or omitted for exactly one reason)."""
+"""Properties of the rendered workspace block (docs/decisions.md#the-workspace-block), plus the accounting
+promises of docs/decisions.md#d2: every active entry is shown or omitted for exactly one reason)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from domain.model import (
     MemoryStatus,
     MemoryType,
     StoreLimits,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.render import RENDER_HEADER, number_block, render_entry_line, render_workspace_block
@@ -31,6 +30,7 @@ from domain.retention import dormancy_at, strength
 from domain.timeutil import iso_from_ms
 from property_tests.store_strategies import entry_lists
 from property_tests.store_strategies import stores as realistic_stores
+from tests.support.builders import memory, store
 
 NOW = 1_780_000_000_000  # 2026-05-28
 REASONS = {"superseded", "archived", "type_cap", "global_cap", "char_budget", "empty_render_budget"}
@@ -66,7 +66,7 @@ texts = st.lists(words, min_size=1, max_size=20).map(" ".join)
 def entries(draw: st.DrawFn, index: int) -> MemoryEntry:
     age = draw(st.floats(min_value=0, max_value=400, allow_nan=False))
     created = draw(st.one_of(st.just(iso_from_ms(NOW - age * DAY_MS)), st.sampled_from(["garbage", ""])))
-    return MemoryEntry(
+    return memory(
         id=f"mem_{index:03d}",
         type=draw(st.sampled_from(list(MemoryType))),
         text=draw(texts),
@@ -96,11 +96,12 @@ def stores(draw: st.DrawFn, max_entries: int = 40) -> WorkspaceStore:
     spans = tuple(
         DormantSpan(start=NOW - s * DAY_MS, end=NOW - s * DAY_MS + 10 * DAY_MS) for s in span_starts
     )
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root="/r", key="k"),
+    return store(
+        *items,
+        root="/r",
+        key="k",
+        at=NOW,
         limits=StoreLimits(max_rendered_chars=draw(st.one_of(st.integers(0, 5000), st.just(3600)))),
-        entries=tuple(items),
-        updated_at=iso_from_ms(NOW),
         last_activity_at=iso_from_ms(NOW - idle_days * DAY_MS) if idle_days is not None else None,
         dormant_spans=spans,
         archived=markers,

@@ -1,12 +1,13 @@
-"""Properties of retention strength, effective age and reinforcement (issue properties 1-3,
-store-retention.md §7 invariants 1-15)."""
+"""Properties of retention strength, effective age and reinforcement
+(docs/decisions.md#retention-strength-and-decay, docs/decisions.md#d3, docs/decisions.md#d8)."""
 
 from __future__ import annotations
 
 import math
 
-from hypothesis import assume, given
+from hypothesis import assume, event, given
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from domain.model import (
     DAY_MS,
@@ -14,22 +15,24 @@ from domain.model import (
     Importance,
     MemoryEntry,
     MemorySource,
-    MemoryStatus,
     MemoryType,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.retention import (
     Dormancy,
+    can_reinforce,
     dormancy_at,
     effective_age_days,
+    half_life_days,
     initial_strength,
     mark_activity,
     merge_spans,
     reinforce,
+    reinforcement_count,
     strength,
 )
 from domain.timeutil import iso_from_ms
+from tests.support.builders import memory, store
 
 BASE = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 YEAR = 365 * DAY_MS
@@ -43,13 +46,12 @@ timestamps = st.one_of(
 
 @st.composite
 def entries(draw: st.DrawFn) -> MemoryEntry:
-    return MemoryEntry(
+    return memory(
         id=draw(st.text("abc123", min_size=1, max_size=4)),
         type=draw(st.sampled_from(list(MemoryType))),
         text="memory",
         source=draw(st.sampled_from(list(MemorySource))),
         confidence=0.75,
-        status=MemoryStatus.ACTIVE,
         created_at=draw(timestamps),
         updated_at=draw(timestamps),
         retention_clock=draw(st.one_of(st.none(), times, st.just(-1))),
@@ -71,9 +73,10 @@ def dormancies(draw: st.DrawFn) -> Dormancy:
 def stores(draw: st.DrawFn) -> WorkspaceStore:
     starts = sorted(draw(st.lists(times, max_size=4, unique=True)))
     spans = tuple(DormantSpan(start=s, end=s + draw(st.integers(1, 30 * DAY_MS))) for s in starts)
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root="/r", key="k"),
-        updated_at=iso_from_ms(BASE),
+    return store(
+        root="/r",
+        key="k",
+        at=BASE,
         last_activity_at=draw(st.one_of(st.none(), timestamps)),
         dormant_spans=spans,
     )
@@ -98,8 +101,6 @@ def test_strength_never_increases_with_time(e: MemoryEntry, s: WorkspaceStore, n
 
 @given(entries(), times, st.integers(0, 6), st.integers(0, 6))
 def test_more_reinforcement_never_weaker_at_equal_age(e: MemoryEntry, now: int, a: int, b: int) -> None:
-    from msgspec.structs import replace
-
     low, high = min(a, b), max(a, b)
     weaker = strength(replace(e, reinforcement_count=low), now)
     stronger = strength(replace(e, reinforcement_count=high), now)
@@ -141,13 +142,34 @@ def test_reinforcement_count_never_exceeds_six(e: MemoryEntry, steps: list[tuple
 
 
 @given(entries(), times, st.sampled_from([None, "s1", "s2", "s3"]), st.sampled_from([None, "s4", "s5"]))
-def test_reinforcing_twice_the_same_utc_day_changes_nothing(
+def test_a_reinforcement_counts_once_and_a_second_the_same_day_changes_nothing(
     e: MemoryEntry, now: int, first: str | None, second: str | None
 ) -> None:
+    """When the guards allow it, a reinforcement adds one to the count, lengthens the half-life,
+    restarts the clock now, remembers the session and changes nothing else, and a second one the
+    same instant (so the same UTC day), from any session, is refused; when the guards refuse it, the
+    entry comes back unchanged, the very same object."""
     once = reinforce(e, first, now)
-    twice = reinforce(once, second, now)
-    if once is not e:
-        assert twice is once
+    if can_reinforce(e, first, now):
+        event("reinforced")
+        assert once.reinforcement_count == reinforcement_count(e) + 1
+        assert half_life_days(once) > half_life_days(e)
+        assert (once.retention_clock, once.last_reinforced_at, once.last_reinforced_session_id) == (
+            now,
+            now,
+            first,
+        )
+        fields = (
+            "reinforcement_count",
+            "retention_clock",
+            "last_reinforced_at",
+            "last_reinforced_session_id",
+        )
+        assert replace(once, **{name: getattr(e, name) for name in fields}) == e
+        assert reinforce(once, second, now) is once
+    else:
+        event("refused")
+        assert once is e
 
 
 @given(entries(), stores(), times, st.sampled_from([None, "s1", "s9"]))
@@ -167,8 +189,8 @@ def test_reinforcement_never_lowers_strength_when_it_happens(
 def test_capping_the_span_list_never_lowers_an_effective_age(
     raw: list[tuple[int, int]], start: int, after: int
 ) -> None:
-    """D3 caps ``dormantSpans`` at 64; folding the oldest spans together must not make any entry
-    younger (which would raise its strength out of nothing)."""
+    """docs/decisions.md#d3 caps ``dormantSpans`` at 64; folding the oldest spans together must not make any
+    entry younger (which would raise its strength out of nothing)."""
     spans = [DormantSpan(start=s, end=s + length) for s, length in raw]
     uncapped = sorted((float(s.start), float(s.end)) for s in spans)
     merged_exact: list[tuple[float, float]] = []

@@ -1,5 +1,5 @@
-"""Salvage (issue 11): damage inside one memory never costs another memory, and a clean document is
-read exactly as the strict decoder reads it."""
+"""Salvage (docs/decisions.md#d11): damage inside one memory never costs another memory, and a clean
+document is read exactly as the strict decoder reads it."""
 
 from __future__ import annotations
 

@@ -1,12 +1,13 @@
-"""Properties of the hot session state (extraction-quality.md §7 invariants 32-39, DECISIONS D4)."""
+"""Properties of the hot session state (docs/decisions.md#hot-session-state and its sections,
+docs/decisions.md#d4)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 
 import msgspec
-import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -17,11 +18,9 @@ from domain.model import (
     HotStateLimits,
     MemoryEntry,
     MemorySource,
-    MemoryStatus,
     MemoryType,
     SessionState,
 )
-from domain.safety import redact
 from domain.session import (
     ACTION_WEIGHT,
     HEADER,
@@ -41,8 +40,8 @@ from domain.session import (
     upsert_open_error,
 )
 from domain.text import memory_key
-from domain.timeutil import iso_from_ms
 from property_tests.secret_strategies import secrets as shared_secrets
+from tests.support.builders import memory
 
 T0 = 1_767_225_600_000
 ROOT = "/repo"
@@ -53,7 +52,6 @@ SECTION_CAPS = {
     "recent_decisions:": HotStateLimits.MAX_RECENT_DECISIONS_STORED,
     "pending_memories:": HotStateLimits.MAX_PENDING_MEMORIES_RENDERED,
 }
-REAL_REDACT = redact("password: sushi") != "password: sushi"
 
 # ---------------------------------------------------------------------------------------------
 # Strategies
@@ -147,21 +145,12 @@ tool_events = st.one_of(
 memory_types = st.sampled_from(list(MemoryType))
 
 
-def _memory(type_: MemoryType, text: str) -> MemoryEntry:
-    stamp = iso_from_ms(T0)
-    return MemoryEntry(
-        id="m",
-        type=type_,
-        text=text,
-        source=MemorySource.EXPLICIT,
-        confidence=1,
-        status=MemoryStatus.ACTIVE,
-        created_at=stamp,
-        updated_at=stamp,
-    )
+#: A pending explicit memory of confidence 1, made at T0.
+_memory = partial(memory, id="m", source=MemorySource.EXPLICIT, confidence=1, at=T0)
 
-
-memories = st.builds(_memory, memory_types, st.one_of(free_text, st.sampled_from(["Use pnpm", "use  PNPM"])))
+memories = st.builds(
+    _memory, st.one_of(free_text, st.sampled_from(["Use pnpm", "use  PNPM"])), type=memory_types
+)
 decision_texts = st.one_of(free_text, st.sampled_from(["Use pnpm", "use PNPM", "Ship on Fridays", "x" * 200]))
 
 Op = Callable[[SessionState, int], SessionState]
@@ -223,7 +212,7 @@ def _section_lines(render: str) -> dict[str, list[str]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Render (invariants 32-34)
+# Render
 # ---------------------------------------------------------------------------------------------
 
 
@@ -279,7 +268,7 @@ def test_open_errors_are_listed_before_maybe_fixed_ones(state: SessionState) -> 
 
 
 # ---------------------------------------------------------------------------------------------
-# Files, errors, decisions (invariants 35-39)
+# Files, errors, decisions
 # ---------------------------------------------------------------------------------------------
 
 
@@ -376,7 +365,7 @@ def test_observe_tool_is_deterministic_and_does_not_touch_its_input(
 
 
 # ---------------------------------------------------------------------------------------------
-# D4: no generated secret reaches state or render
+# No generated secret reaches state or render (docs/decisions.md#d4)
 # ---------------------------------------------------------------------------------------------
 
 secret_values = st.from_regex(r"Q[A-Za-z0-9._/+-]{6,20}Z", fullmatch=True)
@@ -396,7 +385,6 @@ def _labelled(draw: st.DrawFn) -> tuple[str, tuple[str, ...]]:
 secret_texts = st.one_of(_labelled(), shared_secrets())
 
 
-@pytest.mark.skipif(not REAL_REDACT, reason="domain.safety.redact is still a stub")
 @given(sessions(max_ops=8), secret_texts, st.sampled_from(["summary", "command", "decision", "pending"]))
 def test_no_generated_secret_reaches_state_or_render(
     state: SessionState, secret: tuple[str, tuple[str, ...]], where: str
@@ -415,7 +403,7 @@ def test_no_generated_secret_reaches_state_or_render(
     elif where == "decision":
         state = add_recent_decision(state, text, DecisionSource.USER, now, rationale=text)
     else:
-        state = add_pending_memories(state, [_memory(MemoryType.FEEDBACK, text)])
+        state = add_pending_memories(state, [_memory(text, type=MemoryType.FEEDBACK)])
     state = normalize_session(state, now)
     stored, render = msgspec.json.decode(msgspec.json.encode(state)), render_hot_state(state, ROOT)
     for value in values:

@@ -36,9 +36,9 @@ LONG_SECRET: Final = (
     + "k" * 80
 )
 
-#: (type, source, from_trigger, text, what the gate made of it): the D4 examples of the gate's
-#: tests; the stored text is the gated text cut to ``LIMIT`` (``stored_text``), as before the gate
-#: and the cut were one function.
+#: (type, source, from_trigger, text, what the gate made of it): the examples of the gate's tests
+#: (docs/decisions.md#d4); the stored text is the gated text cut to ``LIMIT`` (``stored_text``), as
+#: before the gate and the cut were one function.
 GATED: Final = [
     (MemoryType.FEEDBACK, C, False, "User prefers architecture reviews in Traditional Chinese", None),
     (MemoryType.REFERENCE, C, False, "Config parser supports bracketless format", None),

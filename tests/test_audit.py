@@ -18,10 +18,8 @@ from domain.diagnostics import (
     parse_audit_line,
     risk_codes,
 )
-from domain.timeutil import parse_iso_ms
+from tests.support.builders import KEY, NOW
 
-NOW = parse_iso_ms("2026-06-01T12:00:00.000Z") or 0
-KEY = "0123456789abcdef"
 QUALITY = "2026-04-28-quality-cleanup"
 P0 = "2026-04-26-p0-cleanup"
 

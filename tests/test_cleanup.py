@@ -1,4 +1,5 @@
-"""Workspace cleanup: the reference's acceptance cases (§10.6 1-7) plus the B22/B23 fixes."""
+"""Workspace cleanup (docs/decisions.md#workspace-cleanup): the reference's acceptance cases 1-7 plus the
+fixes docs/decisions.md#b22 and docs/decisions.md#b23."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def missing_temp_root(name: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.6 acceptance cases
+# The reference's acceptance cases
 # ---------------------------------------------------------------------------------------------
 
 
@@ -126,7 +127,7 @@ def test_case5_dry_run_lists_but_moves_nothing(home: Path) -> None:
     assert run.quarantined == ()
     assert run.quarantine_dir is None
     assert directory.exists()
-    assert snapshot(home) == before  # §9 invariant 37: a dry run changes nothing
+    assert snapshot(home) == before  # A dry run changes nothing (docs/decisions.md#workspace-cleanup)
 
 
 def test_case6_quarantine_moves_only_definite_residue(home: Path) -> None:
@@ -161,13 +162,14 @@ def test_case7_recent_directory_is_not_a_candidate(home: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# B22 / B23 fixes
+# The fixes docs/decisions.md#b22 and docs/decisions.md#b23
 # ---------------------------------------------------------------------------------------------
 
 
 def test_b22_wm_prefix_outside_temp_is_not_definite_residue(home: Path) -> None:
-    """B22: the reference calls any missing root named ``wm-*`` anywhere on disk definite test
-    residue. workmem requires the root to be under a temp directory; the prefix is only a hint."""
+    """docs/decisions.md#b22: the reference calls any missing root named ``wm-*`` anywhere on disk
+    definite test residue. workmem requires the root to be under a temp directory; the prefix is only a
+    hint."""
     write_store(home, "proj", "/home/someone/projects/wm-notes")
     results, candidates = scan(home, NOW, min_age_ms=0)
     r = result_for(results, "proj")
@@ -177,7 +179,7 @@ def test_b22_wm_prefix_outside_temp_is_not_definite_residue(home: Path) -> None:
 
 
 def test_b22_most_specific_prefix_is_named() -> None:
-    """B22: ``wm-`` no longer shadows the more specific prefixes in the reason text."""
+    """docs/decisions.md#b22: ``wm-`` no longer shadows the more specific prefixes in the reason text."""
     assert known_test_prefix("/tmp/wm-quality-live-root-abc") == "wm-quality"
     assert known_test_prefix("/tmp/wm-x") == "wm"
     assert known_test_prefix("/tmp/memory-plugin-prompt-1") == "memory-plugin-prompt"
@@ -185,8 +187,8 @@ def test_b22_most_specific_prefix_is_named() -> None:
 
 
 def test_b23_destination_uses_directory_name_not_json_key(home: Path) -> None:
-    """B23: the reference names the destination after ``workspace.key`` in the JSON; two directories
-    with the same JSON key collided. workmem uses the directory name."""
+    """docs/decisions.md#b23: the reference names the destination after ``workspace.key`` in the JSON;
+    two directories with the same JSON key collided. workmem uses the directory name."""
     a = write_store(home, "dir-a", missing_temp_root("wm-a-gone"), json_key="same")
     b = write_store(home, "dir-b", missing_temp_root("wm-b-gone"), json_key="same")
     run = cleanup(home, NOW, mode="quarantine", min_age_ms=0)
@@ -199,7 +201,8 @@ def test_b23_destination_uses_directory_name_not_json_key(home: Path) -> None:
 
 
 def test_b23_missing_store_is_missing_store_not_invalid_json(home: Path) -> None:
-    """B23: a directory without ``workspace-memory.json`` is reported as ``missing_store``."""
+    """docs/decisions.md#b23: a directory without ``workspace-memory.json`` is reported as
+    ``missing_store``."""
     (home / "workspaces" / "empty" / "sessions").mkdir(parents=True)
     results, _ = scan(home, NOW, min_age_ms=0, include_orphans=True)
     r = result_for(results, "empty")

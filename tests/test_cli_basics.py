@@ -1,95 +1,20 @@
 """The ``workmem`` command line: help, version, exit codes, usage errors, intake and the user's own
-commands. Also the shared :class:`Cli` driver used by the other ``test_cli_*`` files: it calls
-``main([...])`` in-process with a temporary ``WORKMEM_HOME`` and a fixed ``WORKMEM_NOW``."""
+commands, through the in-process driver of :mod:`tests.support.cli`."""
 
 from __future__ import annotations
 
 import io
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
 
 import pytest
 
 from adapters import __version__
 from adapters.cli import EPILOG, main
 from domain.model import DAY_MS
-from domain.timeutil import iso_from_ms, parse_iso_ms
-
-REPO = Path(__file__).resolve().parent.parent
-T0_ISO = "2026-05-01T09:00:00.000Z"
-T0 = parse_iso_ms(T0_ISO) or 0
-
-
-class Run(NamedTuple):
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
-
-
-class Cli:
-    """Drives ``main`` in-process for one workspace under one data home."""
-
-    def __init__(
-        self, home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-    ) -> None:
-        self.home = home
-        self.workspace = workspace
-        self.monkeypatch = monkeypatch
-        self.capsys = capsys
-        monkeypatch.setenv("WORKMEM_HOME", str(home))
-        monkeypatch.delenv("WORKMEM_DEBUG", raising=False)
-        monkeypatch.delenv("WORKMEM_LOCK_TIMEOUT", raising=False)
-        self.at_ms(T0)
-
-    def at_ms(self, ms: int) -> None:
-        self.now_ms = ms
-        self.monkeypatch.setenv("WORKMEM_NOW", iso_from_ms(ms))
-
-    def __call__(self, *args: str, stdin: str | None = None, workspace: bool = True) -> Run:
-        self.capsys.readouterr()
-        if stdin is not None:
-            self.monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8"))))
-        prefix = ["--workspace", str(self.workspace)] if workspace else []
-        code = main([*prefix, *args])
-        captured = self.capsys.readouterr()
-        return Run(code, captured.out, captured.err)
-
-    def ok(self, *args: str, stdin: str | None = None) -> Run:
-        run = self(*args, stdin=stdin)
-        assert run.code == 0, run
-        assert run.err == "", run
-        return run
-
-    def memories(self, *extra: str) -> list[dict[str, Any]]:
-        data: list[dict[str, Any]] = self.ok("list", "--json", *extra).json()["memories"]
-        return data
-
-
-def make_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    """A driver for a fresh workspace ``<tmp>/project`` and data home ``<tmp>/home``."""
-    workspace = tmp_path / "project"
-    workspace.mkdir()
-    return Cli(tmp_path / "home", workspace, monkeypatch, capsys)
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    return make_cli(tmp_path, monkeypatch, capsys)
-
-
-def one_line_error(run: Run, code: int) -> None:
-    assert run.code == code, run
-    assert run.err.startswith("workmem: "), run
-    assert run.err.count("\n") == 1, run
-    assert "Traceback" not in run.err
-
+from tests.support.cli import REPO, T0, Cli, one_line_error
 
 # ---------------------------------------------------------------------------------------------
 # --version, --help, exit codes
@@ -387,7 +312,7 @@ def test_tour_without_home_leaves_nothing(cli: Cli, tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# compaction prompt, supersession by block label (D10), tool output from stdin
+# compaction prompt, supersession by block label (docs/decisions.md#d10), tool output from stdin
 # ---------------------------------------------------------------------------------------------
 
 

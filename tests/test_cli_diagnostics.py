@@ -1,4 +1,5 @@
-"""§10.7 tests 1-16 (the reference's memory-diag tests) through the ``workmem`` command line.
+"""The reference's diagnostics tests 1-16 (its memory-diag tests, docs/decisions.md#diagnostics) through
+the ``workmem`` command line.
 
 The reference ran its diagnostics script as a subprocess against files in an isolated data home;
 here the store, journal, evidence log and rejection log are written in the workmem layout and the
@@ -13,12 +14,11 @@ import re
 import subprocess
 import sys
 from collections.abc import Sequence
-from itertools import count
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
-from msgspec.structs import replace
 
 from adapters import paths
 from domain.codec import encode_line, encode_pretty
@@ -27,81 +27,26 @@ from domain.model import (
     EvidenceEvent,
     Importance,
     MemoryEntry,
-    MemoryRef,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    PendingJournal,
-    Relation,
-    RelationRole,
     StoreLimits,
-    WorkspaceRef,
-    WorkspaceStore,
 )
-from domain.timeutil import iso_from_ms, parse_iso_ms
-from tests.test_cli_basics import REPO, Cli, make_cli
-
-NOW_ISO = "2026-06-01T12:00:00.000Z"
-NOW = parse_iso_ms(NOW_ISO) or 0
+from domain.timeutil import iso_from_ms
+from tests.support.builders import NOW, NOW_ISO, event, journal, memory, ref, store
+from tests.support.cli import REPO, Cli
 
 
 @pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    driver = make_cli(tmp_path, monkeypatch, capsys)
-    driver.at_ms(NOW)
-    return driver
+def cli(cli: Cli) -> Cli:
+    cli.at_ms(NOW)
+    return cli
 
 
-def entry(id_: str, text: str, type_: str, **fields: Any) -> MemoryEntry:
-    """The reference tests' ``entry()``: compaction, confidence 0.75, active, created now."""
-    base = MemoryEntry(
-        id=id_,
-        type=MemoryType(type_),
-        text=text,
-        source=MemorySource.COMPACTION,
-        confidence=0.75,
-        status=MemoryStatus.ACTIVE,
-        created_at=NOW_ISO,
-        updated_at=NOW_ISO,
-    )
-    return replace(base, **fields) if fields else base
+#: The reference tests' ``entry()``: an active compaction-style entry created now, confidence 0.75
+#: whatever its source.
+entry = partial(memory, confidence=0.75)
 
 
-_ids = count(1)
-
-
-def ref(
-    memory_id: str, type_: str | None = None, source: str | None = None, status: str | None = None
-) -> MemoryRef:
-    return MemoryRef(memory_id=memory_id, type=type_, source=source, status=status)
-
-
-def ev(
-    type_: str,
-    phase: str,
-    outcome: str,
-    reasons: Sequence[str],
-    *,
-    memory: MemoryRef | None = None,
-    relations: Sequence[tuple[str, str]] = (),
-    details: dict[str, Any] | None = None,
-    preview: str | None = None,
-) -> EvidenceEvent:
-    return EvidenceEvent(
-        version=1,
-        event_id=f"evt_{NOW}_{next(_ids):08d}",
-        created_at=NOW_ISO,
-        workspace_key="k",
-        workspace_root_hash="k",
-        type=type_,
-        phase=phase,
-        outcome=outcome,
-        reason_codes=tuple(reasons),
-        memory=memory,
-        relations=tuple(Relation(role=RelationRole(role), memory=ref(mid)) for role, mid in relations),
-        details=details or {},
-        text_preview=preview,
-    )
+#: The events of these tests belong to the workspace key ``k``.
+ev = partial(event, key="k")
 
 
 class Fixture:
@@ -119,19 +64,17 @@ class Fixture:
         last_activity: str | None = NOW_ISO,
         max_chars: int = 3600,
     ) -> None:
-        value = WorkspaceStore(
-            workspace=WorkspaceRef(root=self.root, key=self.key),
-            limits=StoreLimits(max_rendered_chars=max_chars, max_entries=28),
-            entries=tuple(entries),
-            updated_at=NOW_ISO,
+        value = store(
+            *entries,
+            root=self.root,
+            key=self.key,
+            limits=StoreLimits(max_rendered_chars=max_chars),
             last_activity_at=last_activity,
         )
         self.layout.store.write_bytes(encode_pretty(value))
 
     def journal(self, entries: Sequence[MemoryEntry]) -> None:
-        value = PendingJournal(
-            workspace=WorkspaceRef(root=self.root, key=self.key), entries=tuple(entries), updated_at=NOW_ISO
-        )
+        value = journal(*entries, root=self.root, key=self.key)
         self.layout.journal.write_bytes(encode_pretty(value))
 
     def events(self, events: Sequence[EvidenceEvent]) -> None:
@@ -161,11 +104,11 @@ def out(cli: Cli, *args: str) -> str:
 def test_1_health_stored_vs_rendered(cli: Cli, fx: Fixture) -> None:
     fx.store(
         [
-            entry(f"feedback-{i}", f"Unique feedback preference for memory health {i}", "feedback")
+            entry(f"Unique feedback preference for memory health {i}", id=f"feedback-{i}", type="feedback")
             for i in range(17)
         ]
         + [
-            entry(f"decision-{i}", f"Unique durable decision for memory health {i}", "decision")
+            entry(f"Unique durable decision for memory health {i}", id=f"decision-{i}", type="decision")
             for i in range(11)
         ]
     )
@@ -180,9 +123,9 @@ def test_2_health_dormancy_and_monitoring(cli: Cli, fx: Fixture) -> None:
     fx.store(
         [
             entry(
-                f"monitoring-{i}",
                 f"Unique monitoring memory {i} for retention health",
-                "feedback" if i % 2 == 0 else "decision",
+                id=f"monitoring-{i}",
+                type="feedback" if i % 2 == 0 else "decision",
                 user_importance=Importance.HIGH if i < 4 else None,
                 safety_critical=True if i < 6 else None,
                 reinforcement_count=6 if i < 2 else None,
@@ -203,10 +146,10 @@ def test_2_health_dormancy_and_monitoring(cli: Cli, fx: Fixture) -> None:
 
 def test_3_health_global_cap_overflow(cli: Cli, fx: Fixture) -> None:
     fx.store(
-        [entry(f"f-{i}", f"Unique global feedback preference {i}", "feedback") for i in range(10)]
-        + [entry(f"d-{i}", f"Unique global durable decision {i}", "decision") for i in range(10)]
-        + [entry(f"p-{i}", f"Unique global project fact {i}", "project") for i in range(8)]
-        + [entry(f"r-{i}", f"Unique global reference fact {i}", "reference") for i in range(6)]
+        [entry(f"Unique global feedback preference {i}", id=f"f-{i}", type="feedback") for i in range(10)]
+        + [entry(f"Unique global durable decision {i}", id=f"d-{i}", type="decision") for i in range(10)]
+        + [entry(f"Unique global project fact {i}", id=f"p-{i}", type="project") for i in range(8)]
+        + [entry(f"Unique global reference fact {i}", id=f"r-{i}", type="reference") for i in range(6)]
     )
     text = out(cli, "health")
     assert "Rendered candidates: 28" in text
@@ -228,14 +171,14 @@ def test_4_health_empty_store_without_activity(cli: Cli, fx: Fixture) -> None:
 def test_5_health_json_matches_human_output(cli: Cli, fx: Fixture) -> None:
     fx.store(
         [
-            entry("mem-rendered", "Prefer small focused changes", "feedback", source=MemorySource.EXPLICIT),
-            entry(
-                "mem-secret", "Use password: sushi only in fixtures", "decision", source=MemorySource.MANUAL
-            ),
-            entry("mem-old", "Old decision that was superseded", "decision", status=MemoryStatus.SUPERSEDED),
+            entry("Prefer small focused changes", id="mem-rendered", type="feedback", source="explicit"),
+            entry("Use password: sushi only in fixtures", id="mem-secret", type="decision", source="manual"),
+            entry("Old decision that was superseded", id="mem-old", type="decision", status="superseded"),
         ]
     )
-    fx.journal([entry("mem-pending", "Retry this pending memory later", "project", promotion_attempts=1)])
+    fx.journal(
+        [entry("Retry this pending memory later", id="mem-pending", type="project", promotion_attempts=1)]
+    )
     fx.events(
         [
             ev(
@@ -292,34 +235,44 @@ def test_6_explain(cli: Cli, fx: Fixture) -> None:
     fx.store(
         [
             entry(
-                "mem-rendered",
-                "Rendered feedback wins the render set",
-                "feedback",
-                source=MemorySource.EXPLICIT,
+                "Rendered feedback wins the render set", id="mem-rendered", type="feedback", source="explicit"
             ),
             entry(
-                "mem-superseded",
-                "Superseded memory is not rendered",
-                "decision",
-                status=MemoryStatus.SUPERSEDED,
+                "Superseded memory is not rendered", id="mem-superseded", type="decision", status="superseded"
             ),
-            *[entry(f"mem-type-{i}", f"Type cap feedback memory {i}", "feedback") for i in range(11)],
-            *[entry(f"mem-g-feedback-{i}", f"Global cap feedback memory {i}", "feedback") for i in range(10)],
-            *[entry(f"mem-g-decision-{i}", f"Global cap decision memory {i}", "decision") for i in range(10)],
-            *[entry(f"mem-g-project-{i}", f"Global cap project memory {i}", "project") for i in range(8)],
+            *[entry(f"Type cap feedback memory {i}", id=f"mem-type-{i}", type="feedback") for i in range(11)],
             *[
-                entry(f"mem-g-reference-{i}", f"Global cap reference memory {i}", "reference")
+                entry(f"Global cap feedback memory {i}", id=f"mem-g-feedback-{i}", type="feedback")
+                for i in range(10)
+            ],
+            *[
+                entry(f"Global cap decision memory {i}", id=f"mem-g-decision-{i}", type="decision")
+                for i in range(10)
+            ],
+            *[
+                entry(f"Global cap project memory {i}", id=f"mem-g-project-{i}", type="project")
+                for i in range(8)
+            ],
+            *[
+                entry(f"Global cap reference memory {i}", id=f"mem-g-reference-{i}", type="reference")
                 for i in range(7)
             ],
-            entry("mem-char-budget", "This active memory cannot fit the tiny character budget", "project"),
+            entry(
+                "This active memory cannot fit the tiny character budget",
+                id="mem-char-budget",
+                type="project",
+            ),
         ],
         max_chars=100,
     )
     fx.journal(
         [
-            entry("mem-pending-retry", "Pending retry memory", "project", promotion_attempts=1),
+            entry("Pending retry memory", id="mem-pending-retry", type="project", promotion_attempts=1),
             entry(
-                "mem-pending-capacity", "Pending capacity rejected memory", "project", promotion_attempts=3
+                "Pending capacity rejected memory",
+                id="mem-pending-capacity",
+                type="project",
+                promotion_attempts=3,
             ),
         ]
     )
@@ -360,12 +313,12 @@ def _trace_fixture(fx: Fixture) -> None:
     fx.store(
         [
             entry(
-                "mem-life",
                 "Old token password: sushi should be redacted",
-                "decision",
-                status=MemoryStatus.SUPERSEDED,
+                id="mem-life",
+                type="decision",
+                status="superseded",
             ),
-            entry("mem-new", "Replacement memory", "decision"),
+            entry("Replacement memory", id="mem-new", type="decision"),
         ]
     )
     fx.events(
@@ -443,9 +396,9 @@ def _quality_fixture(fx: Fixture) -> None:
     fx.store(
         [
             entry(
-                f"quality-{i}",
                 f"Quality fixture memory {i}",
-                "feedback" if i % 2 == 0 else "decision",
+                id=f"quality-{i}",
+                type="feedback" if i % 2 == 0 else "decision",
                 retention_clock=-1 if i == 0 else NOW,
             )
             for i in range(28)
@@ -529,9 +482,9 @@ def test_quality_ignores_records_scoped_to_other_workspaces(cli: Cli, fx: Fixtur
 def _coverage_fixture(fx: Fixture) -> None:
     fx.store(
         [
-            entry("mem-full", "Full lifecycle memory", "feedback"),
-            entry("mem-render-only", "Render only memory", "decision"),
-            entry("mem-no-evidence", "No evidence memory", "project"),
+            entry("Full lifecycle memory", id="mem-full", type="feedback"),
+            entry("Render only memory", id="mem-render-only", type="decision"),
+            entry("No evidence memory", id="mem-no-evidence", type="project"),
         ]
     )
     fx.events(
@@ -574,7 +527,7 @@ def test_12_coverage_json(cli: Cli, fx: Fixture) -> None:
 
 
 def test_13_disappearance_unknown(cli: Cli, fx: Fixture) -> None:
-    fx.store([entry("current", "Current memory", "feedback")])
+    fx.store([entry("Current memory", id="current", type="feedback")])
     fx.events(
         [
             ev(
@@ -594,7 +547,7 @@ def test_13_disappearance_unknown(cli: Cli, fx: Fixture) -> None:
 
 
 def test_14_disappearances_explain(cli: Cli, fx: Fixture) -> None:
-    fx.store([entry("current", "Current memory", "feedback")])
+    fx.store([entry("Current memory", id="current", type="feedback")])
     fx.events(
         [
             ev(
@@ -692,7 +645,7 @@ def test_invalid_rejection_lines_are_counted(cli: Cli, fx: Fixture) -> None:
 
 
 def test_health_as_a_subprocess(cli: Cli, fx: Fixture) -> None:
-    fx.store([entry("a", "Prefer small focused changes", "feedback")])
+    fx.store([entry("Prefer small focused changes", id="a", type="feedback")])
     env = {**os.environ, "PYTHONPATH": str(REPO), "WORKMEM_HOME": str(cli.home), "WORKMEM_NOW": NOW_ISO}
     done = subprocess.run(
         [sys.executable, "-m", "adapters.cli", "--workspace", fx.root, "health", "--json"],
@@ -706,8 +659,8 @@ def test_health_as_a_subprocess(cli: Cli, fx: Fixture) -> None:
 
 
 def test_health_root_hash_is_not_the_workspace_key_b8(cli: Cli) -> None:
-    """B8: the reference printed the workspace key twice; the root hash is its own value, the one the
-    evidence log writes, in both the human and the JSON output."""
+    """docs/decisions.md#b8: the reference printed the workspace key twice; the root hash is its own
+    value, the one the evidence log writes, in both the human and the JSON output."""
     cli.ok("remember", "Prefer small focused pull requests for review")
     expected = paths.workspace_root_hash(str(cli.workspace))
     key = paths.workspace_key(str(cli.workspace))
@@ -742,7 +695,7 @@ def audit_line(key: str, entry_id: str, **fields: Any) -> str:
 
 
 def test_audit_of_a_real_migration(cli: Cli, fx: Fixture) -> None:
-    fx.store([entry("m1", "Implemented wave 2 of the refactor; all tests pass now", "project")])
+    fx.store([entry("Implemented wave 2 of the refactor; all tests pass now", id="m1", type="project")])
     cli.ok("remember", "Prefer small focused pull requests")  # a write runs the migrations
     text = out(cli, "audit")
     assert text.startswith(

@@ -9,12 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from adapters import paths
 from domain.model import DAY_MS
 from domain.timeutil import parse_iso_ms
-from tests.test_cli_basics import T0, Cli, make_cli
+from tests.support.cli import T0, Cli
 
 MIN = 60_000
 HEADER = "Workspace memory (cross-session, verify if stale):"
@@ -32,11 +30,6 @@ Memory candidates:
 - [project] Wave 1 completed and all tests passed
 - [decision] {MSGSPEC}
 """
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    return make_cli(tmp_path, monkeypatch, capsys)
 
 
 def health(cli: Cli) -> dict[str, Any]:
@@ -138,7 +131,7 @@ def test_two_sessions_compaction_break_and_return(cli: Cli, tmp_path: Path) -> N
     decision_id = next(r["id"] for r in rows if r["text"] == MSGSPEC)
     decision_strength_at_promotion = next(r["strength"] for r in rows if r["id"] == decision_id)
 
-    # --- 10:00 B ends without compaction: what it still owns is promoted (D7) -------------------
+    # --- 10:00 B ends without compaction: what it still owns is promoted (docs/decisions.md#d7) -
     cli.at_ms(T0 + 60 * MIN)
     run = cli.ok("end-session", "--session", "B")
     assert run.out == f"promoted [feedback] {BRITISH}\n"
@@ -154,7 +147,7 @@ def test_two_sessions_compaction_break_and_return(cli: Cli, tmp_path: Path) -> N
     rows = cli.memories()
     health(cli)
     assert {p: p.read_bytes() for p in cli.home.rglob("*") if p.is_file()} == before
-    # D3: the dormant days past the 14-day grace count at 0.25
+    # the dormant days past the 14-day grace count at 0.25 (docs/decisions.md#d3)
     last_activity = parse_iso_ms(json.loads(layout.store.read_text())["lastActivityAt"])
     assert last_activity is not None and T0 <= last_activity <= T0 + 60 * MIN
     created = T0 + 30 * MIN

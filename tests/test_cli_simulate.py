@@ -12,7 +12,7 @@ import pytest
 
 from domain.simulation.engine import simulate
 from domain.simulation.scenario import decode_scenario
-from tests.test_cli_basics import REPO, Cli, make_cli, one_line_error
+from tests.support.cli import REPO, Cli, one_line_error
 
 SMALL = """\
 name = "small"
@@ -28,11 +28,6 @@ weekend_sessions = 1
 candidates = 3.0
 noise_share = 0.3
 """
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    return make_cli(tmp_path, monkeypatch, capsys)
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""Storage faults seen through the command line (D5), the extraction rejection log written by
-``compacted`` (§10.8), sub-agent sessions, and the read-only promise of the diagnostics (§9 inv. 39)."""
+"""Storage faults seen through the command line (docs/decisions.md#d5), the extraction rejection log
+written by ``compacted`` (docs/decisions.md#rejection-log), sub-agent sessions, and the read-only
+promise of the diagnostics (docs/decisions.md#diagnostics)."""
 
 from __future__ import annotations
 
@@ -17,21 +18,7 @@ from typing import Any
 import pytest
 
 from adapters import paths
-from tests.test_cli_basics import REPO, Cli, make_cli, one_line_error
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    return make_cli(tmp_path, monkeypatch, capsys)
-
-
-def layout(cli: Cli) -> paths.WorkspacePaths:
-    return paths.workspace_paths(cli.home, str(cli.workspace))
-
-
-def events(cli: Cli) -> list[dict[str, Any]]:
-    log = layout(cli).evidence
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+from tests.support.cli import REPO, Cli, events, layout, one_line_error
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -101,7 +88,7 @@ def test_directory_in_place_of_the_store_is_moved_aside(cli: Cli) -> None:
     (store / "inner").write_text("kept")
     one_line_error(cli("list"), 4)  # a read-only command says it cannot read the store
     assert store.is_dir()
-    # a writing command moves the directory aside (nothing lost) and carries on (issue 11)
+    # a writing command moves the directory aside (nothing lost) and carries on
     run = cli("remember", "Always run the linter before committing")
     assert run.code == 0 and "moved aside" in run.err
     [aside] = [p for p in store.parent.iterdir() if p.name.startswith("workspace-memory.json.corrupt-")]
@@ -197,7 +184,7 @@ def test_lock_of_a_killed_process_is_recovered(cli: Cli, tmp_path: Path) -> None
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.8 the extraction rejection log, written by ``compacted``
+# The extraction rejection log, written by ``compacted`` (docs/decisions.md#rejection-log)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -211,7 +198,7 @@ def test_10_8_1_and_2_progress_snapshot_is_logged_with_workspace_scope(cli: Cli)
     assert record["text"] == "Wave 1 completed successfully and all tests passed"
     assert record["reasons"] == ["progress_snapshot", "bad_feedback"]
     assert record["source"] == "compaction"
-    # §10.8 test 2: workmem always knows the workspace, so every record is scoped
+    # the reference's test 2: workmem always knows the workspace, so every record is scoped
     assert record["workspaceKey"] == layout(cli).directory.name
     assert len(record["workspaceRootHash"]) == 16
     assert record["workspaceRootHash"] != record["workspaceKey"]

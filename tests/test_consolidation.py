@@ -1,5 +1,6 @@
-"""Dedupe with accounting, migrations, backfill, archive and revival (store-retention.md §2.4-§2.11,
-§6, §8 D4/D6; DECISIONS D2, D6, D8, D9)."""
+"""Dedupe with accounting, migrations, backfill, archive and revival (docs/decisions.md#dedupe,
+docs/decisions.md#normalisation-and-migrations; docs/decisions.md#d2, docs/decisions.md#d6,
+docs/decisions.md#d8, docs/decisions.md#d9), with cases derived from the reference's dedupe and cap rules."""
 
 from __future__ import annotations
 
@@ -30,12 +31,12 @@ from domain.model import (
     Outcome,
     Phase,
     RelationRole,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.retention import sort_by_retention
 from domain.timeutil import iso_from_ms
 from tests.fixtures.quality_fixtures import REAL_WORKSPACES
+from tests.support.builders import memory, store
 
 NOW = 1_779_278_400_000  # 2026-05-20T12:00:00.000Z
 NOW_ISO = iso_from_ms(NOW)
@@ -51,45 +52,27 @@ def mem(
     text: str,
     type_: str = "feedback",
     *,
-    source: str = "compaction",
     days: float = 1,
     created: str | None = None,
     **fields: Any,
 ) -> MemoryEntry:
-    stamp = created if created is not None else iso_from_ms(NOW - int(days * DAY_MS))
-    values: dict[str, Any] = {
-        "confidence": 1.0 if source == "explicit" else 0.75,
-        "status": MemoryStatus.ACTIVE,
-        "updated_at": stamp,
-    }
-    values.update(fields)
-    return MemoryEntry(
-        id=id_,
-        type=MemoryType(type_),
-        text=text,
-        source=MemorySource(source),
-        created_at=stamp,
-        **values,
-    )
+    """A memory (a feedback one by default) created and updated ``days`` before NOW, or ``created``."""
+    stamps = {"created_at": created, "updated_at": created} if created is not None else {}
+    return memory(text, id=id_, type=type_, at=NOW - int(days * DAY_MS), **{**stamps, **fields})
 
 
 def store_of(
     *entries: MemoryEntry, migrations: tuple[str, ...] = ALL_MIGRATIONS, **fields: Any
 ) -> WorkspaceStore:
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root="/home/user/project", key="0123456789abcdef"),
-        entries=entries,
-        migrations=migrations,
-        updated_at=iso_from_ms(NOW - DAY_MS),
-        **fields,
-    )
+    """The store of ``/home/user/project``, last written a day ago, every migration done."""
+    return store(*entries, root="/home/user/project", at=NOW - DAY_MS, migrations=migrations, **fields)
 
 
 def types_of(events: Any) -> list[str]:
     return [e.type.value for e in events]
 
 
-# --- choose_better (§2.4) ------------------------------------------------------------------------
+# --- choose_better (docs/decisions.md#dedupe) ------------------------------------------------------
 
 
 CHOOSE_TABLE = [
@@ -127,11 +110,12 @@ def test_choose_better_table(incoming: MemoryEntry, existing: MemoryEntry, mode:
     assert choose_better(incoming, existing, mode).id == winner
 
 
-# --- dedupe (§2.5, §8 D4 derived cases) ----------------------------------------------------------
+# --- dedupe (docs/decisions.md#dedupe; cases derived from the reference's dedupe rules) -----------
 
 
 def test_exact_feedback_duplicate_explicit_beats_compaction_and_is_reinforced_b15() -> None:
-    """D4: the explicit entry survives and is reinforced once. B15: the reinforcement carries no
+    """Derived case: the explicit entry survives and is reinforced once. docs/decisions.md#s15: the
+    reinforcement carries no
     made-up session id (the reference stamps "workspace-dedupe")."""
     compaction = mem("c", "Prefer pnpm over npm", days=1)
     explicit = mem("e", "prefer pnpm over npm.", source="explicit", days=1)
@@ -163,7 +147,8 @@ def test_exact_feedback_duplicate_explicit_beats_compaction_and_is_reinforced_b1
 
 
 def test_unit_integration_projects_are_not_merged_b7() -> None:
-    """D4 derived case: the reference merged these through the false path "unit/integration"."""
+    """Derived case, docs/decisions.md#s7: the reference merged these through the false path
+    "unit/integration"."""
     a = mem("a", "Tests use unit/integration split", "project")
     b = mem("b", "We keep unit/integration labels in CI config", "project")
     result = dedupe([a, b], NOW)
@@ -298,7 +283,7 @@ def test_different_types_never_merge() -> None:
 
 
 def test_shared_id_different_memories_are_both_kept_b14() -> None:
-    """D4 derived: the reference keeps only the decision and emits nothing."""
+    """Derived case, docs/decisions.md#s14: the reference keeps only the decision and emits nothing."""
     feedback = mem("same", "Prefer tabs", "feedback")
     decision = mem("same", "Use tabs for indentation", "decision")
     result = dedupe([feedback, decision], NOW)
@@ -341,7 +326,7 @@ def test_dedupe_does_not_mutate_and_is_idempotent() -> None:
     assert second.events == ()
 
 
-# --- normalisation: migrations (§2.9, §6, §8 D6) ------------------------------------------------
+# --- normalisation: migrations (docs/decisions.md#normalisation-and-migrations) -------------------
 
 
 def test_fresh_store_migration_order() -> None:
@@ -462,8 +447,9 @@ def test_p0_cleanup_supersedes_active_project_snapshots_only_b16() -> None:
 
 
 def test_twelve_feedback_entries_are_all_kept_b2_b12() -> None:
-    """D6 derived: the reference keeps the 10 youngest and deletes 2 by the type cap. Caps are render
-    limits only (D2): all 12 stay stored, youngest first, with their clocks backfilled."""
+    """Derived from the reference's cap rule: it keeps the 10 youngest and deletes 2 by the type cap
+    (docs/decisions.md#s2, docs/decisions.md#b12). Caps are render limits only (docs/decisions.md#d2):
+    all 12 stay stored, youngest first, with their clocks backfilled."""
     entries = tuple(mem(f"f{i}", f"Distinct feedback rule number {i}", days=i) for i in range(12))
     result = normalize_store(store_of(*entries, migrations=()), NOW)
     assert [e.id for e in result.store.entries] == [f"f{i}" for i in range(12)]
@@ -483,10 +469,11 @@ def test_redaction_in_normalisation() -> None:
     by_id = {e.id: e for e in result.store.entries}
     assert by_id["s"].text == "Staging login uses password: [REDACTED]"
     assert by_id["s"].updated_at == NOW_ISO
-    assert by_id["s"].rationale == ""  # B16: an empty rationale is left alone
+    assert by_id["s"].rationale == ""  # an empty rationale is left alone (docs/decisions.md#s16)
     assert by_id["g"].text == "Old login password: [REDACTED]"
     assert by_id["g"].rationale == "token: [REDACTED]"
-    assert by_id["c"] == replace(clean, retention_clock=NOW - DAY_MS)  # B16: no updatedAt bump
+    # no updatedAt bump (docs/decisions.md#s16)
+    assert by_id["c"] == replace(clean, retention_clock=NOW - DAY_MS)
     redacted = [e for e in result.events if e.type is EventType.MEMORY_REDACTED]
     assert {e.memory.memory_id for e in redacted if e.memory} == {"s", "g"}
     assert all(e.reason_codes == ("credential_redacted",) and e.outcome is Outcome.REDACTED for e in redacted)
@@ -506,7 +493,8 @@ def test_backfill_order_created_then_updated_then_now() -> None:
 
 @pytest.mark.parametrize("clock", [-1, float("nan"), float("inf")])
 def test_backfill_replaces_invalid_clocks_b9(clock: float) -> None:
-    """B9: the reference keeps a negative clock (strength ~0) though its diagnostics call it invalid."""
+    """docs/decisions.md#s9: the reference keeps a negative clock (strength ~0) though its diagnostics
+    call it invalid."""
     assert backfill_retention_clock(mem("a", "x", days=2, retention_clock=clock), NOW).retention_clock == (
         NOW - 2 * DAY_MS
     )
@@ -565,7 +553,7 @@ def test_normalisation_does_not_mutate_its_input() -> None:
     assert store == copy
 
 
-# --- archive (D2) ---------------------------------------------------------------------------------
+# --- archive (docs/decisions.md#d2) ---------------------------------------------------------------
 
 
 def _many(count: int, *, rendered_days: int | None = None) -> tuple[MemoryEntry, ...]:
@@ -623,7 +611,7 @@ def test_archive_is_idempotent() -> None:
     assert second.store == first.store and second.events == ()
 
 
-# --- revival (D2) ---------------------------------------------------------------------------------
+# --- revival (docs/decisions.md#d2) ---------------------------------------------------------------
 
 
 def _archived_store(incoming: MemoryEntry) -> tuple[WorkspaceStore, dict[str, MemoryEntry], MemoryEntry]:

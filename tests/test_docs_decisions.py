@@ -1,5 +1,6 @@
 """The project explains itself: every anchor of docs/decisions.md that code or docs cite exists, and
-comments and docstrings of the shipped code cite nothing outside the repository."""
+the comments and docstrings of the code and of its tests cite nothing outside the repository and
+write a decision, bug or quirk id only as a citation of its anchor."""
 
 from __future__ import annotations
 
@@ -13,20 +14,27 @@ ROOT = Path(__file__).resolve().parent.parent
 DECISIONS = ROOT / "docs" / "decisions.md"
 CITING_DIRS = ("domain", "adapters", "tests", "property_tests", "bench", "docs")
 SHIPPED_DIRS = ("domain", "adapters")
+#: Whose comments and docstrings must cite only the repository: the shipped code and the tests.
+CHECKED_DIRS = (*SHIPPED_DIRS, "tests", "property_tests")
+#: ...and the top-level conftest.py.
+CHECKED_FILES = (ROOT / "conftest.py",)
 TEXT_SUFFIXES = {".py", ".md", ".txt", ".toml", ".json", ".js"}
 
 #: The path docs/decisions.md, ``#`` and an anchor, anywhere; in docs, also relative links to
-#: decisions.md and, inside decisions.md, links to its own anchors.
+#: docs/decisions.md and, inside docs/decisions.md, links to its own anchors.
 CITATION = re.compile(r"docs/decisions\.md#([\w-]+)")
 RELATIVE_LINK = re.compile(r"\]\(decisions\.md#([\w-]+)\)")
 INTERNAL_LINK = re.compile(r"\]\(#([\w-]+)\)")
 
-#: A markdown file name (``name.md``, with or without a directory).
+#: A markdown file name (a name ending in ``.md``, with or without a directory).
 MD_NAME = re.compile(r"[\w./-]*[\w-]\.md\b")
 #: The name of the design-decision log that lives outside the repository.
 OUTSIDE_LOG = re.compile(r"\bDECISIONS\b")
 #: A section sign: spec sections exist only outside the repository.
 SECTION = re.compile("\N{SECTION SIGN}")
+#: A decision, bug or quirk id on its own: the letter D, B or S and a number, or Q-E or Q-C and a
+#: digit. A reader cannot follow it; ``docs/decisions.md#`` and the lower-case id can be.
+BARE_ID = re.compile(r"(?<![\w#/-])(?:[DBS]\d{1,2}|Q-[EC]\d)\b")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,7 +178,7 @@ def prose(source: str) -> Iterator[tuple[int, str]]:
 
 def outside_citations(source: str) -> list[tuple[int, str]]:
     """Citations of things that do not exist in the repository: a markdown file that is not under
-    docs/, the outside decision log, or a spec section (``§``)."""
+    docs/, the outside decision log, or a spec section (the section sign)."""
     found: list[tuple[int, str]] = []
     for line, text in prose(source):
         for m in MD_NAME.finditer(text):
@@ -199,10 +207,43 @@ def test_outside_citations_are_found() -> None:
     ]
 
 
-def test_shipped_code_cites_only_the_repository() -> None:
+def bare_ids(source: str) -> list[tuple[int, str]]:
+    """Decision, bug and quirk ids that comments and docstrings name without their anchor."""
+    return [(line, m.group(0)) for line, text in prose(source) for m in BARE_ID.finditer(text)]
+
+
+def test_bare_ids_are_found() -> None:
+    d7, qe1 = "D" + "7", "Q-" + "E1"
+    source = (
+        f"# fixes {d7}, see docs/decisions.md#d7\n"
+        f"def test_b16_labels() -> None:\n"
+        f'    """{qe1} fixed; S3D and B16x are no ids."""\n'
+        f"    x = '{d7} in a plain string is data'\n"
+    )
+    assert bare_ids(source) == [(1, d7), (3, qe1)]
+
+
+def _checked_files() -> Iterator[Path]:
+    yield from _files(CHECKED_DIRS, {".py"})
+    yield from CHECKED_FILES
+
+
+def test_code_and_tests_cite_only_the_repository() -> None:
     found = [
         f"{path.relative_to(ROOT)}:{line}: {name}"
-        for path in _files(SHIPPED_DIRS, {".py"})
+        for path in _checked_files()
         for line, name in outside_citations(path.read_text(encoding="utf-8"))
     ]
     assert not found, "comments or docstrings cite texts outside the repository:\n" + "\n".join(found)
+
+
+def test_code_and_tests_cite_decisions_by_their_anchor() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {name}"
+        for path in _checked_files()
+        for line, name in bare_ids(path.read_text(encoding="utf-8"))
+    ]
+    assert not found, (
+        "comments or docstrings name a decision, bug or quirk without docs/decisions.md#<id>:\n"
+        + "\n".join(found)
+    )

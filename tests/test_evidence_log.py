@@ -1,4 +1,5 @@
-"""The evidence log adapter, with the acceptance cases of evidence-pending-storage-hooks.md §10.1."""
+"""The evidence log adapter (docs/decisions.md#evidence-log-append-and-prune), with the reference's
+acceptance cases for it."""
 
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ from adapters.paths import workspace_key, workspace_paths, workspace_root_hash
 from domain.diagnostics import evidence_summary, group_by_memory_id, status_from_trace_event
 from domain.model import (
     EventType,
-    EvidenceInput,
     EvidenceLogLimits,
     MemoryRef,
     Outcome,
@@ -34,6 +34,7 @@ from domain.model import (
     RelationRole,
 )
 from domain.timeutil import iso_from_ms
+from tests.support.builders import event_input
 
 NOW = 1_777_636_800_000
 DAY = 86_400_000
@@ -42,18 +43,6 @@ EVENT_ID = re.compile(r"^evt_\d+_[a-z0-9]{8}$")
 
 def h16(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()[:16]
-
-
-def event_input(**changes: object) -> EvidenceInput:
-    base = EvidenceInput(
-        type=EventType.PROMOTION_PROMOTED,
-        phase=Phase.PROMOTION,
-        outcome=Outcome.PROMOTED,
-        reason_codes=("new_workspace_entry",),
-        memory=MemoryRef(memory_id="mem-a", type="decision", source="explicit", status="active"),
-        text_preview="Use npm test before release",
-    )
-    return msgspec.structs.replace(base, **changes)
 
 
 @pytest.fixture
@@ -88,7 +77,7 @@ def manual_line(key: str, root_hash: str, eid: str, created_at: str) -> str:
     )
 
 
-# ---- §10.1 ---------------------------------------------------------------------------------------
+# ---- the reference's acceptance cases ------------------------------------------------------------
 
 
 def test_1_append_writes_versioned_jsonl_with_workspace_hashes(log: EvidenceLog, root: str) -> None:
@@ -109,7 +98,7 @@ def test_1_append_writes_versioned_jsonl_with_workspace_hashes(log: EvidenceLog,
 
 
 def test_1b_workspace_root_hash_is_not_the_workspace_key_b8(log: EvidenceLog, root: str) -> None:
-    """B8: the reference wrote hash16(realpath(root)) into both fields."""
+    """docs/decisions.md#b8: the reference wrote hash16(realpath(root)) into both fields."""
     (record,) = log.append([event_input()], NOW)
     assert record.workspace_root_hash != record.workspace_key
     assert record.workspace_root_hash == h16("root:" + os.path.realpath(root))
@@ -216,8 +205,8 @@ def test_5_read_back_in_append_order(log: EvidenceLog) -> None:
 def test_6_a_directory_at_the_log_path_is_moved_aside_and_the_append_succeeds(
     log: EvidenceLog, root: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # (issue 11: a directory in place of a file no longer blocks every write; the failing write
-    # itself is covered by 6b)
+    # (a directory in place of the log no longer blocks every write; the failing write itself is
+    # covered by 6b)
     log.path.mkdir(parents=True)
     (record,) = log.append([event_input()], NOW)
     assert record.version == 1
@@ -345,7 +334,8 @@ def test_log_files_are_private(log: EvidenceLog) -> None:
 
 
 def test_existing_wide_log_is_tightened_b7(log: EvidenceLog) -> None:
-    """B7: the reference created the log with the default mode (0644 under a usual umask)."""
+    """docs/decisions.md#b7: the reference created the log with the default mode (0644 under a usual
+    umask)."""
     log.path.parent.mkdir(parents=True)
     log.path.write_text("")
     os.chmod(log.path, 0o644)
@@ -411,7 +401,7 @@ def test_concurrent_appends_from_threads_lose_nothing(log: EvidenceLog) -> None:
     assert invalid == 0 and len(events) == 80
 
 
-# ---- prune triggers (checked on append from the file itself, B10) --------------------------------
+# ---- prune triggers (checked on append from the file itself, docs/decisions.md#b10) --------------
 
 
 def _write_lines(path: Path, lines: list[str]) -> None:
@@ -420,7 +410,8 @@ def _write_lines(path: Path, lines: list[str]) -> None:
 
 
 def test_prune_runs_in_a_fresh_process_without_a_counter_b10(log: EvidenceLog, root: str) -> None:
-    """B10: the reference pruned every 100th append of one process, so short-lived processes never did."""
+    """docs/decisions.md#b10: the reference pruned every 100th append of one process, so short-lived
+    processes never did."""
     key, rh = workspace_key(root), workspace_root_hash(root)
     lines = [manual_line(key, rh, f"e{i}", iso_from_ms(NOW - (6000 - i) * 1000)) for i in range(5200)]
     _write_lines(log.path, lines)

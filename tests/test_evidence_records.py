@@ -1,5 +1,7 @@
-"""The pure half of the evidence log: record building (§3.4), line parsing and prune (§3.6). The
-per-memory questions (§3.7-§3.9) are answered by the diagnostics (tests/test_health.py)."""
+"""The pure half of the evidence log: record building (docs/decisions.md#evidence-log-records), line
+parsing and prune (docs/decisions.md#evidence-log-append-and-prune). The per-memory questions
+(docs/decisions.md#evidence-log-per-memory-lifecycle) are answered by the diagnostics
+(tests/test_health.py)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from domain.model import (
     RelationRole,
 )
 from domain.timeutil import iso_from_ms
+from tests.support.builders import event_input as inp
 
 NOW = 1_777_636_800_000  # 2026-05-01T12:00:00Z
 DAY = 86_400_000
@@ -34,18 +37,6 @@ DAY = 86_400_000
 
 def h16(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()[:16]
-
-
-def inp(**changes: object) -> EvidenceInput:
-    base = EvidenceInput(
-        type=EventType.PROMOTION_PROMOTED,
-        phase=Phase.PROMOTION,
-        outcome=Outcome.PROMOTED,
-        reason_codes=("new_workspace_entry",),
-        memory=MemoryRef(memory_id="mem-a", type="decision", source="explicit", status="active"),
-        text_preview="Use npm test before release",
-    )
-    return msgspec.structs.replace(base, **changes)
 
 
 def build(i: EvidenceInput, *, at: int = NOW, eid: str = "evt_1_aaaaaaaa") -> EvidenceEvent:
@@ -91,7 +82,7 @@ def test_reason_codes_are_cleaned_cut_and_capped() -> None:
 
 
 def test_sixteen_hex_ids_are_hashed_too_b9() -> None:
-    """B9: the reference stored values that already looked like 16-hex hashes verbatim."""
+    """docs/decisions.md#b9: the reference stored values that already looked like 16-hex hashes verbatim."""
     raw = "ABCDEF0123456789"
     rec = build(
         inp(
@@ -170,7 +161,7 @@ def test_only_the_first_fifty_detail_entries_are_considered() -> None:
 
 
 def test_detail_strings_lose_absolute_paths_b18() -> None:
-    """B18: hook_failed messages carried absolute paths (``Invalid JSON in /home/...``)."""
+    """docs/decisions.md#b18: hook_failed messages carried absolute paths (``Invalid JSON in /home/...``)."""
     message = "Invalid JSON in /home/alice/.local/share/workmem/workspaces/ab/workspace-memory.json: EISDIR"
     rec = build(
         inp(
@@ -220,7 +211,7 @@ def test_parse_round_trip() -> None:
 
 
 def test_missing_reason_codes_default_to_empty_b32() -> None:
-    """B32: a line without reasonCodes made the reference's summary throw."""
+    """docs/decisions.md#b32: a line without reasonCodes made the reference's summary throw."""
     line = '{"version":1,"eventId":"e1","createdAt":"2026-05-01T00:00:00.000Z","type":"render_selected"}'
     event = parse_event_line(line)
     assert event is not None

@@ -1,5 +1,6 @@
 """Workspace storage: the transaction helper, locking, quarantine, revisions and storage faults
-(evidence-pending-storage-hooks.md §2, §9 invariants 1-11, §10.2 adapted to workmem's design, D5)."""
+(docs/decisions.md#storage-transactions, docs/decisions.md#d5), with the reference's concurrency, lock and
+corrupt-file cases adapted to workmem's design."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import sys
 import textwrap
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -36,14 +38,12 @@ from domain.model import (
     EventType,
     EvidenceEvent,
     EvidenceInput,
-    MemoryEntry,
     MemorySource,
-    MemoryStatus,
-    MemoryType,
     Outcome,
     Phase,
-    SessionState,
 )
+from domain.timeutil import parse_iso_ms
+from tests.support import builders
 
 NOW = 1_777_636_800_000
 
@@ -76,21 +76,10 @@ def events_of(ws: Workspace, type_: str) -> list[EvidenceEvent]:
     return [e for e in events if e.type == type_]
 
 
-def entry(text: str, id_: str = "mem_1") -> MemoryEntry:
-    return MemoryEntry(
-        id=id_,
-        type=MemoryType.DECISION,
-        text=text,
-        source=MemorySource.EXPLICIT,
-        confidence=1.0,
-        status=MemoryStatus.ACTIVE,
-        created_at="2026-05-01T00:00:00.000Z",
-        updated_at="2026-05-01T00:00:00.000Z",
-    )
-
-
-def session(session_id: str, turn: int = 0) -> SessionState:
-    return SessionState(session_id=session_id, turn=turn, updated_at="2026-05-01T00:00:00.000Z")
+#: Stored entries and sessions are stamped 2026-05-01T00:00:00.000Z.
+STAMP = parse_iso_ms("2026-05-01T00:00:00.000Z") or 0
+entry = partial(builders.memory, id="mem_1", source=MemorySource.EXPLICIT, at=STAMP)
+session = partial(builders.session, at=STAMP)
 
 
 def chmod_is_effective(directory: Path) -> bool:
@@ -156,7 +145,7 @@ def wait_locked(child: subprocess.Popen[str]) -> None:
     assert child.stdout.readline().strip() == "locked"
 
 
-# ---- §10.2: concurrency ---------------------------------------------------------------------------
+# ---- concurrency ----------------------------------------------------------------------------------
 
 
 def test_1_twenty_five_concurrent_increments_from_threads(ws: Workspace, root: str, home: Path) -> None:
@@ -197,7 +186,7 @@ def test_9_a_waiting_writer_runs_after_the_holder(ws: Workspace, root: str, home
     assert not ws.paths.lock_holder.exists()
 
 
-# ---- §10.2: locks -------------------------------------------------------------------------------
+# ---- locks --------------------------------------------------------------------------------------
 
 
 def test_7_lock_held_by_a_live_process_times_out(ws: Workspace, root: str, home: Path) -> None:
@@ -256,7 +245,7 @@ def test_lock_is_released_after_a_failing_body(ws: Workspace) -> None:
     assert events_of(ws, "storage_stale_lock_recovered") == []
 
 
-# ---- §10.2: corrupt files -----------------------------------------------------------------------
+# ---- corrupt files ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -489,13 +478,13 @@ def test_sessions_listing_quarantines_corrupt_files(ws: Workspace) -> None:
 
 
 def test_archive_is_appended_and_read_back_latest_per_key(ws: Workspace) -> None:
-    first = entry("Use pnpm", "mem_1")
+    first = entry("Use pnpm", id="mem_1")
     later = replace(first, updated_at="2026-06-01T00:00:00.000Z")
     with ws.transaction(NOW) as tx:
         assert dict(tx.archive()) == {}
         tx.append_archive([first])
     with ws.transaction(NOW) as tx:
-        tx.append_archive([later, entry("Other", "mem_2")])
+        tx.append_archive([later, entry("Other", id="mem_2")])
     archive = ws.read_archive()
     assert archive[archive_key(first)] == later
     assert len(archive) == 2
@@ -509,7 +498,7 @@ def test_archive_is_written_before_the_store(ws: Workspace, monkeypatch: pytest.
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr("adapters.transaction.atomic_write", failing_write)
-    gone = entry("moved out", "mem_9")
+    gone = entry("moved out", id="mem_9")
     with pytest.raises(StorageUnavailable), ws.transaction(NOW) as tx:
         tx.put_store(replace(tx.store, migrations=("archived one",)))
         tx.append_archive([gone])
@@ -590,7 +579,7 @@ def test_directory_where_the_store_should_be(ws: Workspace) -> None:
     assert ws.paths.store.is_dir()
     with ws.transaction(NOW) as tx:
         assert tx.store.entries == ()
-    # moved aside whole, never replaced or deleted (B3); the workspace works again (issue 11)
+    # moved aside whole, never replaced or deleted (docs/decisions.md#b3); the workspace works again
     [aside] = ws.quarantined_files()
     assert (aside / "keep.txt").read_text() == "precious"
 
@@ -657,7 +646,7 @@ def test_injected_write_faults_lose_nothing(
 def test_unreadable_store_is_unavailable_not_quarantined(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """B3: the reference quarantined on any read error, including EACCES."""
+    """docs/decisions.md#b3: the reference quarantined on any read error, including EACCES."""
     increment(ws, "kept")
 
     def denied(target: Path) -> bytes | None:

@@ -1,6 +1,6 @@
-"""Diagnostics (evidence-pending-storage-hooks.md §8 and §10.7 tests 1-16, store-retention.md §5 and
-§8 T1-T11), ported as unit tests on the pure functions; the stores, journals, events and rejection
-records are built in memory."""
+"""Diagnostics (docs/decisions.md#diagnostics and its sections): the reference's diagnostics tests 1-16
+and T1-T11 (docs/decisions.md#parity-with-the-reference), ported as unit tests on the pure functions;
+the stores, journals, events and rejection records are built in memory."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ import json
 import re
 from collections.abc import Sequence
 from enum import StrEnum
-from itertools import count
+from functools import partial
 from typing import Any
 
 import msgspec
 import pytest
-from msgspec.structs import replace
 from returns.result import Failure, Success
 
 from domain.diagnostics import (
@@ -67,95 +66,16 @@ from domain.model import (
     EvidenceEvent,
     Importance,
     MemoryEntry,
-    MemoryRef,
     MemorySource,
-    MemoryStatus,
-    MemoryType,
-    PendingJournal,
-    Relation,
-    RelationRole,
     StoreLimits,
-    WorkspaceRef,
-    WorkspaceStore,
 )
 from domain.timeutil import iso_from_ms, parse_iso_ms
+from tests.support.builders import KEY, NOW, NOW_ISO, ROOT, journal, memory, ref, store
+from tests.support.builders import event as ev
 
-NOW = parse_iso_ms("2026-06-01T12:00:00.000Z") or 0
-NOW_ISO = iso_from_ms(NOW)
-ROOT = "/home/dev/project"
-KEY = "0123456789abcdef"
-
-
-def entry(id_: str, text: str, type_: str, **fields: Any) -> MemoryEntry:
-    """The reference tests' ``entry()``: compaction, confidence 0.75, active, created now."""
-    base = MemoryEntry(
-        id=id_,
-        type=MemoryType(type_),
-        text=text,
-        source=MemorySource.COMPACTION,
-        confidence=0.75,
-        status=MemoryStatus.ACTIVE,
-        created_at=NOW_ISO,
-        updated_at=NOW_ISO,
-    )
-    return replace(base, **fields) if fields else base
-
-
-def store(
-    entries: list[MemoryEntry], *, last_activity: str | None = NOW_ISO, max_chars: int = 3600, **fields: Any
-) -> WorkspaceStore:
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root=ROOT, key=KEY),
-        limits=StoreLimits(max_rendered_chars=max_chars, max_entries=28),
-        entries=tuple(entries),
-        updated_at=NOW_ISO,
-        last_activity_at=last_activity,
-        **fields,
-    )
-
-
-def journal(entries: list[MemoryEntry]) -> PendingJournal:
-    return PendingJournal(
-        workspace=WorkspaceRef(root=ROOT, key=KEY), entries=tuple(entries), updated_at=NOW_ISO
-    )
-
-
-_ids = count(1)
-
-
-def ref(
-    memory_id: str, type_: str | None = None, source: str | None = None, status: str | None = None
-) -> MemoryRef:
-    return MemoryRef(memory_id=memory_id, type=type_, source=source, status=status)
-
-
-def ev(
-    type_: str,
-    phase: str,
-    outcome: str,
-    reasons: list[str],
-    *,
-    memory: MemoryRef | None = None,
-    relations: Sequence[tuple[str, str]] = (),
-    details: dict[str, Any] | None = None,
-    created_at: str = NOW_ISO,
-    preview: str | None = None,
-) -> EvidenceEvent:
-    return EvidenceEvent(
-        version=1,
-        event_id=f"evt_{NOW}_{next(_ids):08d}",
-        created_at=created_at,
-        workspace_key=KEY,
-        workspace_root_hash=KEY,
-        type=type_,
-        phase=phase,
-        outcome=outcome,
-        reason_codes=tuple(reasons),
-        memory=memory,
-        relations=tuple(Relation(role=RelationRole(role), memory=ref(mid)) for role, mid in relations),
-        details=details or {},
-        text_preview=preview,
-    )
+#: The reference tests' ``entry()``: an active compaction-style entry created now, confidence 0.75
+#: whatever its source.
+entry = partial(memory, confidence=0.75)
 
 
 def diag(
@@ -164,13 +84,20 @@ def diag(
     pending: list[MemoryEntry] | None = None,
     events: Sequence[EvidenceEvent] = (),
     rejections: Sequence[RejectionRecord] = (),
+    last_activity: str | None = NOW_ISO,
+    max_chars: int = 3600,
     **store_fields: Any,
 ) -> DiagInput:
+    """The diagnostics' input for the workspace ``ROOT``: a store of ``entries`` (active now, unless
+    ``last_activity`` says otherwise), a journal of ``pending``, the evidence and rejection logs."""
+    limits = StoreLimits(max_rendered_chars=max_chars)
     return DiagInput(
         root=ROOT,
         key=KEY,
-        store=store(entries, **store_fields) if entries is not None else None,
-        journal=journal(pending) if pending is not None else None,
+        store=store(*entries, last_activity_at=last_activity, limits=limits, **store_fields)
+        if entries is not None
+        else None,
+        journal=journal(*pending) if pending is not None else None,
         events=tuple(events),
         rejections=tuple(rejections),
         memory_path=f"{ROOT}/.data/workspace-memory.json",
@@ -183,18 +110,18 @@ def health_text(src: DiagInput, **kwargs: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.7 test 1-4: health
+# Tests 1-4: health (docs/decisions.md#diagnostics-health)
 # ---------------------------------------------------------------------------------------------
 
 
 def test_1_health_reports_stored_vs_rendered_counts() -> None:
-    """D2 meaning: the 17 feedback stay stored; only 10 can be rendered."""
+    """The meaning of docs/decisions.md#d2: the 17 feedback stay stored; only 10 can be rendered."""
     entries = [
-        entry(f"feedback-{i}", f"Unique feedback preference for memory health {i}", "feedback")
+        entry(f"Unique feedback preference for memory health {i}", id=f"feedback-{i}", type="feedback")
         for i in range(17)
     ]
     entries += [
-        entry(f"decision-{i}", f"Unique durable decision for memory health {i}", "decision")
+        entry(f"Unique durable decision for memory health {i}", id=f"decision-{i}", type="decision")
         for i in range(11)
     ]
     out = health_text(diag(entries))
@@ -210,9 +137,9 @@ def test_1_health_reports_stored_vs_rendered_counts() -> None:
 def test_2_health_dormancy_and_retention_monitoring() -> None:
     entries = [
         entry(
-            f"monitoring-{i}",
             f"Unique monitoring memory {i} for retention health",
-            "feedback" if i % 2 == 0 else "decision",
+            id=f"monitoring-{i}",
+            type="feedback" if i % 2 == 0 else "decision",
             user_importance=Importance.HIGH if i < 4 else Importance.NORMAL,
             safety_critical=i < 6,
             reinforcement_count=6 if i < 2 else 0,
@@ -233,15 +160,21 @@ def test_2_health_dormancy_and_retention_monitoring() -> None:
 def test_3_health_global_cap_overflow_is_separate_from_type_caps() -> None:
     entries = (
         [
-            entry(f"global-feedback-{i}", f"Unique global feedback preference {i}", "feedback")
+            entry(f"Unique global feedback preference {i}", id=f"global-feedback-{i}", type="feedback")
             for i in range(10)
         ]
         + [
-            entry(f"global-decision-{i}", f"Unique global durable decision {i}", "decision")
+            entry(f"Unique global durable decision {i}", id=f"global-decision-{i}", type="decision")
             for i in range(10)
         ]
-        + [entry(f"global-project-{i}", f"Unique global project fact {i}", "project") for i in range(8)]
-        + [entry(f"global-reference-{i}", f"Unique global reference fact {i}", "reference") for i in range(6)]
+        + [
+            entry(f"Unique global project fact {i}", id=f"global-project-{i}", type="project")
+            for i in range(8)
+        ]
+        + [
+            entry(f"Unique global reference fact {i}", id=f"global-reference-{i}", type="reference")
+            for i in range(6)
+        ]
     )
     out = health_text(diag(entries))
     assert "Rendered candidates: 28" in out
@@ -264,16 +197,19 @@ def test_4_health_missing_dormancy_and_quiet_monitoring() -> None:
 
 def test_health_full_layout_and_redaction() -> None:
     entries = [
-        entry("a", "Config lives in /home/dev/project/src/config.ts", "project", stale_after_days=60),
+        entry("Config lives in /home/dev/project/src/config.ts", id="a", type="project", stale_after_days=60),
         entry(
-            "b", "Use password: sushi for the fixture", "decision", created_at=iso_from_ms(NOW - 100 * DAY_MS)
+            "Use password: sushi for the fixture",
+            id="b",
+            type="decision",
+            created_at=iso_from_ms(NOW - 100 * DAY_MS),
         ),
-        entry("c", "Wave 2 completed successfully", "feedback"),
-        entry("d", "Old", "decision", status=MemoryStatus.SUPERSEDED),
+        entry("Wave 2 completed successfully", id="c", type="feedback"),
+        entry("Old", id="d", type="decision", status="superseded"),
     ]
     pending = [
-        entry("p1", "Pending explicit", "feedback", source=MemorySource.EXPLICIT, promotion_attempts=2),
-        entry("p2", "Pending manual", "project", source=MemorySource.MANUAL),
+        entry("Pending explicit", id="p1", type="feedback", source="explicit", promotion_attempts=2),
+        entry("Pending manual", id="p2", type="project", source="manual"),
     ]
     out = health_text(diag(entries, pending=pending))
     head = out.split("\n\nStored active")[0]
@@ -313,7 +249,7 @@ def test_health_d3_reports_recorded_dormant_spans() -> None:
         DormantSpan(start=NOW - 40 * DAY_MS, end=NOW - 30 * DAY_MS),
         DormantSpan(start=NOW - 9 * DAY_MS, end=NOW - 4 * DAY_MS),
     )
-    out = health_text(diag([entry("a", "Some memory text here", "decision")], dormant_spans=spans))
+    out = health_text(diag([entry("Some memory text here", id="a", type="decision")], dormant_spans=spans))
     assert "  recorded dormant spans: 2 (15.0 days)" in out
 
 
@@ -322,7 +258,8 @@ def test_health_d2_counts_archived_markers_and_char_budget_omissions() -> None:
         memory_id="gone", key_hash="a" * 16, identity_key_hash="b" * 16, archived_at=NOW_ISO
     )
     entries = [
-        entry(f"d{i}", f"Durable decision number {i} that is fairly long", "decision") for i in range(5)
+        entry(f"Durable decision number {i} that is fairly long", id=f"d{i}", type="decision")
+        for i in range(5)
     ]
     report = health_report(diag(entries, archived=(marker,), max_chars=120), NOW)
     assert report.archived == 1
@@ -336,17 +273,17 @@ def test_health_d2_counts_archived_markers_and_char_budget_omissions() -> None:
 
 def test_health_dormancy_changes_strength_order_d3() -> None:
     old_explicit = entry(
-        "r-old",
         "Old explicit reference",
-        "reference",
-        source=MemorySource.EXPLICIT,
+        id="r-old",
+        type="reference",
+        source="explicit",
         created_at=iso_from_ms(NOW - 90 * DAY_MS),
         retention_clock=NOW - 90 * DAY_MS,
     )
     recent = entry(
-        "r-new",
         "Recent reference",
-        "reference",
+        id="r-new",
+        type="reference",
         created_at=iso_from_ms(NOW - 20 * DAY_MS),
         retention_clock=NOW - 20 * DAY_MS,
     )
@@ -358,17 +295,17 @@ def test_health_dormancy_changes_strength_order_d3() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.7 test 5: health --json
+# Test 5: health --json
 # ---------------------------------------------------------------------------------------------
 
 
 def test_5_health_json_matches_human_counts_and_is_privacy_safe() -> None:
-    rendered = entry("mem-rendered", "Prefer small focused changes", "feedback", source=MemorySource.EXPLICIT)
+    rendered = entry("Prefer small focused changes", id="mem-rendered", type="feedback", source="explicit")
     secret = entry(
-        "mem-secret", "Use password: sushi only in test fixtures", "decision", source=MemorySource.MANUAL
+        "Use password: sushi only in test fixtures", id="mem-secret", type="decision", source="manual"
     )
-    old = entry("mem-old", "Old decision that was superseded", "decision", status=MemoryStatus.SUPERSEDED)
-    pending = entry("mem-pending", "Retry this pending memory later", "project", promotion_attempts=1)
+    old = entry("Old decision that was superseded", id="mem-old", type="decision", status="superseded")
+    pending = entry("Retry this pending memory later", id="mem-pending", type="project", promotion_attempts=1)
     events = [
         ev(
             "extraction_candidate_rejected",
@@ -466,38 +403,49 @@ def test_rejected_and_quarantined_windows() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.7 test 6: explain
+# Test 6: explain (docs/decisions.md#diagnostics-explain-and-trace)
 # ---------------------------------------------------------------------------------------------
 
 
 def explain_fixture() -> DiagInput:
     rendered = entry(
-        "mem-rendered", "Rendered feedback wins the render set", "feedback", source=MemorySource.EXPLICIT
+        "Rendered feedback wins the render set", id="mem-rendered", type="feedback", source="explicit"
     )
     superseded = entry(
-        "mem-superseded", "Superseded memory is not rendered", "decision", status=MemoryStatus.SUPERSEDED
+        "Superseded memory is not rendered", id="mem-superseded", type="decision", status="superseded"
     )
-    type_capped = [entry(f"mem-type-{i}", f"Type cap feedback memory {i}", "feedback") for i in range(11)]
+    type_capped = [
+        entry(f"Type cap feedback memory {i}", id=f"mem-type-{i}", type="feedback") for i in range(11)
+    ]
     global_capped = (
-        [entry(f"mem-g-feedback-{i}", f"Global cap feedback memory {i}", "feedback") for i in range(10)]
-        + [entry(f"mem-g-decision-{i}", f"Global cap decision memory {i}", "decision") for i in range(10)]
-        + [entry(f"mem-g-project-{i}", f"Global cap project memory {i}", "project") for i in range(8)]
-        + [entry(f"mem-g-reference-{i}", f"Global cap reference memory {i}", "reference") for i in range(7)]
+        [
+            entry(f"Global cap feedback memory {i}", id=f"mem-g-feedback-{i}", type="feedback")
+            for i in range(10)
+        ]
+        + [
+            entry(f"Global cap decision memory {i}", id=f"mem-g-decision-{i}", type="decision")
+            for i in range(10)
+        ]
+        + [entry(f"Global cap project memory {i}", id=f"mem-g-project-{i}", type="project") for i in range(8)]
+        + [
+            entry(f"Global cap reference memory {i}", id=f"mem-g-reference-{i}", type="reference")
+            for i in range(7)
+        ]
     )
     char_budget = entry(
-        "mem-char-budget", "This active memory cannot fit the tiny character budget", "project"
+        "This active memory cannot fit the tiny character budget", id="mem-char-budget", type="project"
     )
     retry = entry(
-        "mem-pending-retry",
         "Pending retry memory",
-        "project",
+        id="mem-pending-retry",
+        type="project",
         promotion_attempts=1,
         last_promotion_failure_reason="capacity_rejected",
     )
     exhausted = entry(
-        "mem-pending-capacity",
         "Pending capacity rejected memory",
-        "project",
+        id="mem-pending-capacity",
+        type="project",
         promotion_attempts=3,
         last_promotion_failure_reason="capacity_rejected",
     )
@@ -607,7 +555,7 @@ def test_explain_lists_archived_memories_d2() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.7 tests 7-8: trace
+# Tests 7-8: trace (docs/decisions.md#diagnostics-explain-and-trace)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -659,12 +607,12 @@ def trace_fixture() -> DiagInput:
     return diag(
         [
             entry(
-                "mem-life",
                 "Old token password: sushi should be redacted",
-                "decision",
-                status=MemoryStatus.SUPERSEDED,
+                id="mem-life",
+                type="decision",
+                status="superseded",
             ),
-            entry("mem-new", "Replacement memory", "decision"),
+            entry("Replacement memory", id="mem-new", type="decision"),
         ],
         events=events,
     )
@@ -745,10 +693,9 @@ def test_trace_status_from_last_event_when_not_stored() -> None:
 
 
 def test_trace_of_a_journal_memory_is_pending_b11() -> None:
-    """B11: a journal append has the outcome ``accepted``; the journal row gives the pending status."""
-    pending = entry(
-        "mem-p", "Use the staging cluster for load tests", "project", source=MemorySource.EXPLICIT
-    )
+    """docs/decisions.md#b11: a journal append has the outcome ``accepted``; the journal row gives the
+    pending status."""
+    pending = entry("Use the staging cluster for load tests", id="mem-p", type="project", source="explicit")
     events = [
         ev("explicit_memory_detected", "explicit", "accepted", [], memory=ref("mem-p")),
         ev("pending_memory_appended", "pending_journal", "accepted", [], memory=ref("mem-p")),
@@ -759,16 +706,16 @@ def test_trace_of_a_journal_memory_is_pending_b11() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.7 tests 9-10: quality
+# Tests 9-10: quality (docs/decisions.md#diagnostics-coverage-disappearances-and-quality)
 # ---------------------------------------------------------------------------------------------
 
 
 def quality_fixture() -> DiagInput:
     entries = [
         entry(
-            f"quality-{i}",
             f"Quality fixture memory {i}",
-            "feedback" if i % 2 == 0 else "decision",
+            id=f"quality-{i}",
+            type="feedback" if i % 2 == 0 else "decision",
             retention_clock=-1 if i == 0 else NOW,
         )
         for i in range(28)
@@ -843,26 +790,28 @@ def test_10_quality_json() -> None:
 
 
 def test_quality_status_ok_and_warning() -> None:
-    ok = quality_report(inspect(diag([entry("a", "A fine memory", "decision", retention_clock=NOW)]), NOW))
+    ok = quality_report(
+        inspect(diag([entry("A fine memory", id="a", type="decision", retention_clock=NOW)]), NOW)
+    )
     assert ok.status == "ok"
-    full = [entry(f"f{i}", f"Feedback {i}", "feedback", retention_clock=NOW) for i in range(10)]
+    full = [entry(f"Feedback {i}", id=f"f{i}", type="feedback", retention_clock=NOW) for i in range(10)]
     assert quality_report(inspect(diag(full), NOW)).status == "warning"
 
 
 def test_retention_clock_counts_reference_labels() -> None:
     clocks = retention_clock_counts(
         [
-            entry("a", "x", "decision"),
-            entry("b", "x", "decision", retention_clock=-1),
-            entry("c", "x", "decision", retention_clock=0),
-            entry("d", "x", "decision", retention_clock=NOW),
+            entry("x", id="a", type="decision"),
+            entry("x", id="b", type="decision", retention_clock=-1),
+            entry("x", id="c", type="decision", retention_clock=0),
+            entry("x", id="d", type="decision", retention_clock=NOW),
         ]
     )
     assert (clocks.present, clocks.missing, clocks.invalid) == (1, 1, 2)
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.7 tests 11-14: coverage and disappearances
+# Tests 11-14: coverage and disappearances (docs/decisions.md#diagnostics-coverage-disappearances-and-quality)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -892,9 +841,9 @@ def test_11_coverage_human_output() -> None:
     ]
     src = diag(
         [
-            entry("mem-full", "Full lifecycle memory", "feedback"),
-            entry("mem-render-only", "Render only memory", "decision"),
-            entry("mem-no-evidence", "No evidence memory", "project"),
+            entry("Full lifecycle memory", id="mem-full", type="feedback"),
+            entry("Render only memory", id="mem-render-only", type="decision"),
+            entry("No evidence memory", id="mem-no-evidence", type="project"),
         ],
         events=events,
     )
@@ -919,7 +868,9 @@ def test_12_coverage_json_event_counts() -> None:
             memory=ref("mem-full", "feedback", "compaction"),
         )
     ]
-    model = inspect(diag([entry("mem-full", "Full lifecycle memory", "feedback")], events=events), NOW)
+    model = inspect(
+        diag([entry("Full lifecycle memory", id="mem-full", type="feedback")], events=events), NOW
+    )
     data = coverage_json(coverage_rows(model), NOW)
     row = next(m for m in data["memories"] if m["id"] == "mem-full")
     assert row["eventCounts"]["total"] == 1
@@ -938,7 +889,7 @@ def test_coverage_include_historical() -> None:
     events = [
         ev("promotion_promoted", "promotion", "promoted", ["x"], memory=ref("old", "decision", "compaction"))
     ]
-    model = inspect(diag([entry("cur", "Current", "feedback")], events=events), NOW)
+    model = inspect(diag([entry("Current", id="cur", type="feedback")], events=events), NOW)
     assert [r.id for r in coverage_rows(model)] == ["cur"]
     rows = coverage_rows(model, include_historical=True)
     assert [(r.id, r.cls, r.current, r.type) for r in rows] == [
@@ -959,7 +910,7 @@ def test_13_disappearance_without_terminal_event_is_unknown() -> None:
         )
     ]
     rows = disappearance_rows(
-        inspect(diag([entry("current", "Current memory", "feedback")], events=events), NOW)
+        inspect(diag([entry("Current memory", id="current", type="feedback")], events=events), NOW)
     )
     out = format_disappearances(rows)
     assert "Memory historical-unknown: historical_absent_unknown_reason terminal=unknown" in out
@@ -989,7 +940,7 @@ def test_14_disappearances_explain_capacity_details_and_type_cap_observation() -
         ),
     ]
     rows = disappearance_rows(
-        inspect(diag([entry("current", "Current memory", "feedback")], events=events), NOW)
+        inspect(diag([entry("Current memory", id="current", type="feedback")], events=events), NOW)
     )
     out = format_disappearances(rows, explain=True)
     assert (
@@ -1025,7 +976,9 @@ def test_disappearances_workmem_terminal_events() -> None:
         ),
         ev("render_omitted", "render", "omitted", ["global_cap"], memory=ref("arch", "decision")),
     ]
-    rows = disappearance_rows(inspect(diag([entry("keeper", "Keeper", "decision")], events=events), NOW))
+    rows = disappearance_rows(
+        inspect(diag([entry("Keeper", id="keeper", type="decision")], events=events), NOW)
+    )
     assert [(r.id, r.terminal_type) for r in rows] == [
         ("arch", "memory_archived"),
         ("dup", "memory_absorbed"),
@@ -1034,7 +987,7 @@ def test_disappearances_workmem_terminal_events() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.7 tests 15-16: rejections
+# Tests 15-16: rejections (docs/decisions.md#diagnostics-rejections)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -1158,8 +1111,9 @@ def test_rejection_origins_and_the_record_source_keep_their_codes() -> None:
     record = RejectionRecord(timestamp="t", type="project", text="x", reasons=("empty",))
     line = b'{"timestamp":"t","type":"project","text":"x","reasons":["empty"],"source":"compaction"}'
     assert msgspec.json.encode(record) == line
-    assert msgspec.json.encode(replace(record, source=MemorySource.COMPACTION)) == line
-    origins = [r.origin for r in normalize_rejections([replace(record, source=s) for s in MemorySource])]
+    assert msgspec.json.encode(msgspec.structs.replace(record, source=MemorySource.COMPACTION)) == line
+    variants = [msgspec.structs.replace(record, source=s) for s in MemorySource]
+    origins = [r.origin for r in normalize_rejections(variants)]
     assert origins == ["explicit_trigger", "compaction_candidate", "manual"]
 
 

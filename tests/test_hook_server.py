@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from adapters import hook_client, paths
-from tests.test_cli_basics import T0_ISO
+from tests.support.cli import T0_ISO
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets only")
 

@@ -1,7 +1,7 @@
 """The Claude Code host adapter, driven through ``main(["hook", "claude-code"])`` with hook payloads on
-stdin (a temporary ``WORKMEM_HOME`` and a fixed ``WORKMEM_NOW``): a whole session, the tool mapping,
-the transcript's compaction summary, sub-agents, and the D12 failure contract (exit 0, one
-``hook_failed`` event, one stderr line, nothing unredacted anywhere)."""
+stdin (a temporary ``WORKMEM_HOME`` and a fixed ``WORKMEM_NOW``): a whole session, the tool mapping, the
+transcript's compaction summary, sub-agents, and the failure contract of docs/decisions.md#d12 (exit 0,
+one ``hook_failed`` event, one stderr line, nothing unredacted anywhere)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import pytest
 from adapters import paths
 from adapters.hosts import claude_code as cc
 from domain.evidence_records import privacy_hash
-from tests.test_cli_basics import T0, Cli, Run, make_cli
+from tests.support.cli import T0, Cli, Run
 
 MIN = 60_000
 HEADER = "Workspace memory (cross-session, verify if stale):"
@@ -39,10 +39,9 @@ Memory candidates:
 
 
 @pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    made = make_cli(tmp_path, monkeypatch, capsys)
-    monkeypatch.chdir(made.workspace)  # Claude Code runs hooks in the project directory
-    return made
+def cli(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> Cli:
+    monkeypatch.chdir(cli.workspace)  # Claude Code runs hooks in the project directory
+    return cli
 
 
 def hook(cli: Cli, event: str, session: str | None = "S1", **fields: Any) -> Run:
@@ -371,7 +370,7 @@ def test_sub_agent_payloads_get_no_injection_and_cause_no_writes(cli: Cli) -> No
 
 
 # ---------------------------------------------------------------------------------------------
-# Failures: exit 0, one hook_failed event, one stderr line (D12)
+# Failures: exit 0, one hook_failed event, one stderr line (docs/decisions.md#d12)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -449,7 +448,7 @@ def test_lock_timeout_becomes_one_hook_failed_event(cli: Cli) -> None:
         cli, hook(cli, "UserPromptSubmit", prompt=f"Remember this: {PNPM}"), "UserPromptSubmit"
     )
     assert "lock" in failed["details"]["message"]
-    assert str(cli.home) not in json.dumps(failed)  # absolute paths never reach the log (B18)
+    assert str(cli.home) not in json.dumps(failed)  # no absolute path in the log (docs/decisions.md#b18)
     assert "storage_lock_timeout" in [e["type"] for e in events(cli)]
     assert not layout(cli).journal.exists()
     assert list(layout(cli).directory.glob("sessions/*")) == []
@@ -458,7 +457,7 @@ def test_lock_timeout_becomes_one_hook_failed_event(cli: Cli) -> None:
 def test_storage_error_becomes_one_hook_failed_event(cli: Cli) -> None:
     ok(hook(cli, "SessionStart", source="startup"))
     # a file where the sessions directory should be (a directory where a file should be is moved
-    # aside since issue 11, so it no longer fails)
+    # aside, so it no longer fails)
     sessions = layout(cli).sessions
     shutil.rmtree(sessions)
     sessions.write_text("in the way")

@@ -13,7 +13,7 @@ import pytest
 
 from adapters import paths
 from adapters.hosts import codex
-from tests.test_cli_basics import T0, Cli, Run, make_cli
+from tests.support.cli import T0, Cli, Run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MIN = 60_000
@@ -26,10 +26,9 @@ CANDIDATES = (
 
 
 @pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    made = make_cli(tmp_path, monkeypatch, capsys)
-    monkeypatch.chdir(made.workspace)
-    return made
+def cli(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> Cli:
+    monkeypatch.chdir(cli.workspace)
+    return cli
 
 
 def recorded(host: str, name: str, cli: Cli, **changes: Any) -> dict[str, Any]:
@@ -77,7 +76,7 @@ def test_claude_code_recorded_session(cli: Cli) -> None:
     cli.at_ms(T0 + 1 * MIN)
     prompt = send(cli, host, recorded("claude_code", "UserPromptSubmit", cli))
     assert "pending_memories:" in context(prompt, "UserPromptSubmit")
-    send(cli, host, recorded("claude_code", "PostToolUse", cli))  # Write notes.md
+    send(cli, host, recorded("claude_code", "PostToolUse", cli))  # a Write of a notes file
     failure = send(cli, host, recorded("claude_code", "PostToolUseFailure", cli))
     assert failure.out == ""
     assert send(cli, host, recorded("claude_code", "Stop", cli)).out == ""
@@ -231,8 +230,14 @@ def test_codex_reads_the_rollout_for_summary_and_exit_code(cli: Cli) -> None:
 
 
 def test_codex_exit_code_from_a_function_call_output(tmp_path: Path) -> None:
-    line = {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1",
-                                                "output": "Process exited with code 7\nboom"}}
+    line = {
+        "type": "response_item",
+        "payload": {
+            "type": "function_call_output",
+            "call_id": "c1",
+            "output": "Process exited with code 7\nboom",
+        },
+    }
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps(line) + "\n")
     assert codex.rollout_exit_code(str(path), "c1") == 7

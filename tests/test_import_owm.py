@@ -1,4 +1,5 @@
-"""``workmem import-owm`` (D11): existing opencode-working-memory stores are copied, never modified."""
+"""``workmem import-owm`` (docs/decisions.md#d11): existing opencode-working-memory stores are copied,
+never modified."""
 
 from __future__ import annotations
 

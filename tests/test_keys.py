@@ -1,6 +1,8 @@
-"""Exact and identity keys (store-retention.md §2.1-§2.3, DECISIONS D9)."""
+"""Exact and identity keys (docs/decisions.md#memory-keys, docs/decisions.md#d9)."""
 
 from __future__ import annotations
+
+from functools import partial
 
 import pytest
 
@@ -14,23 +16,14 @@ from domain.keys import (
     normalize_path,
     normalize_url,
 )
-from domain.model import MemoryEntry, MemorySource, MemoryStatus, MemoryType
+from domain.timeutil import parse_iso_ms
+from tests.support.builders import memory
+
+#: A compaction reference memory, as the key functions see it.
+mem = partial(memory, id="m", type="reference", at=parse_iso_ms("2026-05-01T00:00:00.000Z") or 0)
 
 
-def mem(text: str, type_: str = "reference") -> MemoryEntry:
-    return MemoryEntry(
-        id="m",
-        type=MemoryType(type_),
-        text=text,
-        source=MemorySource.COMPACTION,
-        confidence=0.75,
-        status=MemoryStatus.ACTIVE,
-        created_at="2026-05-01T00:00:00.000Z",
-        updated_at="2026-05-01T00:00:00.000Z",
-    )
-
-
-# --- §2.3 identity vectors that D9 leaves unchanged --------------------------------------------
+# --- the reference's identity vectors that docs/decisions.md#d9 leaves unchanged ---------------
 
 UNCHANGED_VECTORS = [
     ("Project config lives in `src/config.ts`", "reference", "reference:path:src/config.ts"),
@@ -54,10 +47,10 @@ UNCHANGED_VECTORS = [
 
 @pytest.mark.parametrize(("text", "type_", "expected"), UNCHANGED_VECTORS)
 def test_identity_vectors_matching_the_reference(text: str, type_: str, expected: str) -> None:
-    assert identity_key(mem(text, type_)) == expected
+    assert identity_key(mem(text, type=type_)) == expected
 
 
-# --- §2.3 rows whose result D9 changes (reference bug B7) ---------------------------------------
+# --- the rows whose result docs/decisions.md#d9 changes (reference bug docs/decisions.md#s7) ----
 
 B7_VECTORS = [
     # reference: reference:path:./src/config.ts (different from src/config.ts)
@@ -85,7 +78,7 @@ B7_VECTORS = [
 
 @pytest.mark.parametrize(("text", "type_", "expected"), B7_VECTORS)
 def test_identity_vectors_fixed_by_d9_bug_b7(text: str, type_: str, expected: str) -> None:
-    assert identity_key(mem(text, type_)) == expected
+    assert identity_key(mem(text, type=type_)) == expected
 
 
 @pytest.mark.parametrize(
@@ -140,15 +133,15 @@ def test_d9_concreteness(path: str, concrete: bool) -> None:
 
 def test_feedback_and_decision_identity_is_the_exact_key() -> None:
     for type_ in ("feedback", "decision"):
-        entry = mem("Config in `src/config.ts` https://example.com", type_)
+        entry = mem("Config in `src/config.ts` https://example.com", type=type_)
         assert identity_key(entry) == exact_key(entry)
 
 
 def test_exact_key_is_type_and_canonical_text() -> None:
-    assert exact_key(mem("  Hello,   World!! `code` $5 + a_b-c  ", "feedback")) == (
+    assert exact_key(mem("  Hello,   World!! `code` $5 + a_b-c  ", type="feedback")) == (
         "feedback:hello world `code` $5 + a b c"
     )
-    assert exact_key(mem("Use X.", "decision")) == exact_key(mem("use x", "decision"))
+    assert exact_key(mem("Use X.", type="decision")) == exact_key(mem("use x", type="decision"))
 
 
 def test_exact_equal_entries_may_have_different_identity_keys() -> None:

@@ -1,6 +1,6 @@
 """The domain model and its JSON codec: files written by opencode-working-memory v1.3-v1.5 decode,
 unknown fields survive a decode/encode round trip, new workmem fields are omitted when empty, and bad
-input gives a typed failure value instead of an exception (DECISIONS D11)."""
+input gives a typed failure value instead of an exception (docs/decisions.md#d11)."""
 
 from __future__ import annotations
 
@@ -295,8 +295,10 @@ def test_one_malformed_pending_memory_does_not_sink_the_session() -> None:
 def test_store_head_reads_the_top_fields_only_of_a_store_workmem_wrote() -> None:
     from domain.codec import decode_store_head
 
-    written = b'{"workspace": {"root": "/w", "key": "k"}, "updatedAt": "t", "lastActivityAt": "a",' \
+    written = (
+        b'{"workspace": {"root": "/w", "key": "k"}, "updatedAt": "t", "lastActivityAt": "a",'
         b' "entries": [{"not": "an entry"}], "revision": 3}'
+    )
     head = decode_store_head(written)
     assert head is not None and head.entries == () and head.last_activity_at == "a"
     assert head.workspace.root == "/w" and head.revision == 3

@@ -1,5 +1,8 @@
-"""The core operations as a host drives them (evidence-pending-storage-hooks.md §5, §6.4-§6.6, §9
-invariants 24-36, §10.9 items 1-18; bugs B12, B13, B19-B21; DECISIONS D2, D3, D7, D10, D12).
+"""The core operations as a host drives them (docs/decisions.md#host-events, docs/decisions.md#promotion,
+docs/decisions.md#cache-epochs), with the reference's lifecycle acceptance cases
+(docs/decisions.md#parity-with-the-reference), the fixes docs/decisions.md#b12, docs/decisions.md#b13,
+docs/decisions.md#b19, docs/decisions.md#b20 and docs/decisions.md#b21, and docs/decisions.md#d2,
+docs/decisions.md#d3, docs/decisions.md#d7, docs/decisions.md#d10 and docs/decisions.md#d12.
 
 The reference's hooks map onto the pure operations like this: the system transform is
 ``open_session`` followed by ``context_text``; ``tool.execute.after`` is ``observe_tool_result``;
@@ -11,13 +14,14 @@ writes back whatever an operation returns.
 Adapted items: the reference keeps its frozen-block cache and its processed-message cache per plugin
 instance (50 sessions, 200 sessions); workmem keeps both in each session's own state, so there is no
 cross-session eviction — instead, opening many other sessions must leave a session's block alone.
-Storage faults (items 4 "corrupt store", 5 "session path is a directory", 18 "store path is a
-directory") are the adapters' business; only their pure halves are here.
+Storage faults (the reference's cases "corrupt store", "session path is a directory" and "store path is
+a directory") are the adapters' business; only their pure halves are here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 import pytest
@@ -40,7 +44,6 @@ from domain.model import (
     Outcome,
     PendingJournal,
     SessionState,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.operations import (
@@ -65,12 +68,11 @@ from domain.retention import NO_DORMANCY, dormancy_at, strength
 from domain.session import HEADER as HOT_HEADER
 from domain.session import ToolEvent
 from domain.text import memory_key
-from domain.timeutil import iso_from_ms, parse_iso_ms
+from domain.timeutil import iso_from_ms
+from tests.support.builders import KEY, NOW, ROOT, memory, session, store
+from tests.support.world import snapshot_of
 
-NOW = parse_iso_ms("2026-06-01T12:00:00.000Z") or 0
 MINUTE = 60_000
-ROOT = "/home/dev/project"
-KEY = "0123456789abcdef"
 MIGRATED = ("2026-04-28-quality-cleanup", "2026-04-26-p0-cleanup", "2026-05-01-retention-clock-backfill")
 
 PNPM = "remember this: always use pnpm for package installs"
@@ -82,14 +84,8 @@ PNPM_TEXT = "always use pnpm for package installs"
 # ---------------------------------------------------------------------------------------------
 
 
-def new_store(*entries: MemoryEntry, **extra: Any) -> WorkspaceStore:
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root=ROOT, key=KEY),
-        entries=entries,
-        migrations=MIGRATED,
-        updated_at=iso_from_ms(NOW),
-        **extra,
-    )
+#: A store that has run every one-time migration.
+new_store = partial(store, migrations=MIGRATED)
 
 
 def stored(
@@ -101,19 +97,8 @@ def stored(
     at: int = NOW - DAY_MS,
     **extra: Any,
 ) -> MemoryEntry:
-    stamp = iso_from_ms(at)
-    return MemoryEntry(
-        id=id_,
-        type=type_,
-        text=text,
-        source=source,
-        confidence=1.0 if source is MemorySource.EXPLICIT else 0.75,
-        status=MemoryStatus.ACTIVE,
-        created_at=stamp,
-        updated_at=stamp,
-        retention_clock=at,
-        **extra,
-    )
+    """A stored explicit memory created ``at`` (a day ago), its retention clock started then."""
+    return memory(text, id=id_, type=type_, source=source, at=at, retention_clock=at, **extra)
 
 
 def summary(*lines: str, heading: str = "Memory candidates:") -> str:
@@ -131,13 +116,7 @@ class Workspace:
         self.events: list[EvidenceInput] = []
 
     def snapshot(self, sid: str | None) -> Snapshot:
-        return Snapshot(
-            store=self.store,
-            journal=self.journal,
-            session=self.sessions.get(sid) if sid is not None else None,
-            others=tuple(state for other, state in self.sessions.items() if other != sid),
-            archive=dict(self.archive),
-        )
+        return snapshot_of(self.store, self.journal, self.sessions, self.archive, sid)
 
     def write(self, sid: str | None, result: OpResult) -> OpResult:
         self.store, self.journal = result.store, result.journal
@@ -204,7 +183,7 @@ def bash(command: str, output: str = "", exit_code: int | None = None) -> ToolEv
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.9 items 1-2: tool results and the hot state
+# Tool results and the hot state
 # ---------------------------------------------------------------------------------------------
 
 
@@ -240,7 +219,8 @@ def test_tool_results_track_active_files_in_the_injected_hot_state() -> None:
 
 
 def test_a_credential_in_tool_output_never_reaches_the_session_10_9_item_5() -> None:
-    """The pure half of item 5 (the failing write is the adapters' test): a failed command whose
+    """The pure half of the reference's case "a credential in a failing tool's output" (the failing
+    write is the adapters' test): a failed command whose
     output carries ``password: sushi`` is recorded with the value redacted."""
     ws = Workspace()
     result = ws.tool(
@@ -253,7 +233,7 @@ def test_a_credential_in_tool_output_never_reaches_the_session_10_9_item_5() -> 
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.9 item 3: the compaction prompt
+# The compaction prompt (docs/decisions.md#the-compaction-prompt)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -292,15 +272,13 @@ def test_compaction_prompt_shape_10_9_item_3() -> None:
 def test_compaction_prompt_of_a_missing_or_sub_agent_session_has_only_the_instructions() -> None:
     bare = compaction_prompt(None, ROOT)
     assert bare.endswith("Do not output this context verbatim:\n\n")
-    child = SessionState(
-        session_id="child", updated_at=iso_from_ms(NOW), parent_session_id="A", frozen_block="x"
-    )
+    child = session("child", parent_session_id="A", frozen_block="x")
     assert compaction_prompt(child, ROOT, "other") == compaction_prompt(None, ROOT, "other")
     assert context_text(child, ROOT) == ""
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.9 items 4, 6-15: the session lifecycle
+# The session lifecycle (docs/decisions.md#host-events, docs/decisions.md#cache-epochs)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -354,8 +332,8 @@ def test_a_compaction_clears_only_its_own_owned_entries_10_9_item_8() -> None:
 
 
 def test_ending_a_session_promotes_what_it_owns_10_9_item_9_and_d7() -> None:
-    """D7 (fixing B21): a session that ends without ever compacting still has its explicit memories
-    promoted, and the next session renders them."""
+    """docs/decisions.md#d7 (fixing docs/decisions.md#b21): a session that ends without ever compacting
+    still has its explicit memories promoted, and the next session renders them."""
     ws = Workspace()
     ws.open("A", NOW)
     ws.say("A", "a-1", PNPM, NOW + MINUTE)
@@ -416,8 +394,9 @@ def test_compaction_promotes_session_pending_10_9_item_11() -> None:
     (new,) = [e for e in by_id.values() if e.id != "mem_old"]
     assert new.retention_clock is not None
     assert not new.reinforcement_count, "a first-time promotion does not reinforce itself"
-    assert new.pending_owner_session_id is None and new.pending_message_id is None  # B15
-    assert len(of_type(result.events, EventType.MEMORY_REINFORCED)) == 1  # B14: with evidence
+    # no pending-only fields (docs/decisions.md#b15); the reinforcement has evidence (docs/decisions.md#b14)
+    assert new.pending_owner_session_id is None and new.pending_message_id is None
+    assert len(of_type(result.events, EventType.MEMORY_REINFORCED)) == 1
 
 
 def test_lifecycle_evidence_in_order_10_9_item_12() -> None:
@@ -508,7 +487,7 @@ def test_frozen_block_epochs_10_9_item_15() -> None:
 
 
 def test_frozen_block_survives_other_sessions_and_writes_invariant_31() -> None:
-    """Adapted from the 50-session eviction of item 15: the frozen block lives in the session's own
+    """Adapted from the reference's 50-session cache eviction: the frozen block lives in the session's own
     state, so sixty other sessions opening and promoting cannot change it within its epoch."""
     ws = Workspace(new_store(stored("mem_old", "Use pnpm instead of npm for package management")))
     frozen = block_of(ws.open("A", NOW).output)
@@ -559,7 +538,7 @@ def test_the_same_message_id_twice_is_a_no_op_invariant_34() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.9 item 17: capacity (B12 fixed by D2)
+# Capacity (docs/decisions.md#b12, fixed by docs/decisions.md#d2)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -578,8 +557,8 @@ REFERENCE_TEXT = "The deployment runbook lives at https://wiki.example.com/runbo
 
 def test_a_capacity_overflow_is_stored_not_rejected_fixing_b12_10_9_item_17() -> None:
     """Reference: with 10/10/8 explicit entries a compaction reference is dropped as
-    ``rejected_capacity``. workmem (D2): caps only limit what is shown, so the reference is stored,
-    cleared from the journal, and omitted from the block by the global cap."""
+    ``rejected_capacity``. workmem (docs/decisions.md#d2): caps only limit what is shown, so the
+    reference is stored, cleared from the journal, and omitted from the block by the global cap."""
     ws = Workspace(_full_store())
     ws.open("A", NOW)
     result = ws.compact("A", summary(f"- [reference] {REFERENCE_TEXT}"), NOW + MINUTE)
@@ -623,7 +602,7 @@ def test_all_compaction_candidates_over_capacity_leave_nothing_pending_10_9_item
 
 
 # ---------------------------------------------------------------------------------------------
-# Sub-agents (invariant 33)
+# Sub-agents (docs/decisions.md#host-events)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -668,7 +647,7 @@ def test_a_sub_agent_gets_no_injection_and_causes_no_writes_invariant_33(stamped
 
 
 # ---------------------------------------------------------------------------------------------
-# D10: explicit supersession from a compaction summary
+# Explicit supersession from a compaction summary (docs/decisions.md#d10)
 # ---------------------------------------------------------------------------------------------
 
 #: Each names a decision, so an explicit request for one is classified as a decision too.
@@ -756,7 +735,7 @@ def test_supersedes_refers_to_the_block_the_session_was_shown_not_the_current_st
 
 
 # ---------------------------------------------------------------------------------------------
-# D10: forget, supersede, restore and tombstones
+# Forget, supersede, restore and tombstones (docs/decisions.md#d10)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -801,6 +780,24 @@ def test_an_explicit_request_brings_a_forgotten_memory_back_d10() -> None:
     assert DECISION_TEXTS[1] in ws.active_texts()
     assert ws.store.tombstones == ()
     assert DECISION_TEXTS[1] in ws.context("A")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="product bug: a request adopted from an idle session keeps the tombstone (docs/decisions.md#d10)",
+)
+def test_an_explicit_request_adopted_from_an_idle_session_brings_a_forgotten_memory_back_d10() -> None:
+    """An explicit request for a forgotten memory lifts its tombstone (docs/decisions.md#d10), also
+    when it waits in the journal of a session that goes idle and the next session adopts it
+    (docs/decisions.md#d7). Today only the promoting session's own pending list lifts tombstones: the
+    adopted request is rejected as ``tombstoned`` and cleared, and the memory the user asked for
+    again stays forgotten."""
+    ws = _decisions_workspace()
+    ws.write(None, forget(ws.snapshot(None), "mem_d1", NOW))
+    ws.say("A", "a-1", f"remember this: {DECISION_TEXTS[1]}", NOW + MINUTE)
+    opened = ws.open("B", NOW + 2 * MINUTE + DAY_MS)  # A has been idle for more than a day
+    assert [e.reason_codes for e in of_type(opened.events, EventType.PROMOTION_REJECTED)] == []
+    assert DECISION_TEXTS[1] in ws.active_texts()
 
 
 def test_a_manual_remember_brings_a_forgotten_memory_back_d10() -> None:
@@ -849,12 +846,13 @@ def test_supersede_command_and_its_undo_d10() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# D7: idle owners are adopted
+# Idle owners are adopted (docs/decisions.md#d7)
 # ---------------------------------------------------------------------------------------------
 
 
 def test_owned_entries_of_a_session_idle_for_a_day_are_adopted_by_the_next_open_d7() -> None:
-    """Fixing B21: a session that neither compacts nor ends no longer strands its memories."""
+    """Fixing docs/decisions.md#b21: a session that neither compacts nor ends no longer strands its
+    memories."""
     ws = Workspace()
     ws.say("A", "a-1", PNPM, NOW)
     assert idle_owner_ids(ws.journal, tuple(ws.sessions.values()), "B", NOW + DAY_MS) == ()
@@ -897,7 +895,7 @@ def test_a_compaction_also_adopts_idle_owners_d7() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# D3: dormancy at session start
+# Dormancy at session start (docs/decisions.md#d3)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -918,8 +916,9 @@ def _dormant_workspace() -> tuple[Workspace, MemoryEntry, MemoryEntry]:
 
 
 def test_a_twenty_day_break_is_recorded_and_discounted_at_the_first_open_d3() -> None:
-    """Fixing B1: the reference resets ``lastActivityAt`` before it renders, so the session that comes
-    back from a break ranks memories as if no time had been forgiven. workmem records the span first."""
+    """Fixing docs/decisions.md#s1: the reference resets ``lastActivityAt`` before it renders, so the
+    session that comes back from a break ranks memories as if no time had been forgiven. workmem records
+    the span first."""
     ws, fresh, seasoned = _dormant_workspace()
     result = ws.open("B", NOW)
     span = DormantSpan(start=NOW - 6 * DAY_MS, end=NOW)
@@ -1004,8 +1003,8 @@ def test_pending_keys_agree_between_session_and_journal() -> None:
 
 
 def test_equal_requests_from_two_sessions_in_one_millisecond_get_distinct_ids() -> None:
-    """Ids are derived from the inputs (D1); the session and message ids are among them, so two
-    journal entries (and their evidence) can always be told apart."""
+    """Ids are derived from the inputs (docs/decisions.md#d1); the session and message ids are among
+    them, so two journal entries (and their evidence) can always be told apart."""
     ws = Workspace()
     ws.say("A", "a-1", PNPM, NOW)
     ws.say("B", "b-1", PNPM, NOW)
@@ -1014,8 +1013,8 @@ def test_equal_requests_from_two_sessions_in_one_millisecond_get_distinct_ids() 
 
 
 def test_adopted_pending_memories_leave_the_idle_sessions_hot_state() -> None:
-    """D7: when session B adopts idle session A's pending memory, A's own pending list must not keep
-    showing it; the next operation of A drops it because its journal copy is gone."""
+    """docs/decisions.md#d7: when session B adopts idle session A's pending memory, A's own pending list
+    must not keep showing it; the next operation of A drops it because its journal copy is gone."""
     ws = Workspace()
     ws.say("A", "a-1", PNPM, NOW)
     later = NOW + DAY_MS + MINUTE

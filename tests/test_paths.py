@@ -1,4 +1,4 @@
-"""Paths and on-disk layout (evidence-pending-storage-hooks.md §1)."""
+"""Paths and on-disk layout (docs/decisions.md#data-home-and-workspace-paths)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_xdg_data_home_is_honoured() -> None:
 
 
 def test_empty_values_count_as_unset_b1() -> None:
-    """B1: the reference used ``??`` so XDG_DATA_HOME="" gave relative paths."""
+    """docs/decisions.md#b1: the reference used ``??`` so XDG_DATA_HOME="" gave relative paths."""
     home = data_home({"WORKMEM_HOME": "", "XDG_DATA_HOME": ""})
     assert home.is_absolute()
     assert home.name == "workmem"
@@ -74,7 +74,7 @@ def test_workspace_key_of_a_missing_root_hashes_the_raw_string() -> None:
 
 
 def test_root_hash_differs_from_workspace_key_b8(tmp_path: Path) -> None:
-    """B8: the reference wrote the workspace key into workspaceRootHash too."""
+    """docs/decisions.md#b8: the reference wrote the workspace key into workspaceRootHash too."""
     assert workspace_root_hash(str(tmp_path)) != workspace_key(str(tmp_path))
     assert workspace_root_hash(str(tmp_path)) == sha("root:" + os.path.realpath(tmp_path))[:16]
 
@@ -94,7 +94,7 @@ def test_workspace_layout(tmp_path: Path) -> None:
 
 
 def test_session_file_uses_32_hex_of_sha256_b31() -> None:
-    """B31: the docs said sessions/{sessionID}.json; the name is sha256(id)[:32]."""
+    """docs/decisions.md#b31: the docs said sessions/{sessionID}.json; the name is sha256(id)[:32]."""
     paths = workspace_paths(Path("/h"), "/r")
     path = session_file(paths, "ses_../../etc")
     assert path.parent == paths.sessions

@@ -1,8 +1,9 @@
-"""The pending journal (evidence-pending-storage-hooks.md §4, §10.3; bugs B25, B26, B28, B29)."""
+"""The pending journal (docs/decisions.md#pending-journal), with the reference's acceptance tests and the
+fixes docs/decisions.md#b25, docs/decisions.md#b26, docs/decisions.md#b28 and docs/decisions.md#b29."""
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
 
 from msgspec.structs import replace
 
@@ -11,11 +12,7 @@ from domain.model import (
     EventType,
     EvidenceInput,
     MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
     Outcome,
-    PendingJournal,
     Phase,
     PromotionRetryLimits,
     RelationRole,
@@ -30,40 +27,11 @@ from domain.pending import (
     record_rejections,
 )
 from domain.text import memory_key
-from domain.timeutil import iso_from_ms, parse_iso_ms
+from domain.timeutil import iso_from_ms
+from tests.support import builders
+from tests.support.builders import NOW, memory
 
-NOW = parse_iso_ms("2026-06-01T12:00:00.000Z") or 0
-
-
-def mem(
-    id_: str,
-    text: str,
-    *,
-    type_: str = "decision",
-    source: str = "compaction",
-    at: int | None = None,
-    created: str | None = None,
-    updated: str | None = None,
-    owner: str | None = None,
-    **extra: Any,
-) -> MemoryEntry:
-    stamp = iso_from_ms(NOW if at is None else at)
-    return MemoryEntry(
-        id=id_,
-        type=MemoryType(type_),
-        text=text,
-        source=MemorySource(source),
-        confidence=1.0 if source != "compaction" else 0.75,
-        status=MemoryStatus.ACTIVE,
-        created_at=stamp if created is None else created,
-        updated_at=stamp if updated is None else updated,
-        pending_owner_session_id=owner,
-        **extra,
-    )
-
-
-def journal(*entries: MemoryEntry) -> PendingJournal:
-    return replace(empty_journal("/home/dev/ws", "0123456789abcdef", NOW), entries=entries)
+journal = partial(builders.journal, root="/home/dev/ws")
 
 
 def key(entry: MemoryEntry) -> str:
@@ -85,7 +53,7 @@ def cleared(events: tuple[EvidenceInput, ...]) -> list[tuple[str | None, str]]:
 
 
 def test_journal_key_is_memory_key_nul_owner() -> None:
-    entry = mem("a", "Use  PNPM!", owner="s1")
+    entry = memory("Use  PNPM!", id="a", owner="s1")
     assert journal_key(entry) == "decision:use pnpm\x00s1"
     assert journal_key(replace(entry, pending_owner_session_id=None)) == "decision:use pnpm\x00"
     # an empty owner is no owner (JavaScript truthiness)
@@ -99,20 +67,20 @@ def test_empty_journal_shape() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.3 acceptance tests (save/load become normalize_journal)
+# The reference's acceptance tests (save/load become normalize_journal)
 # ---------------------------------------------------------------------------------------------
 
 
 def test_1_compaction_entries_older_than_30_days_are_pruned() -> None:
-    stale = mem("stale", "stale entry from 31 days ago", at=NOW - 31 * DAY_MS)
-    fresh = mem("fresh", "fresh entry from yesterday", at=NOW - 1 * DAY_MS)
+    stale = memory("stale entry from 31 days ago", id="stale", at=NOW - 31 * DAY_MS)
+    fresh = memory("fresh entry from yesterday", id="fresh", at=NOW - 1 * DAY_MS)
     out, events = normalize_journal(journal(stale, fresh), NOW)
     assert [e.text for e in out.entries] == ["fresh entry from yesterday"]
     assert cleared(events) == [("stale", "journal_ttl")]
 
 
 def test_2_cap_keeps_the_50_newest() -> None:
-    entries = [mem(f"e{i}", f"Entry {i}", type_="project", at=NOW + i * 1000) for i in range(55)]
+    entries = [memory(f"Entry {i}", id=f"e{i}", type="project", at=NOW + i * 1000) for i in range(55)]
     out, _ = normalize_journal(journal(*entries), NOW)
     texts = [e.text for e in out.entries]
     assert len(texts) == 50
@@ -125,39 +93,39 @@ def test_3_dedupe_happens_before_the_cap() -> None:
     entries: list[MemoryEntry] = []
     for i in range(25):
         at = NOW + i * 1000
-        entries.append(mem(f"c{i}", f"Entry {i}", type_="project", at=at))
-        entries.append(mem(f"x{i}", f"Entry {i}", type_="project", source="explicit", at=at))
+        entries.append(memory(f"Entry {i}", id=f"c{i}", type="project", at=at))
+        entries.append(memory(f"Entry {i}", id=f"x{i}", type="project", source="explicit", at=at))
     out, _ = normalize_journal(journal(*entries), NOW)
     assert len(out.entries) == 25
 
 
 def test_4_append_applies_retention() -> None:
-    initial = [mem(f"i{i}", f"Initial {i}", type_="project", at=NOW + i * 1000) for i in range(30)]
+    initial = [memory(f"Initial {i}", id=f"i{i}", type="project", at=NOW + i * 1000) for i in range(30)]
     start, _ = normalize_journal(journal(*initial), NOW)
     additional = [
-        mem(f"a{i}", f"Additional {i}", source="explicit", at=NOW + (i + 30) * 1000) for i in range(30)
+        memory(f"Additional {i}", id=f"a{i}", source="explicit", at=NOW + (i + 30) * 1000) for i in range(30)
     ]
     out, events = append_pending(start, additional, NOW)
     assert len(out.entries) == 50
     assert [e.type for e in events[:30]] == [EventType.PENDING_MEMORY_APPENDED] * 30
-    # D7: the ten entries pushed out by the cap are not dropped silently
+    # the ten entries pushed out by the cap are not dropped silently (docs/decisions.md#d7)
     assert cleared(events) == [(f"i{i}", "journal_cap") for i in range(9, -1, -1)]
 
 
 def test_5_explicit_and_manual_entries_never_age_out() -> None:
     old = NOW - 35 * DAY_MS
     entries = (
-        mem("explicit_old", "Old explicit preference", type_="feedback", source="explicit", at=old),
-        mem("manual_old", "Old manual reference", type_="reference", source="manual", at=old),
-        mem("compaction_old", "Old compaction reference", type_="reference", at=old),
+        memory("Old explicit preference", id="explicit_old", type="feedback", source="explicit", at=old),
+        memory("Old manual reference", id="manual_old", type="reference", source="manual", at=old),
+        memory("Old compaction reference", id="compaction_old", type="reference", at=old),
     )
     out, _ = normalize_journal(journal(*entries), NOW)
     assert [e.id for e in out.entries] == ["explicit_old", "manual_old"]
 
 
 def test_6_clear_with_owner_removes_only_that_owners_entries() -> None:
-    a = mem("a", "Session A preference", type_="feedback", source="explicit", owner="session-a")
-    b = mem("b", "Session B preference", type_="feedback", source="explicit", owner="session-b")
+    a = memory("Session A preference", id="a", type="feedback", source="explicit", owner="session-a")
+    b = memory("Session B preference", id="b", type="feedback", source="explicit", owner="session-b")
     start, _ = append_pending(journal(), [a, b], NOW)
     out, events = clear_pending(
         start,
@@ -172,7 +140,7 @@ def test_6_clear_with_owner_removes_only_that_owners_entries() -> None:
 
 
 def test_7_unowned_clear_keeps_owned_entries_with_the_same_key() -> None:
-    unowned = mem("clear-unowned", "Prefer scoped cleanup.", type_="feedback", source="explicit")
+    unowned = memory("Prefer scoped cleanup.", id="clear-unowned", type="feedback", source="explicit")
     owned = replace(unowned, id="clear-owned", pending_owner_session_id="session-owned")
     start, _ = append_pending(journal(), [unowned, owned], NOW)
     out, _ = clear_pending(start, {key(unowned)}, NOW, owner=None, clear_unowned=True, reason="promoted")
@@ -181,8 +149,8 @@ def test_7_unowned_clear_keeps_owned_entries_with_the_same_key() -> None:
 
 
 def test_8_same_key_owned_by_two_sessions_is_two_entries() -> None:
-    a = mem(
-        "same-a", "Prefer owner-scoped promotion.", type_="feedback", source="explicit", owner="session-a"
+    a = memory(
+        "Prefer owner-scoped promotion.", id="same-a", type="feedback", source="explicit", owner="session-a"
     )
     b = replace(a, id="same-b", pending_owner_session_id="session-b")
     out, events = append_pending(journal(), [a, b], NOW)
@@ -191,10 +159,10 @@ def test_8_same_key_owned_by_two_sessions_is_two_entries() -> None:
 
 
 def test_9_rejections_count_per_owner_and_exhaust_on_the_third() -> None:
-    a = mem(
-        "reject-a",
+    a = memory(
         "Capacity rejected explicit reference.",
-        type_="reference",
+        id="reject-a",
+        type="reference",
         source="explicit",
         owner="session-a",
     )
@@ -223,10 +191,10 @@ def test_9_rejections_count_per_owner_and_exhaust_on_the_third() -> None:
 
 
 def test_10_unowned_only_rejection_never_touches_owned_entries() -> None:
-    unowned = mem(
-        "reject-unowned",
+    unowned = memory(
         "Capacity rejected unowned reference.",
-        type_="reference",
+        id="reject-unowned",
+        type="reference",
         source="explicit",
         promotion_attempts=PromotionRetryLimits.MAX_EXPLICIT_ATTEMPTS - 1,
     )
@@ -245,16 +213,29 @@ def test_10_unowned_only_rejection_never_touches_owned_entries() -> None:
 
 def test_11_entries_with_two_invalid_timestamps_are_dropped_for_every_source() -> None:
     entries = (
-        mem(
-            "bad_explicit",
+        memory(
             "Bad explicit timestamp",
-            type_="feedback",
+            id="bad_explicit",
+            type="feedback",
             source="explicit",
-            created="not-a-date",
-            updated="also-bad",
+            created_at="not-a-date",
+            updated_at="also-bad",
         ),
-        mem("bad_manual", "Bad manual timestamp", type_="reference", source="manual", created="", updated=""),
-        mem("bad_compaction", "Bad compaction timestamp", type_="reference", created="bad", updated="bad"),
+        memory(
+            "Bad manual timestamp",
+            id="bad_manual",
+            type="reference",
+            source="manual",
+            created_at="",
+            updated_at="",
+        ),
+        memory(
+            "Bad compaction timestamp",
+            id="bad_compaction",
+            type="reference",
+            created_at="bad",
+            updated_at="bad",
+        ),
     )
     out, events = normalize_journal(journal(*entries), NOW)
     assert out.entries == ()
@@ -266,17 +247,17 @@ def test_11_entries_with_two_invalid_timestamps_are_dropped_for_every_source() -
 
 
 def test_12_updated_at_is_used_when_created_at_is_invalid() -> None:
-    fresh = mem(
-        "f",
+    fresh = memory(
         "Entry with missing createdAt but fresh updatedAt",
-        created="",
-        updated=iso_from_ms(NOW - 1 * DAY_MS),
+        id="f",
+        created_at="",
+        updated_at=iso_from_ms(NOW - 1 * DAY_MS),
     )
-    stale = mem(
-        "s",
+    stale = memory(
         "Entry with missing createdAt and stale updatedAt",
-        created="",
-        updated=iso_from_ms(NOW - 35 * DAY_MS),
+        id="s",
+        created_at="",
+        updated_at=iso_from_ms(NOW - 35 * DAY_MS),
     )
     out, _ = normalize_journal(journal(fresh, stale), NOW)
     assert [e.text for e in out.entries] == ["Entry with missing createdAt but fresh updatedAt"]
@@ -288,33 +269,39 @@ def test_12_updated_at_is_used_when_created_at_is_invalid() -> None:
 
 
 def test_created_at_is_the_fallback_when_updated_at_is_invalid() -> None:
-    entry = mem("e", "Compaction entry", created=iso_from_ms(NOW - 31 * DAY_MS), updated="garbage")
+    entry = memory(
+        "Compaction entry", id="e", created_at=iso_from_ms(NOW - 31 * DAY_MS), updated_at="garbage"
+    )
     out, events = normalize_journal(journal(entry), NOW)
     assert out.entries == ()
     assert cleared(events) == [("e", "journal_ttl")]
 
 
 def test_exactly_thirty_days_is_not_stale() -> None:
-    entry = mem("e", "Compaction entry", at=NOW - 30 * DAY_MS)
+    entry = memory("Compaction entry", id="e", at=NOW - 30 * DAY_MS)
     out, _ = normalize_journal(journal(entry), NOW)
     assert [e.id for e in out.entries] == ["e"]
 
 
 def test_stored_oldest_first_ties_broken_by_id() -> None:
-    entries = (mem("b", "Two", at=NOW), mem("c", "Three", at=NOW - 5), mem("a", "One", at=NOW))
+    entries = (
+        memory("Two", id="b", at=NOW),
+        memory("Three", id="c", at=NOW - 5),
+        memory("One", id="a", at=NOW),
+    )
     out, _ = normalize_journal(journal(*entries), NOW)
     assert [e.id for e in out.entries] == ["c", "a", "b"]
 
 
 def test_cap_ties_keep_the_smaller_ids() -> None:
-    entries = [mem(f"id{i:02d}", f"Same time {i}", at=NOW) for i in range(52)]
+    entries = [memory(f"Same time {i}", id=f"id{i:02d}", at=NOW) for i in range(52)]
     out, events = normalize_journal(journal(*reversed(entries)), NOW)
     assert [e.id for e in out.entries] == [f"id{i:02d}" for i in range(50)]
     assert cleared(events) == [("id50", "journal_cap"), ("id51", "journal_cap")]
 
 
 def test_normalize_is_idempotent_and_stamps_updated_at() -> None:
-    entries = [mem(f"e{i}", f"Entry {i}", at=NOW - i * DAY_MS) for i in range(40)]
+    entries = [memory(f"Entry {i}", id=f"e{i}", at=NOW - i * DAY_MS) for i in range(40)]
     once, _ = normalize_journal(journal(*entries), NOW)
     twice, events = normalize_journal(once, NOW)
     assert twice.entries == once.entries and events == ()
@@ -323,19 +310,19 @@ def test_normalize_is_idempotent_and_stamps_updated_at() -> None:
 
 
 def test_normalize_does_not_mutate_its_input() -> None:
-    entries = (mem("b", "B", at=NOW), mem("a", "A", at=NOW - 1), mem("dup", "a", at=NOW))
+    entries = (memory("B", id="b", at=NOW), memory("A", id="a", at=NOW - 1), memory("a", id="dup", at=NOW))
     j = journal(*entries)
     normalize_journal(j, NOW)
     assert j.entries == entries
 
 
 def test_append_nothing_is_a_no_op() -> None:
-    j = journal(mem("a", "A"))
+    j = journal(memory("A", id="a"))
     assert append_pending(j, [], NOW + 5) == (j, ())
 
 
 def test_appended_event_shape() -> None:
-    entry = mem("m1", "Use pnpm", source="explicit", owner="s1")
+    entry = memory("Use pnpm", id="m1", source="explicit", owner="s1")
     _, events = append_pending(journal(), [entry], NOW, session_id="s1")
     [appended] = events
     assert appended.type is EventType.PENDING_MEMORY_APPENDED
@@ -349,8 +336,8 @@ def test_appended_event_shape() -> None:
 
 
 def test_append_of_a_duplicate_reports_it_as_cleared_with_the_survivor() -> None:
-    first = mem("first", "Use pnpm", source="explicit", owner="s1", at=NOW - 10)
-    again = mem("again", "use PNPM.", source="explicit", owner="s1", at=NOW)
+    first = memory("Use pnpm", id="first", source="explicit", owner="s1", at=NOW - 10)
+    again = memory("use PNPM.", id="again", source="explicit", owner="s1", at=NOW)
     j, _ = append_pending(journal(), [first], NOW - 10)
     out, events = append_pending(j, [again], NOW)
     assert [e.id for e in out.entries] == ["first"]
@@ -364,7 +351,7 @@ def test_append_of_a_duplicate_reports_it_as_cleared_with_the_survivor() -> None
 
 
 def test_cleared_event_never_carries_the_raw_owner() -> None:
-    entry = mem("a", "Secret owner", source="explicit", owner="raw-session-id-123")
+    entry = memory("Secret owner", id="a", source="explicit", owner="raw-session-id-123")
     _, events = clear_pending(journal(entry), {key(entry)}, NOW, owner=None, clear_unowned=False, reason="x")
     [ev] = events
     assert ev.outcome is Outcome.CLEARED and ev.phase is Phase.PENDING_JOURNAL
@@ -378,10 +365,11 @@ def test_cleared_event_never_carries_the_raw_owner() -> None:
 
 
 def test_b29_explicit_copy_beats_an_earlier_compaction_copy() -> None:
-    """B29: the reference kept the first duplicate, so a compaction copy could evict the explicit copy
-    of the same text and owner and with it the explicit entry's immunity to the 30-day TTL."""
-    compaction = mem("c", "Use pnpm", at=NOW - 40 * DAY_MS)
-    explicit = mem("x", "use pnpm", source="explicit", at=NOW - 40 * DAY_MS)
+    """docs/decisions.md#b29: the reference kept the first duplicate, so a compaction copy could evict
+    the explicit copy of the same text and owner and with it the explicit entry's immunity to the 30-day
+    TTL."""
+    compaction = memory("Use pnpm", id="c", at=NOW - 40 * DAY_MS)
+    explicit = memory("use pnpm", id="x", source="explicit", at=NOW - 40 * DAY_MS)
     out, events = normalize_journal(journal(compaction, explicit), NOW)
     assert [e.id for e in out.entries] == ["x"]
     assert cleared(events) == [("c", "duplicate")]
@@ -389,10 +377,10 @@ def test_b29_explicit_copy_beats_an_earlier_compaction_copy() -> None:
 
 def test_b29_priority_order_is_explicit_then_manual_then_compaction() -> None:
     entries = (
-        mem("c", "T"),
-        mem("m", "T", source="manual"),
-        mem("c2", "T"),
-        mem("x", "T", source="explicit"),
+        memory("T", id="c"),
+        memory("T", id="m", source="manual"),
+        memory("T", id="c2"),
+        memory("T", id="x", source="explicit"),
     )
     out, events = normalize_journal(journal(*entries), NOW)
     assert [e.id for e in out.entries] == ["x"]
@@ -400,25 +388,27 @@ def test_b29_priority_order_is_explicit_then_manual_then_compaction() -> None:
 
 
 def test_b29_same_priority_keeps_the_first_occurrence() -> None:
-    out, _ = normalize_journal(journal(mem("one", "T", at=NOW - 5), mem("two", "T", at=NOW)), NOW)
+    out, _ = normalize_journal(journal(memory("T", id="one", at=NOW - 5), memory("T", id="two", at=NOW)), NOW)
     assert [e.id for e in out.entries] == ["one"]
 
 
 def test_b29_does_not_merge_across_owners() -> None:
-    out, _ = normalize_journal(journal(mem("c", "T"), mem("x", "T", source="explicit", owner="s")), NOW)
+    out, _ = normalize_journal(
+        journal(memory("T", id="c"), memory("T", id="x", source="explicit", owner="s")), NOW
+    )
     assert sorted(e.id for e in out.entries) == ["c", "x"]
 
 
 def test_an_invalid_explicit_copy_does_not_take_a_valid_compaction_copy_down_with_it() -> None:
-    compaction = mem("c", "Use pnpm")
-    broken = mem("x", "Use pnpm", source="explicit", created="bad", updated="bad")
+    compaction = memory("Use pnpm", id="c")
+    broken = memory("Use pnpm", id="x", source="explicit", created_at="bad", updated_at="bad")
     out, _ = normalize_journal(journal(compaction, broken), NOW)
     assert [e.id for e in out.entries] == ["c"]
 
 
 def test_b28_clear_with_no_keys_clears_nothing() -> None:
-    """B28: clearPendingMemories with an empty key set wiped the whole journal."""
-    entries = (mem("a", "A", owner="s"), mem("b", "B"))
+    """docs/decisions.md#b28: clearPendingMemories with an empty key set wiped the whole journal."""
+    entries = (memory("A", id="a", owner="s"), memory("B", id="b"))
     j, _ = normalize_journal(journal(*entries), NOW)
     for owner, unowned in ((None, False), (None, True), ("s", False), ("s", True)):
         out, events = clear_pending(j, set(), NOW, owner=owner, clear_unowned=unowned, reason="promoted")
@@ -426,7 +416,12 @@ def test_b28_clear_with_no_keys_clears_nothing() -> None:
 
 
 def test_clear_without_owner_or_unowned_flag_clears_every_owner() -> None:
-    entries = (mem("a", "T", owner="s1"), mem("b", "T", owner="s2"), mem("c", "T"), mem("d", "Other"))
+    entries = (
+        memory("T", id="a", owner="s1"),
+        memory("T", id="b", owner="s2"),
+        memory("T", id="c"),
+        memory("Other", id="d"),
+    )
     out, events = clear_pending(
         journal(*entries), {"decision:t"}, NOW, owner=None, clear_unowned=False, reason="promoted"
     )
@@ -435,7 +430,7 @@ def test_clear_without_owner_or_unowned_flag_clears_every_owner() -> None:
 
 
 def test_clear_with_owner_and_unowned_flag() -> None:
-    entries = (mem("a", "T", owner="s1"), mem("b", "T", owner="s2"), mem("c", "T"))
+    entries = (memory("T", id="a", owner="s1"), memory("T", id="b", owner="s2"), memory("T", id="c"))
     out, _ = clear_pending(
         journal(*entries), {"decision:t"}, NOW, owner="s1", clear_unowned=True, reason="promoted"
     )
@@ -443,14 +438,14 @@ def test_clear_with_owner_and_unowned_flag() -> None:
 
 
 def test_b26_every_removal_emits_pending_memory_cleared() -> None:
-    """B26: pending_memory_cleared was declared but never emitted; TTL, cap, clear and exhaustion
-    removals left no evidence."""
+    """docs/decisions.md#b26: pending_memory_cleared was declared but never emitted; TTL, cap, clear and
+    exhaustion removals left no evidence."""
     entries = [
-        mem("ttl", "Old compaction", at=NOW - 31 * DAY_MS),
-        mem("bad", "Broken", created="x", updated="y"),
-        mem("d1", "Dup", at=NOW - 5000),
-        mem("d2", "dup!", at=NOW - 5000),
-        *(mem(f"n{i:02d}", f"Newer {i}", at=NOW - 1000 + i) for i in range(50)),
+        memory("Old compaction", id="ttl", at=NOW - 31 * DAY_MS),
+        memory("Broken", id="bad", created_at="x", updated_at="y"),
+        memory("Dup", id="d1", at=NOW - 5000),
+        memory("dup!", id="d2", at=NOW - 5000),
+        *(memory(f"Newer {i}", id=f"n{i:02d}", at=NOW - 1000 + i) for i in range(50)),
     ]
     out, events = normalize_journal(journal(*entries), NOW)
     before = {e.id for e in entries}
@@ -466,13 +461,13 @@ def test_b26_every_removal_emits_pending_memory_cleared() -> None:
 
 
 def test_b25_capacity_rejected_is_the_single_failure_spelling() -> None:
-    """B25: the reference stored "rejected_capacity" in the journal but "capacity_rejected" in the
-    evidence; workmem uses capacity_rejected in both."""
+    """docs/decisions.md#b25: the reference stored "rejected_capacity" in the journal but
+    "capacity_rejected" in the evidence; workmem uses capacity_rejected in both."""
     assert CAPACITY_REJECTED == "capacity_rejected"
 
 
 def test_record_with_no_keys_is_a_no_op() -> None:
-    j = journal(mem("a", "A", source="explicit"))
+    j = journal(memory("A", id="a", source="explicit"))
     assert record_rejections(j, set(), CAPACITY_REJECTED, NOW, owner=None, include_unowned_only=False) == (
         j,
         frozenset(),
@@ -481,7 +476,11 @@ def test_record_with_no_keys_is_a_no_op() -> None:
 
 
 def test_record_without_scope_counts_every_same_key_entry() -> None:
-    entries = (mem("a", "T", source="explicit", owner="s1"), mem("b", "T", source="explicit"), mem("c", "U"))
+    entries = (
+        memory("T", id="a", source="explicit", owner="s1"),
+        memory("T", id="b", source="explicit"),
+        memory("U", id="c"),
+    )
     out, exhausted, _ = record_rejections(
         journal(*entries), {"decision:t"}, "r", NOW, owner=None, include_unowned_only=False
     )
@@ -490,7 +489,7 @@ def test_record_without_scope_counts_every_same_key_entry() -> None:
 
 
 def test_record_with_owner_skips_unowned_entries() -> None:
-    entries = (mem("a", "T", source="explicit", owner="s1"), mem("b", "T", source="explicit"))
+    entries = (memory("T", id="a", source="explicit", owner="s1"), memory("T", id="b", source="explicit"))
     out, _, _ = record_rejections(
         journal(*entries), {"decision:t"}, "r", NOW, owner="s1", include_unowned_only=True
     )
@@ -498,7 +497,9 @@ def test_record_with_owner_skips_unowned_entries() -> None:
 
 
 def test_manual_entries_use_the_manual_limit() -> None:
-    entry = mem("m", "T", source="manual", promotion_attempts=PromotionRetryLimits.MAX_MANUAL_ATTEMPTS - 1)
+    entry = memory(
+        "T", id="m", source="manual", promotion_attempts=PromotionRetryLimits.MAX_MANUAL_ATTEMPTS - 1
+    )
     out, exhausted, _ = record_rejections(
         journal(entry), {"decision:t"}, "r", NOW, owner=None, include_unowned_only=False
     )

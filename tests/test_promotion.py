@@ -1,10 +1,14 @@
-"""Promotion accounting and the promotion step (evidence-pending-storage-hooks.md §5, §10.5;
-store-retention.md §2.12, P1-P12; bugs B13-B16, B20, B21, B25, B26; DECISIONS D2, D7, D10)."""
+"""Promotion accounting and the promotion step (docs/decisions.md#promotion), with the reference's
+accounting cases P1-P12 (docs/decisions.md#parity-with-the-reference), the fixes docs/decisions.md#b13,
+docs/decisions.md#b14, docs/decisions.md#b15, docs/decisions.md#b16, docs/decisions.md#b20,
+docs/decisions.md#b21, docs/decisions.md#b25 and docs/decisions.md#b26, and docs/decisions.md#d2,
+docs/decisions.md#d7 and docs/decisions.md#d10."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import pytest
@@ -19,15 +23,11 @@ from domain.model import (
     EventType,
     EvidenceInput,
     MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
     Outcome,
     PendingJournal,
     Phase,
     RelationRole,
     Tombstone,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.pending import append_pending, empty_journal
@@ -39,9 +39,8 @@ from domain.promotion import (
     promotion_events,
 )
 from domain.retention import DEFAULT_TUNING, Tuning
-from domain.timeutil import iso_from_ms, parse_iso_ms
-
-NOW = parse_iso_ms("2026-06-01T12:00:00.000Z") or 0
+from domain.timeutil import iso_from_ms
+from tests.support.builders import NOW, journal, memory, store
 
 OUTCOME_TYPES = {
     EventType.PROMOTION_PROMOTED,
@@ -54,31 +53,8 @@ OUTCOME_TYPES = {
 RETRY_TYPES = {EventType.PROMOTION_RETRY_SCHEDULED, EventType.PROMOTION_RETRY_EXHAUSTED}
 
 
-def mem(
-    id_: str,
-    text: str,
-    *,
-    type_: str = "decision",
-    source: str = "compaction",
-    status: str = "active",
-    at: int | None = None,
-    owner: str | None = None,
-    confidence: float = 0.75,
-    **extra: Any,
-) -> MemoryEntry:
-    stamp = iso_from_ms(NOW if at is None else at)
-    return MemoryEntry(
-        id=id_,
-        type=MemoryType(type_),
-        text=text,
-        source=MemorySource(source),
-        confidence=confidence,
-        status=MemoryStatus(status),
-        created_at=stamp,
-        updated_at=stamp,
-        pending_owner_session_id=owner,
-        **extra,
-    )
+#: Every memory here has confidence 0.75, whatever its source.
+mem = partial(memory, confidence=0.75)
 
 
 def key(entry: MemoryEntry) -> str:
@@ -89,18 +65,13 @@ def terminal(entry: MemoryEntry, reason: str, survivor: str = "") -> Absorption:
     return Absorption(absorbed=entry, survivor_id=survivor, reason=reason)
 
 
-def store_of(*entries: MemoryEntry, **extra: Any) -> WorkspaceStore:
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root="/w", key="0123456789abcdef"),
-        entries=entries,
-        updated_at=iso_from_ms(NOW),
-        **extra,
-    )
+store_of = partial(store, root="/w")
 
 
 def journal_of(*entries: MemoryEntry) -> PendingJournal:
-    journal, _ = append_pending(empty_journal("/w", "0123456789abcdef", NOW), entries, NOW)
-    return journal
+    """The journal of ``/w`` after ``entries`` were appended now."""
+    appended, _ = append_pending(journal(root="/w"), entries, NOW)
+    return appended
 
 
 def of_type(events: Sequence[EvidenceInput], *types: EventType) -> list[EvidenceInput]:
@@ -116,12 +87,12 @@ def roles(ev: EvidenceInput) -> list[tuple[RelationRole, str | None]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# §10.5 / P1-P12: accounting
+# Accounting: the reference's cases P1-P12
 # ---------------------------------------------------------------------------------------------
 
 
 def test_p1_exact_retained_pending_memory_is_promoted() -> None:
-    pending = mem("pending", "Use frozen rendered snapshots for cache stability.")
+    pending = mem("Use frozen rendered snapshots for cache stability.", id="pending")
     result = account_pending_promotions([pending], [], [pending])
     assert result.promoted == (key(pending),)
     assert result.absorbed == () and result.rejected == ()
@@ -129,8 +100,8 @@ def test_p1_exact_retained_pending_memory_is_promoted() -> None:
 
 
 def test_p2_exact_duplicate_present_before_is_absorbed() -> None:
-    existing = mem("existing", "Prefer stable cache boundaries.", source="explicit")
-    pending = mem("pending", "prefer stable cache boundaries.", source="explicit")
+    existing = mem("Prefer stable cache boundaries.", id="existing", source="explicit")
+    pending = mem("prefer stable cache boundaries.", id="pending", source="explicit")
     result = account_pending_promotions([pending], [existing], [existing])
     assert result.promoted == () and result.rejected == ()
     assert result.absorbed == (key(pending),)
@@ -138,8 +109,8 @@ def test_p2_exact_duplicate_present_before_is_absorbed() -> None:
 
 
 def test_p3_same_exact_text_before_is_absorbed_not_promoted() -> None:
-    existing = mem("existing", "Use stable cache boundaries.", source="explicit")
-    pending = mem("pending", "Use stable cache boundaries.", source="explicit")
+    existing = mem("Use stable cache boundaries.", id="existing", source="explicit")
+    pending = mem("Use stable cache boundaries.", id="pending", source="explicit")
     result = account_pending_promotions([pending], [existing], [existing])
     assert result.promoted == ()
     assert result.absorbed == (key(pending),)
@@ -148,12 +119,12 @@ def test_p3_same_exact_text_before_is_absorbed_not_promoted() -> None:
 
 def test_p4_superseded_entries_do_not_count_as_existing() -> None:
     old = mem(
-        "superseded",
         "Revive this memory when it is remembered again.",
+        id="superseded",
         source="explicit",
         status="superseded",
     )
-    pending = mem("pending", "Revive this memory when it is remembered again.", source="explicit")
+    pending = mem("Revive this memory when it is remembered again.", id="pending", source="explicit")
     result = account_pending_promotions([pending], [old], [old, pending])
     assert result.promoted == (key(pending),)
     assert result.absorbed == ()
@@ -161,8 +132,8 @@ def test_p4_superseded_entries_do_not_count_as_existing() -> None:
 
 
 def test_p5_same_topic_decision_without_exact_match_is_rejected_as_not_in_store() -> None:
-    existing = mem("existing", "Parser supports 2 candidate formats.", confidence=0.9)
-    pending = mem("pending", "Parser supports 3 candidate formats.")
+    existing = mem("Parser supports 2 candidate formats.", id="existing", confidence=0.9)
+    pending = mem("Parser supports 3 candidate formats.", id="pending")
     result = account_pending_promotions([pending], [existing], [existing])
     assert result.promoted == () and result.absorbed == ()
     assert result.rejected == (key(pending),)
@@ -170,7 +141,7 @@ def test_p5_same_topic_decision_without_exact_match_is_rejected_as_not_in_store(
 
 
 def test_p6_compaction_memory_with_no_survivor_is_rejected_and_not_clearable() -> None:
-    pending = mem("pending", "Low priority memory that did not fit the workspace cap.", type_="reference")
+    pending = mem("Low priority memory that did not fit the workspace cap.", id="pending", type="reference")
     result = account_pending_promotions([pending], [], [])
     assert result.promoted == () and result.absorbed == ()
     assert result.rejected == (key(pending),)
@@ -178,7 +149,7 @@ def test_p6_compaction_memory_with_no_survivor_is_rejected_and_not_clearable() -
 
 
 def test_p7_identity_absorption_event_is_absorbed_and_clearable() -> None:
-    pending = mem("pending_identity", "This repo uses opencode-agenthub plugin system", type_="project")
+    pending = mem("This repo uses opencode-agenthub plugin system", id="pending_identity", type="project")
     result = account_pending_promotions([pending], [], [], [terminal(pending, "absorbed_identity")])
     assert result.absorbed == (key(pending),)
     assert result.clearable == (key(pending),)
@@ -187,7 +158,7 @@ def test_p7_identity_absorption_event_is_absorbed_and_clearable() -> None:
 
 
 def test_p8_superseded_event_is_superseded_and_clearable() -> None:
-    pending = mem("pending_topic", "Parser supports 3 candidate formats.")
+    pending = mem("Parser supports 3 candidate formats.", id="pending_topic")
     result = account_pending_promotions([pending], [], [], [terminal(pending, "superseded_existing")])
     assert result.superseded == (key(pending),)
     assert result.clearable == (key(pending),)
@@ -196,7 +167,7 @@ def test_p8_superseded_event_is_superseded_and_clearable() -> None:
 
 def test_p9_compaction_capacity_rejection_is_rejected_and_clearable() -> None:
     pending = mem(
-        "pending_capacity", "Weak compaction reference that should lose capacity review.", type_="reference"
+        "Weak compaction reference that should lose capacity review.", id="pending_capacity", type="reference"
     )
     result = account_pending_promotions([pending], [], [], [terminal(pending, "rejected_capacity")])
     assert result.rejected == (key(pending),)
@@ -208,7 +179,7 @@ def test_p9_compaction_capacity_rejection_is_rejected_and_clearable() -> None:
 @pytest.mark.parametrize("source", ["explicit", "manual"])
 def test_p10_p11_explicit_and_manual_capacity_rejections_are_retryable(source: str) -> None:
     pending = mem(
-        "p", f"{source} reference should retry if capacity rejected.", type_="reference", source=source
+        f"{source} reference should retry if capacity rejected.", id="p", type="reference", source=source
     )
     result = account_pending_promotions([pending], [], [], [terminal(pending, "rejected_capacity")])
     assert result.rejected == (key(pending),)
@@ -217,20 +188,22 @@ def test_p10_p11_explicit_and_manual_capacity_rejections_are_retryable(source: s
 
 
 def test_p12_evidence_maps_every_outcome_with_relations() -> None:
-    promoted = mem("promoted", "Promoted memory should produce evidence.", source="explicit")
-    absorbed = mem("absorbed", "Absorbed memory should produce evidence.", source="explicit")
-    retained = mem("retained", "absorbed memory should produce evidence.", source="explicit")
-    identity_absorbed = mem("identity-absorbed", "Project config lives in `src/config.ts`", type_="reference")
-    identity_retained = mem(
-        "identity-retained", "Project config lives in `./src/config.ts`", type_="reference"
+    promoted = mem("Promoted memory should produce evidence.", id="promoted", source="explicit")
+    absorbed = mem("Absorbed memory should produce evidence.", id="absorbed", source="explicit")
+    retained = mem("absorbed memory should produce evidence.", id="retained", source="explicit")
+    identity_absorbed = mem(
+        "Project config lives in `src/config.ts`", id="identity-absorbed", type="reference"
     )
-    superseded = mem("superseded", "Parser supports 3 formats.")
-    replacement = mem("replacement", "Parser supports 4 formats.")
+    identity_retained = mem(
+        "Project config lives in `./src/config.ts`", id="identity-retained", type="reference"
+    )
+    superseded = mem("Parser supports 3 formats.", id="superseded")
+    replacement = mem("Parser supports 4 formats.", id="replacement")
     capacity = mem(
-        "capacity", "Capacity rejected explicit memory should retry.", source="explicit", type_="reference"
+        "Capacity rejected explicit memory should retry.", id="capacity", source="explicit", type="reference"
     )
     exhausted = mem(
-        "exhausted", "Exhausted explicit memory should stop retrying.", source="explicit", type_="reference"
+        "Exhausted explicit memory should stop retrying.", id="exhausted", source="explicit", type="reference"
     )
     pending = [promoted, absorbed, identity_absorbed, superseded, capacity, exhausted]
     accounting = PromotionAccounting(
@@ -289,7 +262,7 @@ def test_p12_evidence_maps_every_outcome_with_relations() -> None:
 
 
 def test_first_matching_rule_wins_and_last_terminal_per_key_counts() -> None:
-    pending = mem("p", "Keep one answer per key.", source="explicit")
+    pending = mem("Keep one answer per key.", id="p", source="explicit")
     later = account_pending_promotions(
         [pending], [], [], [terminal(pending, "rejected_capacity"), terminal(pending, "absorbed_exact")]
     )
@@ -300,18 +273,20 @@ def test_first_matching_rule_wins_and_last_terminal_per_key_counts() -> None:
 
 
 def test_accounting_counts_each_key_once_in_insertion_order() -> None:
-    a, b, c = mem("a", "Alpha"), mem("b", "Beta"), mem("c", "Gamma")
-    again = mem("a2", "alpha!")
+    a, b, c = mem("Alpha", id="a"), mem("Beta", id="b"), mem("Gamma", id="c")
+    again = mem("alpha!", id="a2")
     result = account_pending_promotions([b, a, again, c], [], [b, c, a])
     assert result.promoted == (key(b), key(a), key(c))
     assert result.clearable == result.promoted
 
 
 def test_b16_identity_absorption_without_terminal_is_labelled_identity() -> None:
-    """B16: an identity match found in the store after promotion (rule 4) was reported as
+    """docs/decisions.md#b16: an identity match found in the store after promotion (rule 4) was reported as
     promotion_absorbed_exact / same_exact_key."""
-    pending = mem("p", "Config lives in `src/config.ts`", type_="project")
-    survivor = mem("s", "Settings are read from ./src/config.ts at boot", type_="project", source="explicit")
+    pending = mem("Config lives in `src/config.ts`", id="p", type="project")
+    survivor = mem(
+        "Settings are read from ./src/config.ts at boot", id="s", type="project", source="explicit"
+    )
     assert identity_key(pending) == identity_key(survivor) and key(pending) != key(survivor)
     accounting = account_pending_promotions([pending], [], [survivor])
     assert accounting.absorbed == (key(pending),)
@@ -322,9 +297,9 @@ def test_b16_identity_absorption_without_terminal_is_labelled_identity() -> None
 
 
 def test_b16_rejection_without_capacity_event_is_not_called_a_capacity_rejection() -> None:
-    """B16: a pending memory missing from the store with no terminal event was reported as
+    """docs/decisions.md#b16: a pending memory missing from the store with no terminal event was reported as
     promotion_rejected_capacity / capacity_rejected; workmem says promotion_rejected / not_in_store."""
-    pending = mem("p", "Vanished explicit memory.", source="explicit")
+    pending = mem("Vanished explicit memory.", id="p", source="explicit")
     accounting = account_pending_promotions([pending], [], [])
     assert accounting.rejected == accounting.retryable == (key(pending),)
     events = promotion_events([pending], [], [], accounting)
@@ -338,7 +313,7 @@ def test_stored_form_of_a_long_pending_text_still_matches() -> None:
     """The store cuts texts to 260 code points; the pending memory is still found under its stored
     form (the reference would have reported a rejection)."""
     long_text = "Always run the full integration suite before tagging " + "x" * 300
-    pending = mem("p", long_text, source="explicit")
+    pending = mem(long_text, id="p", source="explicit")
     stored = replace(pending, text=long_text[:260])
     assert account_pending_promotions([pending], [], [stored]).promoted == (key(pending),)
     assert account_pending_promotions([pending], [stored], [stored]).absorbed == (key(pending),)
@@ -375,7 +350,8 @@ def run(
 
 
 def check_coverage(result: PromotionResult, pending_keys: set[str]) -> None:
-    """§9 inv. 28: one promotion outcome event per pending key, one retry event per retryable key."""
+    """One promotion outcome event per pending key (docs/decisions.md#promotion), one retry event per
+    retryable key."""
     outcomes = Counter(
         e.memory.memory_key_hash for e in result.events if e.type in OUTCOME_TYPES and e.memory
     )
@@ -385,10 +361,11 @@ def check_coverage(result: PromotionResult, pending_keys: set[str]) -> None:
 
 
 def test_new_memory_is_stored_without_pending_fields_b15() -> None:
-    """B15: pending-only fields (owner, message id, attempts, last attempt) were copied into the store."""
+    """docs/decisions.md#b15: pending-only fields (owner, message id, attempts, last attempt) were
+    copied into the store."""
     pending = mem(
-        "p",
         "Use pnpm for installs",
+        id="p",
         source="explicit",
         owner="s1",
         pending_message_id="msg-1",
@@ -409,17 +386,18 @@ def test_new_memory_is_stored_without_pending_fields_b15() -> None:
 
 
 def test_an_existing_retention_clock_is_kept() -> None:
-    pending = mem("p", "Use pnpm for installs", source="explicit", retention_clock=NOW - 5)
+    pending = mem("Use pnpm for installs", id="p", source="explicit", retention_clock=NOW - 5)
     result = run(store_of(), journal_of(), [pending])
     assert result.store.entries[0].retention_clock == NOW - 5
 
 
 def test_b14_exact_duplicate_reinforces_with_evidence() -> None:
-    """B14: promotion-time reinforcement of an existing exact entry emitted no memory_reinforced."""
+    """docs/decisions.md#b14: promotion-time reinforcement of an existing exact entry emitted no
+    memory_reinforced."""
     existing = mem(
-        "old", "Use pnpm", source="explicit", at=NOW - 3 * DAY_MS, retention_clock=NOW - 3 * DAY_MS
+        "Use pnpm", id="old", source="explicit", at=NOW - 3 * DAY_MS, retention_clock=NOW - 3 * DAY_MS
     )
-    pending = mem("p", "use PNPM!", source="explicit", owner="s1")
+    pending = mem("use PNPM!", id="p", source="explicit", owner="s1")
     result = run(store_of(existing), journal_of(pending))
     [stored] = result.store.entries
     assert stored.id == "old" and stored.reinforcement_count == 1
@@ -434,27 +412,27 @@ def test_b14_exact_duplicate_reinforces_with_evidence() -> None:
 
 
 def test_reinforcement_uses_the_owner_when_no_session_is_given_else_none() -> None:
-    existing = mem("old", "Use pnpm", source="explicit", at=NOW - 3 * DAY_MS)
-    owned = mem("p", "Use pnpm", source="explicit", owner="dead")
+    existing = mem("Use pnpm", id="old", source="explicit", at=NOW - 3 * DAY_MS)
+    owned = mem("Use pnpm", id="p", source="explicit", owner="dead")
     result = run(store_of(existing), journal_of(owned), session_id=None, include_owned=False, idle=["dead"])
     assert result.store.entries[0].last_reinforced_session_id == "dead"
-    unowned = mem("q", "Use pnpm")
+    unowned = mem("Use pnpm", id="q")
     result = run(store_of(existing), journal_of(unowned), session_id=None)
     assert result.store.entries[0].reinforcement_count == 1
     assert result.store.entries[0].last_reinforced_session_id is None
 
 
 def test_blocked_reinforcement_emits_no_reinforced_event() -> None:
-    existing = mem("old", "Use pnpm", source="explicit", last_reinforced_at=NOW, reinforcement_count=1)
-    result = run(store_of(existing), journal_of(mem("p", "Use pnpm", owner="s1")))
+    existing = mem("Use pnpm", id="old", source="explicit", last_reinforced_at=NOW, reinforcement_count=1)
+    result = run(store_of(existing), journal_of(mem("Use pnpm", id="p", owner="s1")))
     assert of_type(result.events, EventType.MEMORY_REINFORCED) == []
     assert result.store.entries[0].reinforcement_count == 1
     assert result.accounting.absorbed == ("decision:use pnpm",)
 
 
 def test_superseded_store_entry_does_not_block_promotion() -> None:
-    old = mem("old", "Use yarn", source="explicit", status="superseded", at=NOW - DAY_MS)
-    pending = mem("p", "Use yarn", source="explicit", owner="s1")
+    old = mem("Use yarn", id="old", source="explicit", status="superseded", at=NOW - DAY_MS)
+    pending = mem("Use yarn", id="p", source="explicit", owner="s1")
     result = run(store_of(old), journal_of(pending))
     assert result.accounting.promoted == (key(pending),)
     assert sorted(ids_of(result.store.entries)) == ["old", "p"]
@@ -462,9 +440,9 @@ def test_superseded_store_entry_does_not_block_promotion() -> None:
 
 def test_identity_absorption_in_the_store_is_accounted_as_identity() -> None:
     existing = mem(
-        "old", "Settings are read from ./src/config.ts at boot", type_="project", source="explicit"
+        "Settings are read from ./src/config.ts at boot", id="old", type="project", source="explicit"
     )
-    pending = mem("p", "Config lives in `src/config.ts`", type_="project", owner="s1")
+    pending = mem("Config lives in `src/config.ts`", id="p", type="project", owner="s1")
     result = run(store_of(existing), journal_of(pending))
     assert result.accounting.absorbed == (key(pending),)
     assert ids_of(result.store.entries) == ["old"]
@@ -475,7 +453,7 @@ def test_identity_absorption_in_the_store_is_accounted_as_identity() -> None:
 
 
 def test_session_copy_wins_over_the_journal_copy_and_both_are_cleared() -> None:
-    session_copy = mem("session", "Prefer tabs", type_="feedback", source="explicit", owner="s1")
+    session_copy = mem("Prefer tabs", id="session", type="feedback", source="explicit", owner="s1")
     journal_copy = replace(session_copy, id="journal")
     result = run(store_of(), journal_of(journal_copy), [session_copy])
     assert ids_of(result.store.entries) == ["session"]
@@ -485,11 +463,12 @@ def test_session_copy_wins_over_the_journal_copy_and_both_are_cleared() -> None:
 
 
 def test_b13_nothing_pending_promotes_nothing_but_still_normalises() -> None:
-    """B13 (context): with nothing pending no promotion evidence is emitted, so the caller can always
-    start a new cache epoch; the store is still normalised (D4: a store written elsewhere must be
+    """docs/decisions.md#b13 (context): with nothing pending no promotion evidence is emitted, so the
+    caller can always start a new cache epoch; the store is still normalised (docs/decisions.md#d4,
+    docs/decisions.md#s4: a store written elsewhere must be
     redacted and deduped before it is rendered)."""
-    store = store_of(mem("m", "Existing"), mem("leak", "Staging login: password is hunter2 here"))
-    other = mem("o", "Owned by another session", source="explicit", owner="s2")
+    store = store_of(mem("Existing", id="m"), mem("Staging login: password is hunter2 here", id="leak"))
+    other = mem("Owned by another session", id="o", source="explicit", owner="s2")
     result = run(store, journal_of(other))
     assert result.store == normalize_store(store, NOW + 1000).store
     assert all("hunter2" not in e.text for e in result.store.entries)
@@ -500,18 +479,18 @@ def test_b13_nothing_pending_promotes_nothing_but_still_normalises() -> None:
 
 
 def test_ownership_other_sessions_entries_are_never_promoted_or_cleared() -> None:
-    """§9 inv. 29: only the owner (or D7 adoption) promotes an owned pending memory."""
-    mine = mem("mine", "Mine to promote", source="explicit", owner="s1")
-    theirs = mem("theirs", "Theirs to keep", source="explicit", owner="s2")
-    same_key_theirs = mem("theirs-same", "Mine to promote", source="explicit", owner="s2")
+    """Only the owner (or an adoption, docs/decisions.md#d7) promotes an owned pending memory."""
+    mine = mem("Mine to promote", id="mine", source="explicit", owner="s1")
+    theirs = mem("Theirs to keep", id="theirs", source="explicit", owner="s2")
+    same_key_theirs = mem("Mine to promote", id="theirs-same", source="explicit", owner="s2")
     result = run(store_of(), journal_of(mine, theirs, same_key_theirs))
     assert ids_of(result.store.entries) == ["mine"]
     assert sorted(ids_of(result.journal.entries)) == ["theirs", "theirs-same"]
 
 
 def test_epoch_start_promotes_only_unowned_backlog() -> None:
-    unowned = mem("u", "Unowned backlog item")
-    owned = mem("o", "Owned by the live session", source="explicit", owner="s1")
+    unowned = mem("Unowned backlog item", id="u")
+    owned = mem("Owned by the live session", id="o", source="explicit", owner="s1")
     result = run(store_of(), journal_of(unowned, owned), session_id=None, include_owned=False)
     assert ids_of(result.store.entries) == ["u"]
     assert ids_of(result.journal.entries) == ["o"]
@@ -519,17 +498,18 @@ def test_epoch_start_promotes_only_unowned_backlog() -> None:
 
 
 def test_session_end_promotes_owned_and_leaves_unowned() -> None:
-    unowned = mem("u", "Unowned backlog item")
-    owned = mem("o", "Owned by the ending session", source="explicit", owner="s1")
+    unowned = mem("Unowned backlog item", id="u")
+    owned = mem("Owned by the ending session", id="o", source="explicit", owner="s1")
     result = run(store_of(), journal_of(unowned, owned), include_unowned=False)
     assert ids_of(result.store.entries) == ["o"]
     assert ids_of(result.journal.entries) == ["u"]
 
 
 def test_b21_entries_of_idle_sessions_are_adopted() -> None:
-    """B21 / D7: owned entries of a session that never compacted stayed in the journal forever."""
-    orphan = mem("orphan", "Orphaned explicit memory", source="explicit", owner="dead")
-    live = mem("live", "Live session memory", source="explicit", owner="alive")
+    """docs/decisions.md#b21, docs/decisions.md#d7: owned entries of a session that never compacted
+    stayed in the journal forever."""
+    orphan = mem("Orphaned explicit memory", id="orphan", source="explicit", owner="dead")
+    live = mem("Live session memory", id="live", source="explicit", owner="alive")
     journal = journal_of(orphan, live)
     without = run(store_of(), journal, session_id="s1")
     assert without.store.entries == () and len(without.journal.entries) == 2
@@ -542,7 +522,7 @@ def test_b21_entries_of_idle_sessions_are_adopted() -> None:
 
 
 def test_d10_tombstoned_pending_memory_is_cleared_not_stored() -> None:
-    forgotten = mem("p", "Use the staging database", source="explicit", owner="s1")
+    forgotten = mem("Use the staging database", id="p", source="explicit", owner="s1")
     tomb = Tombstone(key_hash=key_hash(key(forgotten)), memory_id="old", reason="forgotten", created_at="x")
     result = run(store_of(tombstones=(tomb,)), journal_of(forgotten))
     assert result.store.entries == ()
@@ -559,9 +539,9 @@ def test_d10_tombstoned_pending_memory_is_cleared_not_stored() -> None:
 
 
 def test_b26_promotion_clears_are_evidenced() -> None:
-    """B26: journal clears after promotion left no evidence."""
-    a = mem("a", "First new memory", owner="s1", source="explicit")
-    b = mem("b", "Second unowned memory")
+    """docs/decisions.md#b26: journal clears after promotion left no evidence."""
+    a = mem("First new memory", id="a", owner="s1", source="explicit")
+    b = mem("Second unowned memory", id="b")
     result = run(store_of(), journal_of(a, b))
     cleared = of_type(result.events, EventType.PENDING_MEMORY_CLEARED)
     assert sorted((e.memory.memory_id, e.reason_codes) for e in cleared if e.memory) == [
@@ -572,10 +552,10 @@ def test_b26_promotion_clears_are_evidenced() -> None:
 
 
 def test_events_order_and_session_stamp() -> None:
-    stale = mem("stale", "Stale compaction item", at=NOW - 40 * DAY_MS)
-    existing = mem("old", "Use pnpm", source="explicit", at=NOW - 3 * DAY_MS)
-    dup = mem("dup", "use pnpm", owner="s1", source="explicit")
-    fresh = mem("new", "Fresh memory", owner="s1", source="explicit")
+    stale = mem("Stale compaction item", id="stale", at=NOW - 40 * DAY_MS)
+    existing = mem("Use pnpm", id="old", source="explicit", at=NOW - 3 * DAY_MS)
+    dup = mem("use pnpm", id="dup", owner="s1", source="explicit")
+    fresh = mem("Fresh memory", id="new", owner="s1", source="explicit")
     raw = replace(empty_journal("/w", "k", NOW), entries=(stale, dup, fresh))
     result = run(store_of(existing), raw)
     kinds = [e.type for e in result.events]
@@ -592,7 +572,7 @@ def test_events_order_and_session_stamp() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Capacity rejection and retries (the machinery kept although D2 removes the cause)
+# Capacity rejection and retries (the machinery kept although docs/decisions.md#d2 removes the cause)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -622,10 +602,11 @@ def capacity_normalizer(weak: str) -> Any:
 
 
 def test_b20_b25_unowned_retries_are_counted_on_the_compaction_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """B20: with a session id, unowned retryable entries were counted under that owner and never
-    advanced. B25: the journal's failure reason is spelled capacity_rejected, as in the evidence."""
+    """docs/decisions.md#b20: with a session id, unowned retryable entries were counted under that owner
+    and never advanced. docs/decisions.md#b25: the journal's failure reason is spelled
+    capacity_rejected, as in the evidence."""
     monkeypatch.setattr(consolidation, "normalize_store", capacity_normalizer("WEAK"))
-    weak = mem("w", "WEAK explicit reference", type_="reference", source="explicit")
+    weak = mem("WEAK explicit reference", id="w", type="reference", source="explicit")
     journal = journal_of(weak)
     store = store_of()
     for attempt in (1, 2):
@@ -649,9 +630,10 @@ def test_b20_b25_unowned_retries_are_counted_on_the_compaction_path(monkeypatch:
 
 
 def test_inv27_owned_capacity_rejection_survives_two_compactions(monkeypatch: pytest.MonkeyPatch) -> None:
-    """§9 inv. 27, and other owners' same-key entries are not counted."""
+    """A rejected owned memory keeps its attempts across compactions until its limit
+    (docs/decisions.md#promotion), and other owners' same-key entries are not counted."""
     monkeypatch.setattr(consolidation, "normalize_store", capacity_normalizer("WEAK"))
-    mine = mem("mine", "WEAK manual note", source="manual", owner="s1")
+    mine = mem("WEAK manual note", id="mine", source="manual", owner="s1")
     theirs = replace(mine, id="theirs", pending_owner_session_id="s2")
     journal = journal_of(mine, theirs)
     for attempt in (1, 2, 3):
@@ -668,7 +650,7 @@ def test_inv27_owned_capacity_rejection_survives_two_compactions(monkeypatch: py
 
 def test_compaction_capacity_rejection_is_cleared_without_retry(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(consolidation, "normalize_store", capacity_normalizer("WEAK"))
-    weak = mem("w", "WEAK compaction reference", type_="reference")
+    weak = mem("WEAK compaction reference", id="w", type="reference")
     result = run(store_of(), journal_of(weak))
     assert result.accounting.rejected == result.accounting.clearable == (key(weak),)
     assert result.accounting.retryable == ()
@@ -694,7 +676,7 @@ def test_not_in_store_compaction_rejection_stays_pending(monkeypatch: pytest.Mon
         return replace(result, store=replace(result.store, entries=()))
 
     monkeypatch.setattr(consolidation, "normalize_store", vanish)
-    gone = mem("g", "Vanishing compaction memory")
+    gone = mem("Vanishing compaction memory", id="g")
     result = run(store_of(), journal_of(gone))
     assert result.accounting.rejected == (key(gone),)
     assert result.accounting.clearable == () and result.accounting.retryable == ()
@@ -704,16 +686,16 @@ def test_not_in_store_compaction_rejection_stays_pending(monkeypatch: pytest.Mon
 
 
 # ---------------------------------------------------------------------------------------------
-# The D2 archive
+# The archive (docs/decisions.md#d2)
 # ---------------------------------------------------------------------------------------------
 
 
 def test_pending_memory_archived_in_the_same_step_counts_as_promoted() -> None:
     crowd = tuple(
-        mem(f"s{i:03d}", f"Stored decision number {i}", source="explicit", retention_clock=NOW)
+        mem(f"Stored decision number {i}", id=f"s{i:03d}", source="explicit", retention_clock=NOW)
         for i in range(500)
     )
-    old = mem("p", "An old weak compaction reference", type_="reference", retention_clock=NOW - 60 * DAY_MS)
+    old = mem("An old weak compaction reference", id="p", type="reference", retention_clock=NOW - 60 * DAY_MS)
     result = run(store_of(*crowd), journal_of(), [old])
     assert ids_of(result.archived) == ["p"]
     assert result.accounting.promoted == (key(old),)
@@ -725,14 +707,14 @@ def test_pending_memory_archived_in_the_same_step_counts_as_promoted() -> None:
 
 
 def test_duplicate_of_an_archived_memory_revives_it() -> None:
-    archived = mem("arch", "Use the blue-green deploy", source="explicit", at=NOW - 90 * DAY_MS)
+    archived = mem("Use the blue-green deploy", id="arch", source="explicit", at=NOW - 90 * DAY_MS)
     marker = ArchiveMarker(
         memory_id="arch",
         key_hash=key_hash(key(archived)),
         identity_key_hash=key_hash(identity_key(archived)),
         archived_at=iso_from_ms(NOW - DAY_MS),
     )
-    pending = mem("p", "use the blue-green deploy", owner="s1", source="explicit")
+    pending = mem("use the blue-green deploy", id="p", owner="s1", source="explicit")
     result = run(store_of(archived=(marker,)), journal_of(pending), archive={marker.key_hash: archived})
     assert len(result.store.entries) == 1
     assert result.store.archived == ()

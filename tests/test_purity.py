@@ -1,4 +1,4 @@
-"""The rule of the house: ``domain/`` never touches the outside world (ARCHITECTURE.md)."""
+"""The rule of the house: ``domain/`` never touches the outside world (docs/architecture.md)."""
 
 from __future__ import annotations
 

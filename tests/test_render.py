@@ -1,8 +1,10 @@
-"""Render selection and format (store-retention.md §4, §8 D5; DECISIONS D2, D3, D10)."""
+"""Render selection and format (docs/decisions.md#the-workspace-block; docs/decisions.md#d2,
+docs/decisions.md#d3, docs/decisions.md#d10)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
 from msgspec.structs import replace
@@ -13,14 +15,10 @@ from domain.model import (
     DormantSpan,
     EventType,
     MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
     Outcome,
     Phase,
     RelationRole,
     StoreLimits,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.render import (
@@ -30,9 +28,8 @@ from domain.render import (
     render_entry_line,
     render_workspace_block,
 )
-from domain.timeutil import iso_from_ms, parse_iso_ms
-
-NOW = parse_iso_ms("2026-06-01T12:00:00.000Z") or 0
+from domain.timeutil import iso_from_ms
+from tests.support.builders import NOW, memory, store
 
 
 def mem(
@@ -42,24 +39,24 @@ def mem(
     source: str = "compaction",
     *,
     age_days: float = 0.0,
-    rationale: str | None = None,
-    stale_after_days: float | None = None,
-    status: str = "active",
     created_at: str | None = None,
+    **fields: Any,
 ) -> MemoryEntry:
-    created = created_at if created_at is not None else iso_from_ms(NOW - age_days * DAY_MS)
-    return MemoryEntry(
+    """A memory created ``age_days`` before NOW (or at ``created_at``), its retention clock started
+    then; confidence 1.0 only for an explicit one."""
+    at = NOW - age_days * DAY_MS
+    stamps = {"created_at": created_at, "updated_at": created_at} if created_at is not None else {}
+    confidence = 1.0 if source == "explicit" else 0.75
+    return memory(
+        text,
         id=id_,
-        type=MemoryType(type_),
-        text=text,
-        source=MemorySource(source),
-        confidence=1.0 if source == "explicit" else 0.75,
-        status=MemoryStatus(status),
-        created_at=created,
-        updated_at=created,
-        rationale=rationale,
-        stale_after_days=stale_after_days,
-        retention_clock=NOW - age_days * DAY_MS,
+        type=type_,
+        source=source,
+        confidence=confidence,
+        at=at,
+        retention_clock=at,
+        **stamps,
+        **fields,
     )
 
 
@@ -71,18 +68,18 @@ def store_of(
     spans: tuple[DormantSpan, ...] = (),
     archived: tuple[ArchiveMarker, ...] = (),
 ) -> WorkspaceStore:
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root="/home/dev/repo", key="0123456789abcdef"),
-        limits=StoreLimits(max_rendered_chars=max_chars, max_entries=28),
-        entries=tuple(entries),
-        updated_at=iso_from_ms(NOW),
+    """The store of ``/home/dev/repo``, active ``last_activity_ms``, with a 5,200-character budget."""
+    return store(
+        *entries,
+        root="/home/dev/repo",
+        limits=StoreLimits(max_rendered_chars=max_chars),
         last_activity_at=iso_from_ms(last_activity_ms) if last_activity_ms is not None else None,
         dormant_spans=spans,
         archived=archived,
     )
 
 
-# The worked example of §4 (derived from the reference).
+# The reference's worked example of a render (derived from the reference).
 F1 = mem("f1", "User prefers concise summaries", "feedback", "explicit", age_days=2)
 P1 = mem("p1", "This repo uses TypeScript and Node.js test runner", "project", stale_after_days=60)
 D1 = mem(
@@ -135,7 +132,8 @@ def test_budget_79_renders_nothing_and_omits_all_as_empty_render_budget() -> Non
 
 
 def test_budget_80_gives_header_only_reference_quirk_b11() -> None:
-    """Kept reference behaviour (B11): candidates exist, nothing fits, the header alone is shown."""
+    """Kept reference behaviour (docs/decisions.md#s11): candidates exist, nothing fits, the header
+    alone is shown."""
     result = render_workspace_block(store_of(EXAMPLE, max_chars=80), NOW)
     assert result.text == RENDER_HEADER
     assert len(result.text) == 50
@@ -322,8 +320,8 @@ def test_line_breaks_inside_a_memory_cannot_break_the_block_structure() -> None:
 
 
 def test_dormancy_applies_at_render_d3_fixes_b1() -> None:
-    """B1: the reference renders after resetting lastActivityAt, so dormancy never reaches the
-    prompt. Here the open dormant stretch (and recorded spans) count at render time."""
+    """docs/decisions.md#s1: the reference renders after resetting lastActivityAt, so dormancy never
+    reaches the prompt. Here the open dormant stretch (and recorded spans) count at render time."""
     explicit_old = mem("r-explicit-old", "Old explicit reference", "reference", "explicit", age_days=90)
     recent = mem("r-recent", "Recent compaction reference", "reference", age_days=20)
     # Without dormancy: 2.0 * 2^(-90/45) = 0.5 < 2^(-20/45) = 0.735.

@@ -1,5 +1,5 @@
 """Retention: the strength tables, half-lives, decay points, dormancy and reinforcement guards
-(store-retention.md §3, DECISIONS D3 and D8)."""
+(docs/decisions.md#retention-strength-and-decay, docs/decisions.md#d3, docs/decisions.md#d8)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,6 @@ from domain.model import (
     DormantSpan,
     Importance,
     MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.retention import (
@@ -33,6 +29,7 @@ from domain.retention import (
     strength,
 )
 from domain.timeutil import iso_from_ms, parse_iso_ms
+from tests.support.builders import memory, store
 
 NOW = parse_iso_ms("2026-06-01T00:00:00.000Z") or 0
 
@@ -47,19 +44,20 @@ def entry(
     id_: str = "m1",
     created_at: str | None = None,
 ) -> MemoryEntry:
-    created = created_at if created_at is not None else iso_from_ms(NOW - age_days * DAY_MS)
-    return MemoryEntry(
+    """A memory of confidence 0.75 created ``age_days`` before NOW (or at ``created_at``), its
+    retention clock started then."""
+    at = NOW - age_days * DAY_MS
+    stamps = {"created_at": created_at, "updated_at": created_at} if created_at is not None else {}
+    return memory(
         id=id_,
-        type=MemoryType(type_),
-        text="Some durable memory text",
-        source=MemorySource(source),
+        type=type_,
+        source=source,
         confidence=0.75,
-        status=MemoryStatus.ACTIVE,
-        created_at=created,
-        updated_at=created,
-        retention_clock=NOW - age_days * DAY_MS,
+        at=at,
+        retention_clock=at,
         user_importance=Importance(importance) if importance else None,
         reinforcement_count=count,
+        **stamps,
     )
 
 
@@ -161,14 +159,8 @@ def test_fallback_prefers_updated_at() -> None:
 
 
 def _store(last_activity_days_ago: float | None, spans: tuple[DormantSpan, ...] = ()) -> WorkspaceStore:
-    return WorkspaceStore(
-        workspace=WorkspaceRef(root="/repo", key="k"),
-        updated_at=iso_from_ms(NOW),
-        last_activity_at=None
-        if last_activity_days_ago is None
-        else iso_from_ms(NOW - last_activity_days_ago * DAY_MS),
-        dormant_spans=spans,
-    )
+    last = None if last_activity_days_ago is None else iso_from_ms(NOW - last_activity_days_ago * DAY_MS)
+    return store(root="/repo", key="k", at=NOW, last_activity_at=last, dormant_spans=spans)
 
 
 @pytest.mark.parametrize(
@@ -187,8 +179,8 @@ def test_missing_or_bad_last_activity_means_no_discount() -> None:
 
 
 def test_dormancy_persists_after_activity_resumes_b1() -> None:
-    """B1: in the reference the discount vanished as soon as activity was stamped. Here the span is
-    recorded first, so the returning session still sees the discounted age."""
+    """docs/decisions.md#s1: in the reference the discount vanished as soon as activity was stamped.
+    Here the span is recorded first, so the returning session still sees the discounted age."""
     store = _store(30)
     before = effective_age_days(NOW - 60 * DAY_MS, NOW, dormancy_at(store, NOW))
     stamped, span = mark_activity(store, NOW)
@@ -214,7 +206,7 @@ def test_merge_spans_sorts_merges_and_caps() -> None:
     assert all(a.end < b.start for a, b in itertools.pairwise(merged))
 
 
-# ---- reinforcement guards (v1.5.2 order, D8) -------------------------------------------------
+# ---- reinforcement guards (v1.5.2 order, docs/decisions.md#d8) -------------------------------
 
 T0 = parse_iso_ms("2026-05-01T23:30:00.000Z") or 0
 MIN = 60_000
@@ -245,8 +237,8 @@ def test_falsy_last_reinforced_at_never_blocks() -> None:
 
 
 def test_missing_session_id_never_blocks_later_b15() -> None:
-    """B15: an owner-less reinforcement used to stamp a fake session id that blocked every later
-    owner-less reinforcement forever."""
+    """docs/decisions.md#s15: an owner-less reinforcement used to stamp a fake session id that blocked
+    every later owner-less reinforcement forever."""
     first = reinforce(entry(), None, T0)
     assert first.reinforcement_count == 1 and first.last_reinforced_session_id is None
     again = reinforce(first, None, T0 + 3 * DAY_MS)

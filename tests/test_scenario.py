@@ -1,10 +1,10 @@
 """The scripted multi-session scenario of the session-lifecycle issue, on the pure operations.
 
-Two sessions leave explicit memories; session B ends without compaction (D7: its memories are promoted
-on the way out); a day later session A compacts with three candidates — one duplicate of a stored
-memory, one the quality gate rejects, one new; then the workspace rests for 20 days and a third
-session returns (D3: the break is recorded and discounted). The store, the journal, every evidence
-event and the rendered block are asserted at each step.
+Two sessions leave explicit memories; session B ends without compaction (docs/decisions.md#d7: its
+memories are promoted on the way out); a day later session A compacts with three candidates — one
+duplicate of a stored memory, one the quality gate rejects, one new; then the workspace rests for 20
+days and a third session returns (docs/decisions.md#d3: the break is recorded and discounted). The
+store, the journal, every evidence event and the rendered block are asserted at each step.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from domain.model import (
     MemoryEntry,
     PendingJournal,
     SessionState,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.operations import (
@@ -34,9 +33,9 @@ from domain.operations import (
 from domain.pending import empty_journal
 from domain.retention import dormancy_at, strength
 from domain.timeutil import iso_from_ms, parse_iso_ms
+from tests.support.builders import KEY, store
 
 ROOT = "/repo"
-KEY = "0123456789abcdef"
 T0 = parse_iso_ms("2026-03-02T09:00:00.000Z") or 0
 MIN = 60_000
 
@@ -98,7 +97,7 @@ class World:
 
 def new_world() -> World:
     return World(
-        store=WorkspaceStore(workspace=WorkspaceRef(root=ROOT, key=KEY), updated_at=iso_from_ms(T0)),
+        store=store(root=ROOT, at=T0),
         journal=empty_journal(ROOT, KEY, T0),
     )
 
@@ -178,7 +177,7 @@ def test_two_sessions_compaction_break_and_return() -> None:
         ("B", "explicit", API),
     ]
 
-    # 5. B ends without compaction: its own memory is promoted (D7), A's stay pending.
+    # 5. B ends without compaction: its own memory is promoted (docs/decisions.md#d7), A's stay pending.
     r = w.apply("B", end_session(w.snap("B"), "B", T0 + 30 * MIN))
     assert summary_of(r.events) == [
         ("promotion_promoted", "promoted", ("new_workspace_entry",), API),
@@ -235,7 +234,7 @@ def test_two_sessions_compaction_break_and_return() -> None:
     reinforced = by_text(w.store, API)
     assert reinforced.id == api_id
     assert reinforced.last_reinforced_session_id == "A" and reinforced.retention_clock == t_compact
-    assert all(e.pending_owner_session_id is None for e in w.store.entries)  # B15
+    assert all(e.pending_owner_session_id is None for e in w.store.entries)  # docs/decisions.md#b15
     assert w.journal.entries == ()
     session_a = w.sessions["A"]
     assert session_a.pending_memories == ()
@@ -256,7 +255,7 @@ def test_two_sessions_compaction_break_and_return() -> None:
         (*SELECTED, PNPM),
         (*SELECTED, API),
         (*SELECTED, GRAFANA),
-        # A never ended and has been idle for more than a week with nothing pending (issue 11)
+        # A never ended and has been idle for more than a week with nothing pending: pruned
         ("session_pruned", "removed", ("idle_session_pruned",), None),
     ]
     assert r.pruned_sessions == ("A",)
@@ -264,7 +263,8 @@ def test_two_sessions_compaction_break_and_return() -> None:
     assert w.store.last_activity_at == iso_from_ms(t_return)
     assert r.output == BLOCK_FOUR
     assert w.journal.entries == ()
-    # the break is discounted: every memory is stronger than it would be without dormancy (D3)
+    # the break is discounted: every memory is stronger than it would be without dormancy
+    # (docs/decisions.md#d3)
     discounted = dormancy_at(w.store, t_return)
     for entry in w.store.entries:
         assert strength(entry, t_return, discounted) > strength(entry, t_return)

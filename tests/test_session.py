@@ -1,9 +1,12 @@
-"""Hot session state (extraction-quality.md §5, §8.1, §8.5 cases 81-85, §9 items 7-9 and 13;
-evidence-pending-storage-hooks.md §6.4 and §10.9 items 1-2; DECISIONS D4 and D12)."""
+"""Hot session state (docs/decisions.md#hot-session-state, docs/decisions.md#hot-session-state-tool-events,
+docs/decisions.md#hot-session-state-errors, docs/decisions.md#hot-session-state-recent-decisions), with
+the reference's seed cases 1-7 and 81-85 (docs/decisions.md#parity-with-the-reference), and
+docs/decisions.md#d4 and docs/decisions.md#d12."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from functools import partial
 
 import msgspec
 import pytest
@@ -15,15 +18,12 @@ from domain.model import (
     ErrorCategory,
     ErrorStatus,
     FileAction,
-    MemoryEntry,
     MemorySource,
-    MemoryStatus,
     MemoryType,
     OpenError,
     SessionDecision,
     SessionState,
 )
-from domain.safety import redact
 from domain.session import (
     HEADER,
     ToolEvent,
@@ -50,41 +50,13 @@ from domain.session import (
 )
 from domain.text import memory_key
 from domain.timeutil import iso_from_ms
+from tests.support.builders import memory
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 ROOT = "/repo"
 
-#: The shared redaction gate is real once it redacts the simplest labelled secret.
-REAL_REDACT = redact("password: sushi") != "password: sushi"
-needs_real_redact = pytest.mark.skipif(not REAL_REDACT, reason="domain.safety.redact is still a stub")
-
-
-def fake_redact(text: str) -> str:
-    """A stand-in gate for wiring tests: it hides the two secrets the tests use."""
-    return text.replace("hunter22", "[REDACTED]").replace("sushi", "[REDACTED]")
-
-
-@pytest.fixture
-def fake_gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    from domain.session import errors, files, hot_state, notes
-
-    for module in (errors, files, hot_state, notes):
-        monkeypatch.setattr(module, "redact", fake_redact)
-    yield
-
-
-def memory(type_: MemoryType, text: str, id_: str = "m") -> MemoryEntry:
-    stamp = iso_from_ms(T0)
-    return MemoryEntry(
-        id=id_,
-        type=type_,
-        text=text,
-        source=MemorySource.EXPLICIT,
-        confidence=1,
-        status=MemoryStatus.ACTIVE,
-        created_at=stamp,
-        updated_at=stamp,
-    )
+#: A pending explicit memory of confidence 1, made at T0.
+pending_memory = partial(memory, id="m", source=MemorySource.EXPLICIT, confidence=1, at=T0)
 
 
 def error(
@@ -133,7 +105,7 @@ def section(render: str, header: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# §8.1 extractErrorsFromBash, seed cases 1-7
+# extractErrorsFromBash, seed cases 1-7
 # ---------------------------------------------------------------------------------------------
 
 
@@ -208,7 +180,7 @@ def test_fingerprint_ignores_case_and_whitespace_runs() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §8.5 case 82 and §9 item 9: extract_first_path
+# extract_first_path, seed case 82 (docs/decisions.md#hot-session-state-tool-events)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -228,12 +200,12 @@ def test_fingerprint_ignores_case_and_whitespace_runs() -> None:
 def test_extract_first_path_keeps_the_whole_extension_fixing_q9_tsx_json_truncation(
     text: str, path: str | None
 ) -> None:
-    """§9 item 9: the reference returns ``src/index.ts`` and ``package.js`` for the first two rows."""
+    """The reference returns ``src/index.ts`` and ``package.js`` for the first two rows."""
     assert extract_first_path(text) == path
 
 
 def test_tsx_error_is_marked_maybe_fixed_when_its_file_is_edited_fixing_q9() -> None:
-    """§9 item 9: with the truncated ``src/index.ts`` the reference never matches the edited .tsx file."""
+    """With the truncated ``src/index.ts`` the reference never matches the edited .tsx file."""
     state = empty_session("s", T0)
     state = observe_tool(state, bash("npm run typecheck", "src/index.tsx(1,1): error TS1005: x", 2), ROOT, T0)
     state = observe_tool(
@@ -243,7 +215,7 @@ def test_tsx_error_is_marked_maybe_fixed_when_its_file_is_edited_fixing_q9() -> 
 
 
 # ---------------------------------------------------------------------------------------------
-# §8.5 case 83 and §9 item 9: classify_command
+# classify_command, seed case 83 (docs/decisions.md#hot-session-state-tool-events)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -294,7 +266,7 @@ def test_classify_command_case_83(command: str, category: ErrorCategory | None) 
 
 @pytest.mark.parametrize("command", ["cat test.txt", "latest-test-runner", "echo build", "ls lint/"])
 def test_classify_command_reads_the_command_word_not_substrings_fixing_q9(command: str) -> None:
-    """§9 item 9 / case 83: the reference classifies ``cat test.txt`` and ``latest-test-runner`` as
+    """Seed case 83: the reference classifies ``cat test.txt`` and ``latest-test-runner`` as
     test runs because ``\\btest\\b`` matches anywhere in the command line."""
     assert classify_command(command) is None
 
@@ -305,7 +277,7 @@ def test_successful_cat_of_a_test_file_does_not_clear_test_errors_fixing_q9() ->
 
 
 # ---------------------------------------------------------------------------------------------
-# §6.4 exit-code resolution and §10.9 items 1-2
+# Exit-code resolution (docs/decisions.md#hot-session-state-tool-events)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -405,7 +377,7 @@ def test_tool_event_is_a_plain_value_d12() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §5.4 active files, §8.5 case 84 (grep)
+# Active files, seed case 84 (grep) (docs/decisions.md#hot-session-state-tool-events)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -476,7 +448,7 @@ def test_edit_and_write_mark_errors_in_that_file_maybe_fixed() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §5.5 errors: upsert, maybe fixed, clear
+# Errors: upsert, maybe fixed, clear (docs/decisions.md#hot-session-state-errors)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -508,8 +480,8 @@ def test_upsert_puts_new_errors_first_and_keeps_five() -> None:
 
 
 def test_maybe_fixed_keeps_last_seen_and_sorts_after_open_errors_fixing_q8() -> None:
-    """§9 item 8: the reference bumps ``lastSeen`` when marking, so a probably-fixed error jumps to the
-    top of the render, unmarked."""
+    """docs/decisions.md#hot-session-state-errors: the reference bumps ``lastSeen`` when marking, so a
+    probably-fixed error jumps to the top of the render, unmarked."""
     state = empty_session("s", T0)
     state = upsert_open_error(state, error(), T0)
     state = upsert_open_error(state, error(ErrorCategory.BUILD, "build failed", file=None), T0 + 1)
@@ -589,7 +561,7 @@ def test_clear_with_an_unclassified_command_changes_nothing() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §5.7 recent decisions, §8.5 case 85, §9 item 7
+# Recent decisions, seed case 85 (docs/decisions.md#hot-session-state-recent-decisions)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -628,7 +600,8 @@ def test_decision_ids_are_deterministic() -> None:
 
 
 def test_normalize_keeps_the_newest_eight_decisions_fixing_q7() -> None:
-    """§9 item 7: the reference's normalisation keeps the *first* 8 while adding keeps the last 8."""
+    """docs/decisions.md#hot-session-state-recent-decisions: the reference's normalisation keeps the
+    *first* 8 while adding keeps the last 8."""
     decisions = tuple(
         SessionDecision(id=f"d{i}", text=f"decision {i}", source=DecisionSource.USER, created_at=T0 + i)
         for i in range(10)
@@ -646,13 +619,13 @@ def test_pending_memories_dedupe_first_wins_and_keep_last_twelve() -> None:
     state = add_pending_memories(
         empty_session("s", T0),
         [
-            memory(MemoryType.FEEDBACK, "Always use pnpm", "first"),
-            memory(MemoryType.FEEDBACK, "always, use PNPM!", "dup"),
+            pending_memory("Always use pnpm", type=MemoryType.FEEDBACK, id="first"),
+            pending_memory("always, use PNPM!", type=MemoryType.FEEDBACK, id="dup"),
         ],
     )
     assert [m.id for m in state.pending_memories] == ["first"]
     state = add_pending_memories(
-        state, [memory(MemoryType.PROJECT, f"Project fact {i}", f"p{i}") for i in range(14)]
+        state, [pending_memory(f"Project fact {i}", type=MemoryType.PROJECT, id=f"p{i}") for i in range(14)]
     )
     assert [m.id for m in state.pending_memories] == [f"p{i}" for i in range(2, 14)]
 
@@ -660,15 +633,18 @@ def test_pending_memories_dedupe_first_wins_and_keep_last_twelve() -> None:
 def test_pending_memory_key_includes_the_type() -> None:
     state = add_pending_memories(
         empty_session("s", T0),
-        [memory(MemoryType.FEEDBACK, "Use pnpm always"), memory(MemoryType.DECISION, "Use pnpm always")],
+        [
+            pending_memory("Use pnpm always", type=MemoryType.FEEDBACK),
+            pending_memory("Use pnpm always", type=MemoryType.DECISION),
+        ],
     )
     assert len(state.pending_memories) == 2
 
 
 def test_remove_pending_memories_by_memory_key() -> None:
     a, b = (
-        memory(MemoryType.FEEDBACK, "Use pnpm always", "a"),
-        memory(MemoryType.DECISION, "Ship on Fridays", "b"),
+        pending_memory("Use pnpm always", type=MemoryType.FEEDBACK, id="a"),
+        pending_memory("Ship on Fridays", type=MemoryType.DECISION, id="b"),
     )
     state = add_pending_memories(empty_session("s", T0), [a, b])
     after = remove_pending_memories(state, {memory_key("feedback", "use pnpm, always")})
@@ -684,7 +660,7 @@ def test_normalize_applies_every_stored_limit() -> None:
         ),
         open_errors=tuple(error(summary=f"Error: {i}", seen=T0 + i) for i in range(7)),
         pending_memories=tuple(
-            memory(MemoryType.PROJECT, f"Project fact {i % 15}", f"p{i}") for i in range(20)
+            pending_memory(f"Project fact {i % 15}", type=MemoryType.PROJECT, id=f"p{i}") for i in range(20)
         ),
     )
     norm = normalize_session(state, T0 + 99)
@@ -697,7 +673,8 @@ def test_normalize_applies_every_stored_limit() -> None:
 
 
 def test_turn_is_left_at_zero_q13() -> None:
-    """§9 item 13: ``turn`` is never incremented; workmem documents it as always 0 in session.py."""
+    """docs/decisions.md#hot-session-state: ``turn`` is never incremented; workmem documents it as
+    always 0 in session.py."""
     state = empty_session("s", T0)
     for event in (read("/repo/a.ts"), bash("npm test", "Error: x", 1)):
         state = observe_tool(state, event, ROOT, T0)
@@ -714,12 +691,12 @@ def test_empty_session() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §5.8 render, §8.5 case 81
+# Render, seed case 81 (docs/decisions.md#hot-session-state)
 # ---------------------------------------------------------------------------------------------
 
 
 def worked_example_state() -> SessionState:
-    """§5.8 set-up, every step at the same instant (the reference's ties depend on it)."""
+    """The reference's worked example, every step at the same instant (the reference's ties depend on it)."""
     state = empty_session("s", T0)
     for i in range(10):
         state = observe_tool(state, read(f"/repo/src/f{i}.ts"), ROOT, T0)
@@ -742,15 +719,15 @@ def worked_example_state() -> SessionState:
     return add_pending_memories(
         state,
         [
-            memory(MemoryType.FEEDBACK, "password: hunter22 is the db login"),
-            memory(MemoryType.DECISION, "we decided to use pnpm workspaces"),
+            pending_memory("password: hunter22 is the db login", type=MemoryType.FEEDBACK),
+            pending_memory("we decided to use pnpm workspaces", type=MemoryType.DECISION),
         ],
     )
 
 
-#: The §5.8 example with workmem's fixes: the lint error was only marked maybe fixed, so it no longer
-#: jumps ahead (§9 item 8) and falls out of the top 3 behind the open errors; the pending secret is
-#: redacted (D4).
+#: The reference's worked example with workmem's fixes: the lint error was only marked maybe fixed, so
+#: it no longer jumps ahead (docs/decisions.md#hot-session-state-errors) and falls out of the top 3
+#: behind the open errors; the pending secret is redacted (docs/decisions.md#d4).
 WORKED_EXAMPLE = """\
 Hot session state (current session):
 active_files:
@@ -773,14 +750,7 @@ pending_memories:
 - [decision] we decided to use pnpm workspaces"""
 
 
-@needs_real_redact
 def test_worked_example_5_8_with_q8_ordering_and_d4_redaction() -> None:
-    state = worked_example_state()
-    assert render_hot_state(state, ROOT) == WORKED_EXAMPLE
-    assert "hunter22" not in msgspec.json.encode(state).decode()
-
-
-def test_worked_example_5_8_wiring(fake_gate: None) -> None:
     state = worked_example_state()
     assert render_hot_state(state, ROOT) == WORKED_EXAMPLE
     assert "hunter22" not in msgspec.json.encode(state).decode()
@@ -819,12 +789,14 @@ def test_display_path_and_relative_path() -> None:
 def test_render_leaves_out_empty_sections_and_has_no_blank_lines() -> None:
     state = add_recent_decision(empty_session("s", T0), "Use pnpm", DecisionSource.USER, T0)
     assert render_hot_state(state, ROOT) == f"{HEADER}\nrecent_decisions:\n- Use pnpm"
-    state = add_pending_memories(empty_session("s", T0), [memory(MemoryType.REFERENCE, "Docs live at docs/")])
+    state = add_pending_memories(
+        empty_session("s", T0), [pending_memory("Docs live at docs/", type=MemoryType.REFERENCE)]
+    )
     assert render_hot_state(state, ROOT) == f"{HEADER}\npending_memories:\n- [reference] Docs live at docs/"
 
 
 def test_render_shows_the_newest_six_distinct_pending_memories() -> None:
-    entries = [memory(MemoryType.PROJECT, f"Project fact {i}", f"p{i}") for i in range(9)]
+    entries = [pending_memory(f"Project fact {i}", type=MemoryType.PROJECT, id=f"p{i}") for i in range(9)]
     loaded = replace(empty_session("s", T0), pending_memories=(*entries, entries[0]))
     lines = section(render_hot_state(loaded, ROOT), "pending_memories:")
     assert lines == [f"- [project] Project fact {i}" for i in range(3, 9)]
@@ -845,7 +817,7 @@ def test_render_limits_files_errors_and_decisions() -> None:
 def test_render_is_cut_hard_at_700_characters() -> None:
     state = add_pending_memories(
         empty_session("s", T0),
-        [memory(MemoryType.PROJECT, f"{i} " + "long project fact " * 12) for i in range(6)],
+        [pending_memory(f"{i} " + "long project fact " * 12, type=MemoryType.PROJECT) for i in range(6)],
     )
     full = "\n".join(
         [HEADER, "pending_memories:", *(f"- [project] {m.text}" for m in state.pending_memories)]
@@ -856,11 +828,11 @@ def test_render_is_cut_hard_at_700_characters() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# D4: nothing unredacted in session state or in the rendered prompt
+# Nothing unredacted in session state or in the rendered prompt (docs/decisions.md#d4)
 # ---------------------------------------------------------------------------------------------
 
 
-def test_error_summary_and_command_are_redacted_before_storage_d4(fake_gate: None) -> None:
+def test_error_summary_and_command_are_redacted_before_storage_d4() -> None:
     state = observe_tool(
         empty_session("s", T0),
         bash("PGPASSWORD=sushi npm test", "Error: login failed for password sushi", 1),
@@ -868,44 +840,79 @@ def test_error_summary_and_command_are_redacted_before_storage_d4(fake_gate: Non
         T0,
     )
     (err,) = state.open_errors
-    assert "sushi" not in err.summary
-    assert err.command is not None and "sushi" not in err.command
+    assert err.summary == "Error: login failed for password [REDACTED]"
+    assert err.command == "PGPASSWORD=[REDACTED] npm test"
     assert err.fingerprint == error_fingerprint(ErrorCategory.TEST, err.summary)
 
 
-def test_decisions_and_pending_texts_are_redacted_before_storage_d4(fake_gate: None) -> None:
+def test_decisions_and_pending_texts_are_redacted_before_storage_d4() -> None:
     state = add_recent_decision(
-        empty_session("s", T0), "Use sushi as the db password", DecisionSource.USER, T0, rationale="sushi"
+        empty_session("s", T0),
+        "Use password: sushi for the db",
+        DecisionSource.USER,
+        T0,
+        rationale="the db password is sushi",
     )
-    state = add_pending_memories(state, [memory(MemoryType.FEEDBACK, "The db login is sushi, remember it")])
-    encoded = msgspec.json.encode(state).decode()
-    assert "sushi" not in encoded
+    state = add_pending_memories(
+        state, [pending_memory("The db login password is sushi, remember it", type=MemoryType.FEEDBACK)]
+    )
+    (decision,) = state.recent_decisions
+    assert (decision.text, decision.rationale) == (
+        "Use password: [REDACTED] for the db",
+        "the db password is [REDACTED]",
+    )
+    assert [m.text for m in state.pending_memories] == ["The db login password is [REDACTED], remember it"]
+    assert "sushi" not in msgspec.json.encode(state).decode()
     assert "sushi" not in render_hot_state(state, ROOT)
 
 
-def test_loaded_unredacted_state_is_cleaned_by_normalize_and_render_d4(fake_gate: None) -> None:
+def test_loaded_unredacted_state_is_cleaned_by_normalize_and_render_d4() -> None:
     loaded = replace(
         empty_session("s", T0),
-        open_errors=(error(summary="Error: sushi", command="login sushi"),),
+        open_errors=(error(summary="Error: password: sushi", command="login --password=sushi"),),
         recent_decisions=(
             SessionDecision(
-                id="d", text="sushi", rationale="sushi too", source=DecisionSource.USER, created_at=T0
+                id="d",
+                text="password: sushi",
+                rationale="token: sushi too",
+                source=DecisionSource.USER,
+                created_at=T0,
             ),
         ),
-        pending_memories=(memory(MemoryType.PROJECT, "The secret is sushi here"),),
+        pending_memories=(pending_memory("The secret is sushi here", type=MemoryType.PROJECT),),
     )
-    assert "sushi" not in render_hot_state(loaded, ROOT)
-    assert "sushi" not in msgspec.json.encode(normalize_session(loaded, T0)).decode()
+    assert render_hot_state(loaded, ROOT) == "\n".join(
+        [
+            HEADER,
+            "open_errors:",
+            "- [lint] Error: password: [REDACTED]",
+            "recent_decisions:",
+            "- password: [REDACTED]",
+            "pending_memories:",
+            "- [project] The secret is [REDACTED] here",
+        ]
+    )
+    cleaned = normalize_session(loaded, T0)
+    ((err,), (decision,), (pending,)) = (
+        cleaned.open_errors,
+        cleaned.recent_decisions,
+        cleaned.pending_memories,
+    )
+    assert (err.summary, err.command) == ("Error: password: [REDACTED]", "login --password=[REDACTED]")
+    assert (decision.text, decision.rationale) == ("password: [REDACTED]", "token: [REDACTED] too")
+    assert pending.text == "The secret is [REDACTED] here"
+    assert "sushi" not in msgspec.json.encode(cleaned).decode()
 
 
-@needs_real_redact
 @pytest.mark.parametrize(
     "apply",
     [
         lambda s: observe_tool(s, bash("npm test", "Error: db password: sushi rejected", 1), ROOT, T0),
         lambda s: observe_tool(s, bash("mysql --password=sushi", "ERROR 1045", 1), ROOT, T0),
         lambda s: add_recent_decision(s, "Use password: sushi for staging", DecisionSource.USER, T0),
-        lambda s: add_pending_memories(s, [memory(MemoryType.FEEDBACK, "password: sushi is the db login")]),
+        lambda s: add_pending_memories(
+            s, [pending_memory("password: sushi is the db login", type=MemoryType.FEEDBACK)]
+        ),
     ],
     ids=["summary", "command", "decision", "pending"],
 )
@@ -931,23 +938,14 @@ def test_render_keeps_each_item_on_one_line() -> None:
     ]
 
 
-def test_multi_line_secrets_in_bash_output_are_redacted_before_line_selection_d4(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The gate sees the whole output: here the fake gate hides a secret only in its two-line form."""
-
-    def multi_line_gate(text: str) -> str:
-        return text.replace("key:\nsushi TS1234", "key: [REDACTED]")
-
-    from domain.session import errors
-
-    monkeypatch.setattr(errors, "redact", multi_line_gate)
-    (err,) = extract_errors_from_bash("node x.js", "Error: key:\nsushi TS1234\nError: second", T0)
-    assert "sushi" not in err.summary
-    assert err.summary == "Error: key: [REDACTED] Error: second"
+def test_multi_line_secrets_in_bash_output_are_redacted_before_line_selection_d4() -> None:
+    """The gate sees the whole output: a label at the end of one line and its value on the next
+    (neither line holds a secret the gate would find on its own) is redacted before the error lines
+    are picked."""
+    (err,) = extract_errors_from_bash("node x.js", "Error: password:\nsushi TS1234\nError: second", T0)
+    assert err.summary == "Error: password: [REDACTED] TS1234 Error: second"
 
 
-@needs_real_redact
 def test_pem_body_line_with_an_error_signal_does_not_leak_d4() -> None:
     """A base64 body line that happens to contain ``TS1234`` is an error line on its own; the PEM block
     is redacted as a whole first."""

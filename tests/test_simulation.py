@@ -25,7 +25,6 @@ from domain.model import (
     LongTermLimits,
     MemoryEntry,
     MemorySource,
-    MemoryStatus,
     MemoryType,
 )
 from domain.render import render_workspace_block
@@ -48,6 +47,7 @@ from domain.simulation.scenario import Scenario, decode_scenario, with_overrides
 from domain.simulation.session import sessions_on
 from domain.simulation.workspace import Workspace, date_ms, empty_workspace
 from domain.timeutil import iso_from_ms
+from tests.support import builders
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = REPO / "scenarios"
@@ -70,19 +70,9 @@ def small(**changes: Any) -> Scenario:
 def entry(
     text: str, type_: MemoryType = MemoryType.PROJECT, *, age_days: float = 0, **kw: Any
 ) -> MemoryEntry:
+    """A compaction memory created ``age_days`` before NOW, its retention clock started then."""
     created = NOW - int(age_days * DAY_MS)
-    return MemoryEntry(
-        id=f"m-{text[:12]}",
-        type=type_,
-        text=text,
-        source=MemorySource.COMPACTION,
-        confidence=0.75,
-        status=MemoryStatus.ACTIVE,
-        created_at=iso_from_ms(created),
-        updated_at=iso_from_ms(created),
-        retention_clock=created,
-        **kw,
-    )
+    return builders.memory(text, id=f"m-{text[:12]}", type=type_, at=created, retention_clock=created, **kw)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,17 +187,20 @@ def test_working_pattern_skips_weekends_holidays_and_breaks() -> None:
 
 
 def test_default_tuning_is_todays_constants() -> None:
-    assert Tuning(
-        half_life_days=BASE_HALF_LIFE_DAYS,
-        reinforcement_factor=REINFORCEMENT_HALFLIFE_FACTOR,
-        reinforcement_cap=REINFORCEMENT_MAX_COUNT,
-        dormant_after_days=DormancyLimits.WORKSPACE_DORMANT_AFTER_DAYS,
-        dormant_multiplier=DormancyLimits.DORMANT_DECAY_MULTIPLIER,
-        type_caps=dict(RETENTION_TYPE_MAX),
-        global_cap=LongTermLimits.MAX_ENTRIES,
-        char_budget=LongTermLimits.MAX_RENDERED_CHARS,
-        max_stored_active=LongTermLimits.MAX_STORED_ACTIVE,
-    ) == DEFAULT_TUNING
+    assert (
+        Tuning(
+            half_life_days=BASE_HALF_LIFE_DAYS,
+            reinforcement_factor=REINFORCEMENT_HALFLIFE_FACTOR,
+            reinforcement_cap=REINFORCEMENT_MAX_COUNT,
+            dormant_after_days=DormancyLimits.WORKSPACE_DORMANT_AFTER_DAYS,
+            dormant_multiplier=DormancyLimits.DORMANT_DECAY_MULTIPLIER,
+            type_caps=dict(RETENTION_TYPE_MAX),
+            global_cap=LongTermLimits.MAX_ENTRIES,
+            char_budget=LongTermLimits.MAX_RENDERED_CHARS,
+            max_stored_active=LongTermLimits.MAX_STORED_ACTIVE,
+        )
+        == DEFAULT_TUNING
+    )
 
 
 def test_half_life_and_reinforcement_factor_change_strength() -> None:

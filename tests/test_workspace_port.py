@@ -16,20 +16,19 @@ from domain.model import (
     EvidenceInput,
     MemoryEntry,
     MemorySource,
-    MemoryStatus,
-    MemoryType,
     Outcome,
     PendingJournal,
     Phase,
     SessionState,
-    WorkspaceRef,
     WorkspaceStore,
 )
 from domain.operations import OpResult, Snapshot
+from domain.timeutil import parse_iso_ms
 from domain.workspace_port import apply_result
+from tests.support import builders
 
 STAMP: Final = "2026-04-28T08:00:00.000Z"
-REF: Final = WorkspaceRef(root="/home/dev/project", key="0123456789abcdef")
+AT: Final = parse_iso_ms(STAMP) or 0
 
 
 class Recorder:
@@ -65,8 +64,8 @@ class Recorder:
 
 def snapshot(session: SessionState | None = None) -> Snapshot:
     return Snapshot(
-        store=WorkspaceStore(workspace=REF, updated_at=STAMP),
-        journal=PendingJournal(workspace=REF, updated_at=STAMP),
+        store=builders.store(at=AT),
+        journal=builders.journal(at=AT),
         session=session,
     )
 
@@ -80,14 +79,14 @@ def names(port: Recorder) -> list[str]:
 
 
 def test_an_unchanged_result_touches_nothing() -> None:
-    snap = snapshot(SessionState(session_id="s1", updated_at=STAMP))
+    snap = snapshot(builders.session("s1", at=AT))
     port = Recorder()
     apply_result(port, snap, "s1", unchanged(snap))
     assert port.calls == []
 
 
 def test_only_changed_values_are_put() -> None:
-    snap = snapshot(SessionState(session_id="s1", updated_at=STAMP))
+    snap = snapshot(builders.session("s1", at=AT))
     port = Recorder()
     store = replace(snap.store, migrations=("one",))
     apply_result(port, snap, "s1", replace(unchanged(snap), store=store))
@@ -103,7 +102,7 @@ def test_a_session_is_deleted_only_when_it_existed_and_only_for_its_operation() 
     port = Recorder()
     apply_result(port, snapshot(), "s1", ended)
     assert port.calls == []
-    snap = snapshot(SessionState(session_id="s1", updated_at=STAMP))
+    snap = snapshot(builders.session("s1", at=AT))
     port = Recorder()
     apply_result(port, snap, "s1", replace(unchanged(snap), session=None, delete_session=True))
     assert port.calls == [("delete_session", "s1")]
@@ -115,20 +114,11 @@ def test_a_session_is_deleted_only_when_it_existed_and_only_for_its_operation() 
 def test_pruned_sessions_and_logs_follow_in_order() -> None:
     snap = snapshot()
     event = EvidenceInput(type=EventType.SESSION_PRUNED, phase=Phase.LIFECYCLE, outcome=Outcome.REMOVED)
-    entry = MemoryEntry(
-        id="mem_1",
-        type=MemoryType.DECISION,
-        text="Use pnpm",
-        source=MemorySource.MANUAL,
-        confidence=1.0,
-        status=MemoryStatus.ACTIVE,
-        created_at=STAMP,
-        updated_at=STAMP,
-    )
+    entry = builders.memory("Use pnpm", id="mem_1", source=MemorySource.MANUAL, at=AT)
     audit = MigrationAudit(
         migration_id="m",
         timestamp=STAMP,
-        workspace_key=REF.key,
+        workspace_key=builders.KEY,
         entry_id="mem_1",
         type="decision",
         source="manual",

@@ -5,17 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from adapters.jsonl import rotate_if_larger
 from domain.model import DAY_MS
-from tests.test_cli_basics import T0, Cli, make_cli
-from tests.test_cli_storage import events, layout
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    return make_cli(tmp_path, monkeypatch, capsys)
+from tests.support.cli import T0, Cli, events, layout
 
 
 def test_a_session_that_never_ends_is_pruned_after_its_pending_memory_is_adopted(cli: Cli) -> None:

@@ -18,7 +18,7 @@ import pytest
 from adapters import paths
 from domain.codec import decode_journal, decode_session, decode_store
 from domain.evidence_records import parse_event_line
-from tests.test_cli_basics import REPO, Cli, make_cli
+from tests.support.cli import REPO, Cli, make_cli
 
 WRITERS = 8
 WRITES_PER_WRITER = 50

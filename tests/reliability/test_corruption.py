@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from adapters import paths
-from tests.test_cli_basics import Cli, make_cli
-from tests.test_cli_storage import layout
+from tests.support.cli import Cli, layout
 
 KINDS = ("store", "journal", "session", "evidence", "archive", "lock_holder", "lock")
 
@@ -44,11 +43,6 @@ BYTE_DAMAGE: dict[str, Callable[[bytes], bytes]] = {
     "wrong_type": _wrong_type,
 }
 DAMAGES = (*BYTE_DAMAGE, "directory", "symlink")
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    return make_cli(tmp_path, monkeypatch, capsys)
 
 
 def _target(cli: Cli, kind: str) -> Path:

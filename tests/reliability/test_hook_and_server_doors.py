@@ -18,8 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.reliability.corpus import SECRETS
-from tests.reliability.test_hostile import _stored_data_decodes
-from tests.test_cli_basics import Cli, make_cli
+from tests.support.cli import Cli, stored_data_decodes
 
 CLAUDE_EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact",
                  "PostCompact", "SessionEnd", "Stop", "SubagentStart", "Bogus\u202e\x1b[31m", ""]  # fmt: skip
@@ -62,10 +61,9 @@ def payloads(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    made = make_cli(tmp_path, monkeypatch, capsys)
-    monkeypatch.chdir(made.workspace)
-    return made
+def cli(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> Cli:
+    monkeypatch.chdir(cli.workspace)
+    return cli
 
 
 def _raw(payload: dict[str, Any], mode: int) -> str:
@@ -93,7 +91,7 @@ def test_hostile_hook_payloads_exit_0_and_keep_data_readable(
         if run.out:
             body = json.loads(run.out)
             assert set(body) == {"hookSpecificOutput"} or isinstance(body, str)
-    _stored_data_decodes(cli.home, cli.workspace)
+    stored_data_decodes(cli.home, cli.workspace)
 
 
 def _all_bytes(root: Path) -> bytes:

@@ -18,10 +18,8 @@ from typing import NamedTuple
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters import paths
 from adapters.cli import main
-from domain.codec import decode_journal, decode_session, decode_store
-from domain.evidence_records import parse_event_line
+from tests.support.cli import stored_data_decodes
 
 
 class Outcome(NamedTuple):
@@ -117,19 +115,6 @@ def cli_door(home: Path, workspace: Path, argv: list[str], data: bytes) -> Outco
 DOORS: dict[str, Door] = {"cli": cli_door}
 
 
-def _stored_data_decodes(home: Path, workspace: Path) -> None:
-    layout = paths.workspace_paths(home, str(workspace))
-    if layout.store.is_file():
-        decode_store(layout.store.read_bytes()).unwrap()
-    if layout.journal.is_file():
-        decode_journal(layout.journal.read_bytes()).unwrap()
-    for file in layout.sessions.glob("*.json") if layout.sessions.is_dir() else []:
-        decode_session(file.read_bytes()).unwrap()
-    if layout.evidence.is_file():
-        for line in layout.evidence.read_bytes().splitlines():
-            assert parse_event_line(line) is not None
-
-
 @given(st.sampled_from(sorted(DOORS)), st.lists(st.tuples(commands, stdin), min_size=1, max_size=4))
 def test_hostile_input_gets_a_documented_answer(door: str, calls: list[tuple[list[str], bytes]]) -> None:
     import tempfile
@@ -145,7 +130,7 @@ def test_hostile_input_gets_a_documented_answer(door: str, calls: list[tuple[lis
             assert all(line.startswith("workmem: ") for line in outcome.err.splitlines()), outcome.err
             outcome.out.encode("utf-8")  # printable, never a lone surrogate
             assert "\x1b" not in outcome.out and "\u202e" not in outcome.out
-            _stored_data_decodes(home, workspace)
+            stored_data_decodes(home, workspace)
 
 
 def test_an_echoed_argument_never_reaches_the_terminal_raw(tmp_path: Path) -> None:

@@ -21,8 +21,7 @@ from domain.bounds import (
 from domain.extraction import extract_explicit, parse_compaction_candidates
 from domain.safety import preview, stored_text
 from tests.reliability.corpus import failed_tool
-from tests.test_cli_basics import Cli, make_cli
-from tests.test_cli_storage import events
+from tests.support.cli import Cli, events
 
 NOW = 1_777_626_000_000
 SIZE = 50 * 1000 * 1000
@@ -44,11 +43,6 @@ def prose(size: int, prefix: str = "", seed: int = 7) -> str:
 @pytest.fixture(scope="module")
 def big_prompt() -> str:
     return prose(SIZE) + "remember: always run the linter before pushing\n"
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    return make_cli(tmp_path, monkeypatch, capsys)
 
 
 # ---- the pure bounds ------------------------------------------------------------------------------

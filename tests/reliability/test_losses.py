@@ -14,14 +14,7 @@ from adapters.jsonl import append_bytes
 from domain.model import WorkspaceRef, WorkspaceStore
 from domain.salvage import SalvageMode, repair_text, salvage_document
 from tests.reliability.corpus import failed_tool
-from tests.test_cli_basics import Cli, make_cli
-from tests.test_cli_storage import events, layout
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    return make_cli(tmp_path, monkeypatch, capsys)
-
+from tests.support.cli import Cli, events, layout
 
 EMPTY = WorkspaceStore(workspace=WorkspaceRef(root="/r", key="k"), updated_at="2026-01-01T00:00:00.000Z")
 ENTRY = (

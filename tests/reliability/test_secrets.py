@@ -7,17 +7,9 @@ paths here are the ones every host reaches.)"""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
-import pytest
 
 from tests.reliability.corpus import SECRETS, failed_tool
-from tests.test_cli_basics import Cli, Run, make_cli
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
-    return make_cli(tmp_path, monkeypatch, capsys)
+from tests.support.cli import Cli, Run
 
 
 def _feed(cli: Cli) -> list[Run]:
