@@ -70,6 +70,11 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------------
 
 
+def _outcome(result: OpResult) -> str:
+    """The outcome of a user command as a plain string (``unknown`` when it has none)."""
+    return result.outcome.value if result.outcome is not None else "unknown"
+
+
 class WorkingMemory:
     """Working memory of one workspace.
 
@@ -265,7 +270,7 @@ class WorkingMemory:
         )
         rejected = result.outcome == "rejected"
         return Remembered(
-            outcome=result.outcome,
+            outcome=_outcome(result),
             id=None if rejected else result.memory_id,
             type=kind.value,
             reasons=result.reasons,
@@ -388,5 +393,6 @@ class WorkingMemory:
 
     @staticmethod
     def _edit(result: OpResult, target: str) -> Edit:
-        outcome = result.outcome if result.outcome else "unknown"
-        return Edit(outcome=outcome, target=target, id=result.memory_id or target, reasons=result.reasons)
+        return Edit(
+            outcome=_outcome(result), target=target, id=result.memory_id or target, reasons=result.reasons
+        )

@@ -231,8 +231,9 @@ def memory_rows(store: WorkspaceStore, now_ms: int, *, include_all: bool) -> tup
     """The store as ``list`` shows it: active memories strongest first, then (with ``include_all``)
     the others. ``store`` should already be normalised (in memory)."""
     from domain.model import MemoryStatus
+    from domain.ranking import sort_by_retention
     from domain.render import render_workspace_block
-    from domain.retention import dormancy_at, sort_by_retention, strength
+    from domain.retention import dormancy_at, strength
 
     dormancy = dormancy_at(store, now_ms)
     rendered = {e.id for e in render_workspace_block(store, now_ms).rendered}

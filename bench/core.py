@@ -157,7 +157,7 @@ def clear_caches() -> None:
     """Forget every memo of the core (a fresh process): canonical texts, parsed timestamps, keys,
     key hashes and identities, redacted texts, and the per-object memos of normalisation, the
     retention sort and render (docs/performance.md)."""
-    from domain import consolidation, evidence, key_index, keys, render, retention, safety, text
+    from domain import consolidation, evidence, key_index, keys, ranking, safety, text
 
     canonical_text.cache_clear()
     parse_iso_ms.cache_clear()
@@ -167,9 +167,9 @@ def clear_caches() -> None:
     consolidation._redact_stored.cache_clear()
     consolidation._CLEAN.clear()
     consolidation._MARKER_INDEXES.clear()
-    render._entry_event.cache_clear()
-    retention._STATIC.clear()
-    retention._LAST_RANKING.clear()
+    evidence.flow._entry_event.cache_clear()
+    ranking._STATIC.clear()
+    ranking._LAST_RANKING.clear()
     key_index._INDEXES.clear()
     keys._KEYS.clear()
     keys._HASHES.clear()

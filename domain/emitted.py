@@ -55,6 +55,29 @@ class Emitted(msgspec.Struct, frozen=True, kw_only=True):
 NOTHING: Emitted = Emitted()
 
 
+class Emits(msgspec.Struct, frozen=True, kw_only=True):
+    """The base of every step's result: the subclass declares the step's values, and ``emitted``
+    is what the step emitted; its parts read as attributes of the result."""
+
+    emitted: Emitted = NOTHING
+
+    @property
+    def events(self) -> tuple[EvidenceInput, ...]:
+        return self.emitted.events
+
+    @property
+    def audit(self) -> tuple[MigrationAudit, ...]:
+        return self.emitted.audit
+
+    @property
+    def archived(self) -> tuple[MemoryEntry, ...]:
+        return self.emitted.archived
+
+    @property
+    def rejections(self) -> tuple[RejectionRecord, ...]:
+        return self.emitted.rejections
+
+
 def events(found: Iterable[EvidenceInput]) -> Emitted:
     """A record of evidence events only."""
     return Emitted(events=tuple(found))

@@ -6,7 +6,7 @@ that created it (``pendingOwnerSessionID``: explicit memories); an *unowned* one
 candidates and legacy entries). The same text owned by two sessions is two entries.
 
 Every operation returns the new journal plus the evidence it caused. Unlike the reference, nothing
-leaves the journal silently: each removal (retention, clear, retry exhaustion) yields one
+leaves the journal silently: each removal (retention, clear) yields one
 ``pending_memory_cleared`` event naming the entry and the reason (docs/decisions.md#b26).
 """
 
@@ -17,20 +17,14 @@ from typing import Final
 
 from msgspec.structs import replace
 
-from domain import keys
-from domain.evidence import event, relation
+from domain import evidence, keys
 from domain.model import (
     DAY_MS,
-    EventType,
     EvidenceInput,
     MemoryEntry,
     MemorySource,
-    Outcome,
     PendingJournal,
     PendingJournalLimits,
-    Phase,
-    PromotionRetryLimits,
-    RelationRole,
     SessionState,
     WorkspaceRef,
 )
@@ -42,10 +36,6 @@ REASON_INVALID_TIMESTAMP: Final = "invalid_timestamp"
 REASON_DUPLICATE: Final = "duplicate"
 REASON_TTL: Final = "journal_ttl"
 REASON_CAP: Final = "journal_cap"
-REASON_RETRY_EXHAUSTED: Final = "retry_exhausted"
-#: The one spelling of the capacity failure reason, in the journal and in the evidence
-#: (docs/decisions.md#b25).
-CAPACITY_REJECTED: Final = "capacity_rejected"
 
 APPEND_REASON: Final = "pending_journal_append"
 
@@ -83,55 +73,19 @@ def _sort_key(entry: MemoryEntry) -> tuple[int, str]:
     return (time if time is not None else 0, entry.id)
 
 
-def max_attempts(entry: MemoryEntry) -> int:
-    """How many failed promotions an entry survives: the manual limit for manual entries, the explicit
-    limit for every other source (compaction included, as in the reference)."""
-    if entry.source is MemorySource.MANUAL:
-        return PromotionRetryLimits.MAX_MANUAL_ATTEMPTS
-    return PromotionRetryLimits.MAX_EXPLICIT_ATTEMPTS
-
-
 def cleared_event(
     entry: MemoryEntry,
     reasons: Sequence[str],
     *,
     survivor: MemoryEntry | None = None,
 ) -> EvidenceInput:
-    """``pending_memory_cleared``: ``entry`` left the journal for ``reasons[0]``. The owner is only
-    reported as a flag: raw session ids never go into details."""
-    relations = [relation(RelationRole.PENDING, entry)]
-    if survivor is not None:
-        relations.append(relation(RelationRole.RETAINED, survivor))
-    details: dict[str, str | int | bool | None] = {
-        "source": entry.source.value,
-        "owned": owner_of(entry) is not None,
-    }
-    if entry.promotion_attempts is not None:
-        details["promotionAttempts"] = entry.promotion_attempts
-    return event(
-        EventType.PENDING_MEMORY_CLEARED,
-        Phase.PENDING_JOURNAL,
-        Outcome.CLEARED,
-        reasons,
-        memory=entry,
-        relations=relations,
-        details=details,
-        text=entry.text,
-    )
+    """``pending_memory_cleared``: ``entry`` left the journal for ``reasons[0]``."""
+    return evidence.pending_cleared(entry, reasons, owned=owner_of(entry) is not None, survivor=survivor)
 
 
 def appended_event(entry: MemoryEntry, session_id: str | None) -> EvidenceInput:
     """``pending_memory_appended`` for one entry written to the journal."""
-    return event(
-        EventType.PENDING_MEMORY_APPENDED,
-        Phase.PENDING_JOURNAL,
-        Outcome.ACCEPTED,
-        (APPEND_REASON,),
-        memory=entry,
-        relations=(relation(RelationRole.PENDING, entry),),
-        text=entry.text,
-        session_id=session_id,
-    )
+    return evidence.pending_appended(entry, session_id, APPEND_REASON)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,55 +231,3 @@ def clear_pending(
         else:
             kept.append(entry)
     return replace(normalized, entries=tuple(kept)), events + tuple(cleared)
-
-
-def _rejection_scope(entry: MemoryEntry, owner: str | None, include_unowned_only: bool) -> bool:
-    entry_owner = owner_of(entry)
-    if owner:
-        return entry_owner == owner
-    if include_unowned_only:
-        return entry_owner is None
-    return True
-
-
-def record_rejections(
-    journal: PendingJournal,
-    keys_rejected: Collection[str],
-    reason: str,
-    now_ms: int,
-    *,
-    owner: str | None,
-    include_unowned_only: bool,
-) -> tuple[PendingJournal, frozenset[str], tuple[EvidenceInput, ...]]:
-    """Count one failed promotion on every matching entry: ``promotionAttempts + 1``,
-    ``lastPromotionAttemptAt = now``, ``lastPromotionFailureReason = reason``.
-
-    Scope: with ``owner``, only that owner's entries; otherwise with ``include_unowned_only``, only
-    unowned entries; otherwise every entry with the key. An entry whose attempts reach its limit (3)
-    is removed with a ``pending_memory_cleared`` / ``retry_exhausted`` event; the keys of removed
-    entries are returned."""
-    if not keys_rejected:
-        return journal, frozenset(), ()
-    normalized, events = normalize_journal(journal, now_ms)
-    now_iso = iso_from_ms(now_ms)
-    kept: list[MemoryEntry] = []
-    exhausted: dict[str, None] = {}
-    cleared: list[EvidenceInput] = []
-    for entry in normalized.entries:
-        key = keys.exact_key(entry)
-        if key not in keys_rejected or not _rejection_scope(entry, owner, include_unowned_only):
-            kept.append(entry)
-            continue
-        attempts = (entry.promotion_attempts or 0) + 1
-        counted = replace(
-            entry,
-            promotion_attempts=attempts,
-            last_promotion_attempt_at=now_iso,
-            last_promotion_failure_reason=reason,
-        )
-        if attempts >= max_attempts(entry):
-            exhausted[key] = None
-            cleared.append(cleared_event(counted, (REASON_RETRY_EXHAUSTED, reason)))
-        else:
-            kept.append(counted)
-    return replace(normalized, entries=tuple(kept)), frozenset(exhausted), events + tuple(cleared)

@@ -5,7 +5,7 @@ Selection, in order:
 1. superseded entries are omitted (``superseded``) and archive markers are listed as omitted
    (``archived``); everything else is a candidate;
 2. candidates are ranked strongest first by the total retention order
-   (``retention.sort_by_retention``) *with* the store's dormancy at ``now`` (docs/decisions.md#d3);
+   (``ranking.sort_by_retention``) *with* the store's dormancy at ``now`` (docs/decisions.md#d3);
 3. per-type caps (feedback 10, decision 10, project 8, reference 6) drop the weaker entries of a
    full type (``type_cap``), then only the first 28 survivors remain (``global_cap``);
 4. with a character budget of ``min(store.limits.max_rendered_chars, 3600)``: under 80 nothing is
@@ -28,32 +28,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import cached_property, lru_cache
+from enum import StrEnum
+from functools import cached_property
 from typing import Final
 
 import msgspec
 
-from domain.evidence import event
-from domain.keys import entry_keys
+from domain import evidence
+from domain.emitted import Emits, Emitted
 from domain.model import (
     DAY_MS,
     SECTION_ORDER,
     ArchiveMarker,
-    EventType,
     EvidenceInput,
     LongTermLimits,
     MemoryEntry,
-    MemoryRef,
-    MemorySource,
     MemoryStatus,
     MemoryType,
-    Outcome,
-    Phase,
-    Relation,
-    RelationRole,
     WorkspaceStore,
 )
-from domain.retention import DEFAULT_TUNING, Tuning, dormancy_at, sort_by_retention
+from domain.ranking import sort_by_retention
+from domain.retention import DEFAULT_TUNING, Tuning, dormancy_at
 from domain.text import single_line, truncate
 from domain.timeutil import parse_iso_ms
 
@@ -62,14 +57,24 @@ RENDER_HEADER: Final = "Workspace memory (cross-session, verify if stale):"
 #: A budget below this renders nothing at all (the reference's ``MIN_ENVELOPE_LENGTH``).
 MIN_RENDER_BUDGET: Final = LongTermLimits.MIN_ENVELOPE_LENGTH
 
-REASON_SUPERSEDED: Final = "superseded"
-REASON_ARCHIVED: Final = "archived"
-REASON_TYPE_CAP: Final = "type_cap"
-REASON_GLOBAL_CAP: Final = "global_cap"
-REASON_CHAR_BUDGET: Final = "char_budget"
-REASON_EMPTY_BUDGET: Final = "empty_render_budget"
+class OmissionReason(StrEnum):
+    """The one reason a memory is not in the block."""
 
-SELECTED_REASONS: Final = ("within_caps", "within_char_budget")
+    SUPERSEDED = "superseded"
+    ARCHIVED = "archived"
+    TYPE_CAP = "type_cap"
+    GLOBAL_CAP = "global_cap"
+    CHAR_BUDGET = "char_budget"
+    EMPTY_BUDGET = "empty_render_budget"
+
+
+REASON_SUPERSEDED: Final = OmissionReason.SUPERSEDED
+REASON_ARCHIVED: Final = OmissionReason.ARCHIVED
+REASON_TYPE_CAP: Final = OmissionReason.TYPE_CAP
+REASON_GLOBAL_CAP: Final = OmissionReason.GLOBAL_CAP
+REASON_CHAR_BUDGET: Final = OmissionReason.CHAR_BUDGET
+REASON_EMPTY_BUDGET: Final = OmissionReason.EMPTY_BUDGET
+
 
 # Characters that would start a new line in the block. A memory text or rationale containing one
 # would break the one-line-per-memory structure (and could forge a section), so each run of them is
@@ -86,7 +91,7 @@ class Omission(msgspec.Struct, frozen=True):
 
     memory_id: str
     type: str
-    reason: str
+    reason: OmissionReason
 
 
 class Selection(msgspec.Struct, frozen=True):
@@ -98,7 +103,7 @@ class Selection(msgspec.Struct, frozen=True):
     global_capped: tuple[MemoryEntry, ...]
 
 
-class RenderResult(msgspec.Struct, frozen=True, dict=True):
+class RenderResult(Emits, frozen=True, kw_only=True, dict=True):
     """The block and its accounting: every active entry is in ``rendered`` or ``omitted``, never both.
 
     ``omitted`` is worked out when first read (most renders are only shown, and a full store omits
@@ -108,15 +113,14 @@ class RenderResult(msgspec.Struct, frozen=True, dict=True):
 
     text: str
     rendered: tuple[MemoryEntry, ...]
-    events: tuple[EvidenceInput, ...]
     superseded: tuple[MemoryEntry, ...]
     markers: tuple[ArchiveMarker, ...]
     selection: Selection
     #: shortlisted entries the character budget left out, with their reason, in the order decided
-    budget_losers: tuple[tuple[MemoryEntry, str], ...]
+    budget_losers: tuple[tuple[MemoryEntry, OmissionReason], ...]
 
     @cached_property
-    def losers(self) -> tuple[tuple[MemoryEntry, str], ...]:
+    def losers(self) -> tuple[tuple[MemoryEntry, OmissionReason], ...]:
         """The selection losers with their reasons, in the order they were decided."""
         found = [(e, REASON_TYPE_CAP) for e in self.selection.type_capped]
         found.extend((e, REASON_GLOBAL_CAP) for e in self.selection.global_capped)
@@ -171,51 +175,6 @@ def render_entry_line(entry: MemoryEntry, now_ms: int) -> str:
     return line
 
 
-def _render_event(entry: MemoryEntry, reason: str | None) -> EvidenceInput:
-    """``render_selected`` (``reason`` is ``None``) or ``render_omitted`` for one entry."""
-    exact, identity = entry_keys(entry)  # raw keys: the log hashes them (domain.evidence)
-    return _entry_event(entry.id, exact, identity, entry.type, entry.source, entry.status, entry.text, reason)
-
-
-@lru_cache(maxsize=4096)
-def _entry_event(
-    memory_id: str,
-    exact: str,
-    identity: str,
-    type_: MemoryType,
-    source: MemorySource,
-    status: MemoryStatus,
-    text: str,
-    reason: str | None,
-) -> EvidenceInput:
-    """The render event of one entry, from the fields it shows. Memoised (docs/performance.md): every
-    render makes one for each block entry, and re-stamping ``lastRenderedAt`` gives the entries new
-    objects but not new events. Its reference is shared by the event and its relation."""
-    ref = MemoryRef(
-        memory_id=memory_id,
-        memory_key_hash=exact,
-        identity_key_hash=identity,
-        type=type_.value,
-        source=source.value,
-        status=status.value,
-    )
-    if reason is None:
-        kind, outcome, role = EventType.RENDER_SELECTED, Outcome.RENDERED, RelationRole.RENDERED
-        reasons: tuple[str, ...] = SELECTED_REASONS
-    else:
-        kind, outcome, role = EventType.RENDER_OMITTED, Outcome.OMITTED, RelationRole.OMITTED
-        reasons = (reason,)
-    return event(
-        kind,
-        Phase.RENDER,
-        outcome,
-        reasons,
-        memory=ref,
-        relations=(Relation(role=role, memory=ref),),
-        text=text,
-    )
-
-
 def _latest_stamp(entries: Sequence[MemoryEntry]) -> float | None:
     """When the most recent block was rendered: the newest ``lastRenderedAt`` of the store."""
     stamps = [e.last_rendered_at for e in entries if e.last_rendered_at is not None]
@@ -227,16 +186,16 @@ def _finish(
     text: str,
     rendered: list[MemoryEntry],
     selection: Selection,
-    budget_losers: list[tuple[MemoryEntry, str]],
+    budget_losers: list[tuple[MemoryEntry, OmissionReason]],
     superseded: list[MemoryEntry],
 ) -> RenderResult:
     """Assemble the result and its evidence (:func:`_omission_events`)."""
-    events = [_render_event(e, None) for e in rendered]
+    events = [evidence.rendered(e) for e in rendered]
     events.extend(_omission_events(store, rendered, selection, budget_losers, superseded))
     return RenderResult(
         text=text,
         rendered=tuple(rendered),
-        events=tuple(events),
+        emitted=Emitted(events=tuple(events)),
         superseded=tuple(superseded),
         markers=store.archived,
         selection=selection,
@@ -248,7 +207,7 @@ def _omission_events(
     store: WorkspaceStore,
     rendered: Sequence[MemoryEntry],
     selection: Selection,
-    budget_losers: Sequence[tuple[MemoryEntry, str]],
+    budget_losers: Sequence[tuple[MemoryEntry, OmissionReason]],
     superseded: Sequence[MemoryEntry],
 ) -> list[EvidenceInput]:
     """Evidence for what was left out, bounded so that a large store (up to 500 active entries,
@@ -261,12 +220,12 @@ def _omission_events(
     archive markers. The render result itself still lists every omission."""
     latest = _latest_stamp(store.entries)
     # the losers of each reason, in the order the omission list gives them
-    groups: list[tuple[str, Sequence[MemoryEntry]]] = [
+    groups: list[tuple[OmissionReason, Sequence[MemoryEntry]]] = [
         (REASON_SUPERSEDED, superseded),
         (REASON_TYPE_CAP, selection.type_capped),
         (REASON_GLOBAL_CAP, selection.global_capped),
     ]
-    individual: list[tuple[MemoryEntry, str]] = []
+    individual: list[tuple[MemoryEntry, OmissionReason]] = []
     counts: dict[str, int] = {}
     previous: set[int] = set()  # entries of the most recent block that are not shown now
     if latest is not None:
@@ -284,17 +243,9 @@ def _omission_events(
             counts[reason] = counts.get(reason, 0) + 1
     if store.archived:
         counts[REASON_ARCHIVED] = counts.get(REASON_ARCHIVED, 0) + len(store.archived)
-    events = [_render_event(e, reason) for e, reason in individual]
+    events = [evidence.omitted(e, reason) for e, reason in individual]
     if counts:
-        events.append(
-            event(
-                EventType.RENDER_OMITTED,
-                Phase.RENDER,
-                Outcome.OMITTED,
-                tuple(counts),
-                details={f"{reason}Count": count for reason, count in counts.items()},
-            )
-        )
+        events.append(evidence.omissions(counts))
     return events
 
 
@@ -334,7 +285,7 @@ def render_workspace_block(
     superseded = [e for e in store.entries if e.status is MemoryStatus.SUPERSEDED]
     selection = select_candidates(store, now_ms, tuning)
     shortlist = selection.shortlist
-    losers: list[tuple[MemoryEntry, str]] = []
+    losers: list[tuple[MemoryEntry, OmissionReason]] = []
 
     if not shortlist:
         return _finish(store, "", [], selection, losers, superseded)

@@ -3,7 +3,7 @@ step run warm (docs/performance.md, "Simulation")."""
 
 from __future__ import annotations
 
-from domain import consolidation, key_index, keys, render, retention
+from domain import consolidation, evidence, key_index, keys, ranking
 
 
 def forget_memos() -> None:
@@ -15,8 +15,8 @@ def forget_memos() -> None:
         keys._KEYS,
         keys._HASHES,
         key_index._INDEXES,
-        retention._STATIC,
-        retention._LAST_RANKING,
+        ranking._STATIC,
+        ranking._LAST_RANKING,
     ):
         memo.clear()
-    render._entry_event.cache_clear()
+    evidence.flow._entry_event.cache_clear()

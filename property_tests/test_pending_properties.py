@@ -16,7 +16,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from msgspec.structs import replace
 
 from domain import consolidation, keys
-from domain.consolidation import Absorption
+from domain.consolidation import Absorption, AbsorptionReason
 from domain.keys import key_hash
 from domain.model import (
     DAY_MS,
@@ -39,10 +39,8 @@ from domain.pending import (
     empty_journal,
     entry_time,
     journal_key,
-    max_attempts,
     normalize_journal,
     owner_of,
-    record_rejections,
 )
 from domain.promotion import PromotionResult, account_pending_promotions, promote, promotion_events
 from domain.text import memory_key
@@ -191,33 +189,6 @@ class JournalMachine(RuleBasedStateMachine):
                 assert owner_of(entry) is None
         if not wanted:
             assert removed == set()
-        self.apply(journal, events)
-
-    @rule(data=st.data(), owner=st.sampled_from(OWNERS), only=st.booleans())
-    def record(self, data: st.DataObject, owner: str | None, only: bool) -> None:
-        wanted = self.pick_keys(data)
-        before = {e.id: e for e in self.journal.entries}
-        journal, exhausted, events = record_rejections(
-            self.journal, wanted, "capacity_rejected", self.now, owner=owner, include_unowned_only=only
-        )
-        after = {e.id: e for e in journal.entries}
-        removed_keys = set()
-        for id_, old in before.items():
-            in_scope = keys.exact_key(old) in wanted and (
-                owner_of(old) == owner if owner else (owner_of(old) is None if only else True)
-            )
-            new = after.get(id_)
-            if not in_scope:
-                assert new == old
-                continue
-            attempts = (old.promotion_attempts or 0) + 1
-            if attempts >= max_attempts(old):
-                assert new is None
-                removed_keys.add(keys.exact_key(old))
-            else:
-                assert new is not None and new.promotion_attempts == attempts
-                assert new.last_promotion_failure_reason == "capacity_rejected"
-        assert exhausted == removed_keys
         self.apply(journal, events)
 
     @invariant()
@@ -376,7 +347,7 @@ def promotion_cases(draw: st.DrawFn) -> PromotionCase:
 def accounted(result: PromotionResult) -> set[str]:
     """Every pending key the promotion classified."""
     acc = result.accounting
-    return {*acc.promoted, *acc.absorbed, *acc.superseded, *acc.rejected}
+    return {*acc.promoted, *acc.absorbed, *acc.rejected}
 
 
 def outcome_events(result: PromotionResult) -> list[EvidenceInput]:
@@ -388,23 +359,29 @@ OUTCOME_TYPES = frozenset(
         EventType.PROMOTION_PROMOTED,
         EventType.PROMOTION_ABSORBED_EXACT,
         EventType.PROMOTION_ABSORBED_IDENTITY,
-        EventType.PROMOTION_SUPERSEDED,
-        EventType.PROMOTION_REJECTED_CAPACITY,
         EventType.PROMOTION_REJECTED,
     }
 )
-RETRY_TYPES = frozenset({EventType.PROMOTION_RETRY_SCHEDULED, EventType.PROMOTION_RETRY_EXHAUSTED})
+#: The reference's capacity and retry events: workmem never emits them.
+REFERENCE_ONLY_TYPES = frozenset(
+    {
+        EventType.PROMOTION_SUPERSEDED,
+        EventType.PROMOTION_REJECTED_CAPACITY,
+        EventType.PROMOTION_RETRY_SCHEDULED,
+        EventType.PROMOTION_RETRY_EXHAUSTED,
+    }
+)
 
 
 @given(promotion_cases())
 def test_every_pending_key_gets_exactly_one_outcome_event(case: PromotionCase) -> None:
-    """The four classes partition the pending keys, each pending key has one ``promotion_*`` outcome
-    event naming a memory that was pending with that key, every retryable key one retry event; the
-    session's own pending memories are always among them, and nothing else is."""
+    """The three classes partition the pending keys, each pending key has one ``promotion_*`` outcome
+    event naming a memory that was pending with that key, and no capacity or retry event is emitted;
+    the session's own pending memories are always among them, and nothing else is."""
     result = case.run()
     acc = result.accounting
     keys_ = accounted(result)
-    classes = (acc.promoted, acc.absorbed, acc.superseded, acc.rejected)
+    classes = (acc.promoted, acc.absorbed, acc.rejected)
     assert sum(len(set(c)) for c in classes) == len(keys_)
     outcomes = outcome_events(result)
     assert sorted(e.memory.memory_key_hash or "" for e in outcomes if e.memory) == sorted(keys_)
@@ -413,8 +390,7 @@ def test_every_pending_key_gets_exactly_one_outcome_event(case: PromotionCase) -
     for event_ in outcomes:
         assert event_.memory is not None and event_.memory.memory_id in candidates
         assert keys.exact_key(candidates[event_.memory.memory_id]) == event_.memory.memory_key_hash
-    retries = [e.memory.memory_key_hash for e in result.events if e.type in RETRY_TYPES and e.memory]
-    assert sorted(r or "" for r in retries) == sorted(acc.retryable)
+    assert not [e for e in result.events if e.type in REFERENCE_ONLY_TYPES]
     assert {keys.exact_key(e) for e in case.session_pending} <= keys_
     in_scope = [e for e in case.journal.entries if not case.outside(e)]
     assert keys_ <= {keys.exact_key(e) for e in (*case.session_pending, *in_scope)}
@@ -422,17 +398,15 @@ def test_every_pending_key_gets_exactly_one_outcome_event(case: PromotionCase) -
 
 @given(promotion_cases())
 def test_the_classes_relate_as_documented(case: PromotionCase) -> None:
-    """Promoted, absorbed and superseded keys are clearable; retryable keys are rejected, never
-    clearable, and always explicit or manual memories; the session drops at least the clearable keys."""
+    """Promoted and absorbed keys are clearable; a rejected key is clearable exactly when it can
+    never be stored (tombstoned, not active); the session drops exactly the clearable keys."""
     result = case.run()
     acc = result.accounting
-    retryable, clearable = set(acc.retryable), set(acc.clearable)
-    assert retryable <= set(acc.rejected)
-    assert not retryable & clearable
-    assert {*acc.promoted, *acc.absorbed, *acc.superseded} <= clearable
-    assert result.cleared_keys >= clearable
-    source_of = {e.memory.memory_key_hash: e.memory.source for e in outcome_events(result) if e.memory}
-    assert all(source_of[k] in (MemorySource.EXPLICIT, MemorySource.MANUAL) for k in retryable)
+    clearable = set(acc.clearable)
+    assert {*acc.promoted, *acc.absorbed} <= clearable
+    never = {k for k in acc.rejected if acc.reason_of(k) in ("tombstoned", "not_active")}
+    assert clearable - {*acc.promoted, *acc.absorbed} == never
+    assert result.cleared_keys == clearable
 
 
 @given(promotion_cases())
@@ -533,9 +507,7 @@ def test_with_nothing_pending_only_the_housekeeping_runs(case: PromotionCase) ->
         st.tuples(
             st.sampled_from(PROMO_TEXTS),
             st.sampled_from(PROMO_TYPES),
-            st.sampled_from(
-                ("absorbed_exact", "absorbed_identity", "superseded_existing", "rejected_capacity")
-            ),
+            st.sampled_from(tuple(AbsorptionReason)),
         ),
         max_size=4,
     ),
@@ -544,7 +516,7 @@ def test_accounting_partitions_arbitrary_inputs(
     pending: list[tuple[str, MemoryType, MemorySource, str | None, int, bool]],
     before: list[tuple[str, MemoryType, MemorySource, str | None, int, bool]],
     after: list[tuple[str, MemoryType, MemorySource, str | None, int, bool]],
-    terminal: list[tuple[str, MemoryType, str]],
+    terminal: list[tuple[str, MemoryType, AbsorptionReason]],
 ) -> None:
     """The accounting partitions the pending keys and keeps its set relations for any
     before/after/terminal combination (docs/decisions.md#promotion)."""
@@ -561,26 +533,11 @@ def test_accounting_partitions_arbitrary_inputs(
     ]
     acc = account_pending_promotions(p, b, a, terminals)
     pending_keys = {keys.exact_key(e) for e in p}
-    classes = [set(acc.promoted), set(acc.absorbed), set(acc.superseded), set(acc.rejected)]
+    classes = [set(acc.promoted), set(acc.absorbed), set(acc.rejected)]
     assert sum(len(c) for c in classes) == len(pending_keys)
     assert set().union(*classes) == pending_keys
-    base = set(acc.promoted) | set(acc.absorbed) | set(acc.superseded)
-    clearable = set(acc.clearable)
-    assert base <= clearable
-    first_source: dict[str, MemorySource] = {}
-    for entry in p:
-        first_source.setdefault(keys.exact_key(entry), entry.source)
-    for extra in clearable - base:
-        assert acc.reason_of(extra) == "capacity_rejected"
-        assert any(keys.exact_key(e) == extra and e.source is MemorySource.COMPACTION for e in p)
-    retryable = set(acc.retryable)
-    assert retryable <= set(acc.rejected) and not retryable & clearable
-    assert all(
-        first_source[k] in (MemorySource.EXPLICIT, MemorySource.MANUAL)
-        or any(keys.exact_key(e) == k and e.source in (MemorySource.EXPLICIT, MemorySource.MANUAL) for e in p)
-        for k in retryable
-    )
+    base = set(acc.promoted) | set(acc.absorbed)
+    assert set(acc.clearable) == base  # nothing here is tombstoned or marked superseded
+    assert all(acc.reason_of(k) == "not_in_store" for k in acc.rejected)
     events = promotion_events(p, a, terminals, acc)
-    assert len([e for e in events if e.type not in {EventType.PROMOTION_RETRY_SCHEDULED}]) == len(
-        pending_keys
-    )
+    assert len(events) == len(pending_keys)

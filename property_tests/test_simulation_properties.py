@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.model import WorkspaceStore
-from domain.retention import Tuning, dormancy_at, retention_sort_key, sort_by_retention
+from domain.ranking import retention_sort_key, sort_by_retention
+from domain.retention import Tuning, dormancy_at
 from domain.simulation.engine import simulate
 from domain.simulation.scenario import decode_scenario, with_overrides
 from property_tests.store_strategies import NOW_MS, stores

@@ -175,9 +175,7 @@ def test_run_composes_operations_in_one_transaction(memory: WorkingMemory) -> No
 
     def compact_then_open(snap: operations.Snapshot) -> operations.OpResult:
         first = operations.observe_user_message(snap, "s1", "m1", "remember: prefer small commits", now)
-        after = msgspec.structs.replace(snap, store=first.store, journal=first.journal, session=first.session)
-        ended = operations.end_session(after, "s1", now)
-        return msgspec.structs.replace(ended, events=(*first.events, *ended.events))
+        return first.then(lambda after: operations.end_session(after, "s1", now))
 
     result = memory.run("s1", compact_then_open, now_ms=now)
     assert result.delete_session

@@ -33,7 +33,7 @@ from domain.model import (
     RelationRole,
     WorkspaceStore,
 )
-from domain.retention import sort_by_retention
+from domain.ranking import sort_by_retention
 from domain.timeutil import iso_from_ms
 from tests.fixtures.quality_fixtures import REAL_WORKSPACES
 from tests.support.builders import memory, store

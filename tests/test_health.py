@@ -502,7 +502,7 @@ def test_6_explain_render_arithmetic() -> None:
         "- Rendered feedback wins the render set"
     )
     assert len(snap.render.text) == 100
-    reasons = [o.reason for o in snap.render.omitted]
+    reasons: list[str] = [o.reason for o in snap.render.omitted]
     assert (
         reasons.count("superseded"),
         reasons.count("type_cap"),

@@ -14,17 +14,14 @@ from domain.model import (
     MemoryEntry,
     Outcome,
     Phase,
-    PromotionRetryLimits,
     RelationRole,
 )
 from domain.pending import (
-    CAPACITY_REJECTED,
     append_pending,
     clear_pending,
     empty_journal,
     journal_key,
     normalize_journal,
-    record_rejections,
 )
 from domain.text import memory_key
 from domain.timeutil import iso_from_ms
@@ -156,59 +153,6 @@ def test_8_same_key_owned_by_two_sessions_is_two_entries() -> None:
     out, events = append_pending(journal(), [a, b], NOW)
     assert sorted(e.pending_owner_session_id or "" for e in out.entries) == ["session-a", "session-b"]
     assert cleared(events) == []
-
-
-def test_9_rejections_count_per_owner_and_exhaust_on_the_third() -> None:
-    a = memory(
-        "Capacity rejected explicit reference.",
-        id="reject-a",
-        type="reference",
-        source="explicit",
-        owner="session-a",
-    )
-    b = replace(a, id="reject-b", pending_owner_session_id="session-b")
-    j, _ = append_pending(journal(), [a, b], NOW)
-    for attempt in range(1, PromotionRetryLimits.MAX_EXPLICIT_ATTEMPTS):
-        j, exhausted, events = record_rejections(
-            j, {key(a)}, CAPACITY_REJECTED, NOW + attempt, owner="session-a", include_unowned_only=False
-        )
-        assert exhausted == frozenset()
-        assert events == ()
-        owned_a = next(e for e in j.entries if e.pending_owner_session_id == "session-a")
-        owned_b = next(e for e in j.entries if e.pending_owner_session_id == "session-b")
-        assert owned_a.promotion_attempts == attempt
-        assert owned_a.last_promotion_failure_reason == "capacity_rejected"
-        assert owned_a.last_promotion_attempt_at == iso_from_ms(NOW + attempt)
-        assert owned_b.promotion_attempts is None
-    j, exhausted, events = record_rejections(
-        j, {key(a)}, CAPACITY_REJECTED, NOW + 9, owner="session-a", include_unowned_only=False
-    )
-    assert exhausted == frozenset({key(a)})
-    assert [e.pending_owner_session_id for e in j.entries] == ["session-b"]
-    assert cleared(events) == [("reject-a", "retry_exhausted")]
-    assert events[0].reason_codes == ("retry_exhausted", "capacity_rejected")
-    assert events[0].details["promotionAttempts"] == 3
-
-
-def test_10_unowned_only_rejection_never_touches_owned_entries() -> None:
-    unowned = memory(
-        "Capacity rejected unowned reference.",
-        id="reject-unowned",
-        type="reference",
-        source="explicit",
-        promotion_attempts=PromotionRetryLimits.MAX_EXPLICIT_ATTEMPTS - 1,
-    )
-    owned = replace(
-        unowned, id="reject-owned", pending_owner_session_id="session-owned", promotion_attempts=None
-    )
-    j, _ = append_pending(journal(), [unowned, owned], NOW)
-    j, exhausted, _ = record_rejections(
-        j, {key(unowned)}, CAPACITY_REJECTED, NOW, owner=None, include_unowned_only=True
-    )
-    assert list(exhausted) == [key(unowned)]
-    assert [e.id for e in j.entries] == ["reject-owned"]
-    assert j.entries[0].promotion_attempts is None
-    assert j.entries[0].last_promotion_failure_reason is None
 
 
 def test_11_entries_with_two_invalid_timestamps_are_dropped_for_every_source() -> None:
@@ -439,7 +383,7 @@ def test_clear_with_owner_and_unowned_flag() -> None:
 
 def test_b26_every_removal_emits_pending_memory_cleared() -> None:
     """docs/decisions.md#b26: pending_memory_cleared was declared but never emitted; TTL, cap, clear and
-    exhaustion removals left no evidence."""
+    retry-exhaustion removals left no evidence."""
     entries = [
         memory("Old compaction", id="ttl", at=NOW - 31 * DAY_MS),
         memory("Broken", id="bad", created_at="x", updated_at="y"),
@@ -458,49 +402,3 @@ def test_b26_every_removal_emits_pending_memory_cleared() -> None:
         "d1": "journal_cap",
     }
     assert all(e.outcome is Outcome.CLEARED for e in events)
-
-
-def test_b25_capacity_rejected_is_the_single_failure_spelling() -> None:
-    """docs/decisions.md#b25: the reference stored "rejected_capacity" in the journal but
-    "capacity_rejected" in the evidence; workmem uses capacity_rejected in both."""
-    assert CAPACITY_REJECTED == "capacity_rejected"
-
-
-def test_record_with_no_keys_is_a_no_op() -> None:
-    j = journal(memory("A", id="a", source="explicit"))
-    assert record_rejections(j, set(), CAPACITY_REJECTED, NOW, owner=None, include_unowned_only=False) == (
-        j,
-        frozenset(),
-        (),
-    )
-
-
-def test_record_without_scope_counts_every_same_key_entry() -> None:
-    entries = (
-        memory("T", id="a", source="explicit", owner="s1"),
-        memory("T", id="b", source="explicit"),
-        memory("U", id="c"),
-    )
-    out, exhausted, _ = record_rejections(
-        journal(*entries), {"decision:t"}, "r", NOW, owner=None, include_unowned_only=False
-    )
-    assert {e.id: e.promotion_attempts for e in out.entries} == {"a": 1, "b": 1, "c": None}
-    assert exhausted == frozenset()
-
-
-def test_record_with_owner_skips_unowned_entries() -> None:
-    entries = (memory("T", id="a", source="explicit", owner="s1"), memory("T", id="b", source="explicit"))
-    out, _, _ = record_rejections(
-        journal(*entries), {"decision:t"}, "r", NOW, owner="s1", include_unowned_only=True
-    )
-    assert {e.id: e.promotion_attempts for e in out.entries} == {"a": 1, "b": None}
-
-
-def test_manual_entries_use_the_manual_limit() -> None:
-    entry = memory(
-        "T", id="m", source="manual", promotion_attempts=PromotionRetryLimits.MAX_MANUAL_ATTEMPTS - 1
-    )
-    out, exhausted, _ = record_rejections(
-        journal(entry), {"decision:t"}, "r", NOW, owner=None, include_unowned_only=False
-    )
-    assert out.entries == () and exhausted == {"decision:t"}

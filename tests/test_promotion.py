@@ -9,13 +9,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import Any
 
-import pytest
 from msgspec.structs import replace
 
-from domain import consolidation
-from domain.consolidation import Absorption, NormalizeResult, normalize_store
+from domain.consolidation import Absorption, AbsorptionReason, normalize_store
 from domain.keys import exact_key, identity_key, key_hash
 from domain.model import (
     DAY_MS,
@@ -33,12 +30,12 @@ from domain.model import (
 from domain.pending import append_pending, empty_journal
 from domain.promotion import (
     PromotionAccounting,
+    PromotionReason,
     PromotionResult,
     account_pending_promotions,
     promote,
     promotion_events,
 )
-from domain.retention import DEFAULT_TUNING, Tuning
 from domain.timeutil import iso_from_ms
 from tests.support.builders import NOW, journal, memory, store
 
@@ -46,11 +43,15 @@ OUTCOME_TYPES = {
     EventType.PROMOTION_PROMOTED,
     EventType.PROMOTION_ABSORBED_EXACT,
     EventType.PROMOTION_ABSORBED_IDENTITY,
-    EventType.PROMOTION_SUPERSEDED,
-    EventType.PROMOTION_REJECTED_CAPACITY,
     EventType.PROMOTION_REJECTED,
 }
-RETRY_TYPES = {EventType.PROMOTION_RETRY_SCHEDULED, EventType.PROMOTION_RETRY_EXHAUSTED}
+#: Events the reference's capacity rejection and retries emitted; workmem emits none of them.
+REFERENCE_ONLY_TYPES = {
+    EventType.PROMOTION_SUPERSEDED,
+    EventType.PROMOTION_REJECTED_CAPACITY,
+    EventType.PROMOTION_RETRY_SCHEDULED,
+    EventType.PROMOTION_RETRY_EXHAUSTED,
+}
 
 
 #: Every memory here has confidence 0.75, whatever its source.
@@ -62,7 +63,7 @@ def key(entry: MemoryEntry) -> str:
 
 
 def terminal(entry: MemoryEntry, reason: str, survivor: str = "") -> Absorption:
-    return Absorption(absorbed=entry, survivor_id=survivor, reason=reason)
+    return Absorption(absorbed=entry, survivor_id=survivor, reason=AbsorptionReason(reason))
 
 
 store_of = partial(store, root="/w")
@@ -145,7 +146,7 @@ def test_p6_compaction_memory_with_no_survivor_is_rejected_and_not_clearable() -
     result = account_pending_promotions([pending], [], [])
     assert result.promoted == () and result.absorbed == ()
     assert result.rejected == (key(pending),)
-    assert result.clearable == () and result.retryable == ()
+    assert result.clearable == ()
 
 
 def test_p7_identity_absorption_event_is_absorbed_and_clearable() -> None:
@@ -157,34 +158,16 @@ def test_p7_identity_absorption_event_is_absorbed_and_clearable() -> None:
     assert result.reason_of(key(pending)) == "same_identity_key"
 
 
-def test_p8_superseded_event_is_superseded_and_clearable() -> None:
-    pending = mem("Parser supports 3 candidate formats.", id="pending_topic")
-    result = account_pending_promotions([pending], [], [], [terminal(pending, "superseded_existing")])
-    assert result.superseded == (key(pending),)
-    assert result.clearable == (key(pending),)
-    assert result.absorbed == () and result.rejected == ()
-
-
-def test_p9_compaction_capacity_rejection_is_rejected_and_clearable() -> None:
-    pending = mem(
-        "Weak compaction reference that should lose capacity review.", id="pending_capacity", type="reference"
-    )
-    result = account_pending_promotions([pending], [], [], [terminal(pending, "rejected_capacity")])
-    assert result.rejected == (key(pending),)
-    assert result.clearable == (key(pending),)
-    assert result.retryable == ()
-    assert result.reason_of(key(pending)) == "capacity_rejected"
-
-
-@pytest.mark.parametrize("source", ["explicit", "manual"])
-def test_p10_p11_explicit_and_manual_capacity_rejections_are_retryable(source: str) -> None:
-    pending = mem(
-        f"{source} reference should retry if capacity rejected.", id="p", type="reference", source=source
-    )
-    result = account_pending_promotions([pending], [], [], [terminal(pending, "rejected_capacity")])
-    assert result.rejected == (key(pending),)
-    assert result.clearable == ()
-    assert result.retryable == (key(pending),)
+def test_p8_to_p11_capacity_and_supersession_never_come_up() -> None:
+    """The reference's cases P8-P11 classify a pending memory that its capped normalisation
+    superseded or rejected for capacity, and retry the explicit and manual ones. workmem's
+    normalisation keeps every memory (docs/decisions.md#d2) and absorbs duplicates instead
+    (docs/decisions.md#b20): a dedupe loser is absorbed, for any source."""
+    for source in ("compaction", "explicit", "manual"):
+        pending = mem("Parser supports 3 candidate formats.", id="p", source=source)
+        result = account_pending_promotions([pending], [], [], [terminal(pending, "absorbed_exact")])
+        assert result.absorbed == result.clearable == (key(pending),)
+        assert result.rejected == ()
 
 
 def test_p12_evidence_maps_every_outcome_with_relations() -> None:
@@ -197,79 +180,54 @@ def test_p12_evidence_maps_every_outcome_with_relations() -> None:
     identity_retained = mem(
         "Project config lives in `./src/config.ts`", id="identity-retained", type="reference"
     )
-    superseded = mem("Parser supports 3 formats.", id="superseded")
-    replacement = mem("Parser supports 4 formats.", id="replacement")
-    capacity = mem(
-        "Capacity rejected explicit memory should retry.", id="capacity", source="explicit", type="reference"
-    )
-    exhausted = mem(
-        "Exhausted explicit memory should stop retrying.", id="exhausted", source="explicit", type="reference"
-    )
-    pending = [promoted, absorbed, identity_absorbed, superseded, capacity, exhausted]
-    accounting = PromotionAccounting(
-        promoted=(key(promoted),),
-        absorbed=(key(absorbed), key(identity_absorbed)),
-        superseded=(key(superseded),),
-        rejected=(key(capacity), key(exhausted)),
-        clearable=(key(promoted), key(absorbed), key(identity_absorbed), key(superseded), key(exhausted)),
-        retryable=(key(capacity), key(exhausted)),
-    )
+    vanished = mem("Vanished explicit memory should be reported.", id="vanished", source="explicit")
+    pending = [promoted, absorbed, identity_absorbed, vanished]
     terminals = [
         terminal(absorbed, "absorbed_exact", retained.id),
         terminal(identity_absorbed, "absorbed_identity", identity_retained.id),
-        terminal(superseded, "superseded_existing", replacement.id),
-        terminal(capacity, "rejected_capacity"),
-        terminal(exhausted, "rejected_capacity"),
     ]
-    events = promotion_events(
-        pending,
-        [promoted, retained, identity_retained, replacement],
-        terminals,
-        accounting,
-        {key(exhausted)},
+    after = [promoted, retained, identity_retained]
+    accounting = PromotionAccounting(
+        promoted=(key(promoted),),
+        absorbed=(key(absorbed), key(identity_absorbed)),
+        rejected=(key(vanished),),
+        clearable=(key(promoted), key(absorbed), key(identity_absorbed)),
+        reasons=(
+            (key(promoted), PromotionReason.NEW_WORKSPACE_ENTRY),
+            (key(absorbed), PromotionReason.SAME_EXACT_KEY),
+            (key(identity_absorbed), PromotionReason.SAME_IDENTITY_KEY),
+            (key(vanished), PromotionReason.NOT_IN_STORE),
+        ),
     )
-    assert {e.type for e in events} == {
+    events = promotion_events(pending, after, terminals, accounting)
+    assert [e.type for e in events] == [
         EventType.PROMOTION_PROMOTED,
         EventType.PROMOTION_ABSORBED_EXACT,
         EventType.PROMOTION_ABSORBED_IDENTITY,
-        EventType.PROMOTION_SUPERSEDED,
-        EventType.PROMOTION_REJECTED_CAPACITY,
-        EventType.PROMOTION_RETRY_SCHEDULED,
-        EventType.PROMOTION_RETRY_EXHAUSTED,
-    }
+        EventType.PROMOTION_REJECTED,
+    ]
     [absorbed_event] = of_type(events, EventType.PROMOTION_ABSORBED_EXACT)
     assert roles(absorbed_event) == [(RelationRole.ABSORBED, "absorbed"), (RelationRole.RETAINED, "retained")]
-    [superseded_event] = of_type(events, EventType.PROMOTION_SUPERSEDED)
-    assert roles(superseded_event) == [
-        (RelationRole.SUPERSEDED, "superseded"),
-        (RelationRole.SUPERSEDED_BY, "replacement"),
-    ]
     [identity_event] = of_type(events, EventType.PROMOTION_ABSORBED_IDENTITY)
     assert identity_event.reason_codes == ("same_identity_key",)
     assert roles(identity_event)[1] == (RelationRole.RETAINED, "identity-retained")
     [promoted_event] = of_type(events, EventType.PROMOTION_PROMOTED)
     assert promoted_event.reason_codes == ("new_workspace_entry",)
     assert roles(promoted_event) == [(RelationRole.PROMOTED, "promoted")]
+    [rejected_event] = of_type(events, EventType.PROMOTION_REJECTED)
+    assert rejected_event.outcome is Outcome.REJECTED and rejected_event.reason_codes == ("not_in_store",)
     assert all(e.phase is Phase.PROMOTION and e.text_preview for e in events)
-    [scheduled] = of_type(events, EventType.PROMOTION_RETRY_SCHEDULED)
-    assert scheduled.outcome is Outcome.RETRIED and scheduled.reason_codes == (
-        "retryable_capacity_rejection",
-    )
-    [spent] = of_type(events, EventType.PROMOTION_RETRY_EXHAUSTED)
-    assert spent.outcome is Outcome.EXHAUSTED and spent.reason_codes == ("max_attempts_reached",)
-    for ev in of_type(events, EventType.PROMOTION_REJECTED_CAPACITY):
-        assert ev.reason_codes == ("capacity_rejected",)
 
 
 def test_first_matching_rule_wins_and_last_terminal_per_key_counts() -> None:
     pending = mem("Keep one answer per key.", id="p", source="explicit")
     later = account_pending_promotions(
-        [pending], [], [], [terminal(pending, "rejected_capacity"), terminal(pending, "absorbed_exact")]
+        [pending], [], [], [terminal(pending, "absorbed_identity"), terminal(pending, "absorbed_exact")]
     )
-    assert later.absorbed == (key(pending),)
+    assert later.reason_of(key(pending)) == "same_exact_key"
     # an exact key already in the store beats any terminal event
-    before = account_pending_promotions([pending], [pending], [], [terminal(pending, "rejected_capacity")])
-    assert before.absorbed == (key(pending),)
+    before = account_pending_promotions([pending], [pending], [], [terminal(pending, "absorbed_identity")])
+    assert before.reason_of(key(pending)) == "same_exact_key"
 
 
 def test_accounting_counts_each_key_once_in_insertion_order() -> None:
@@ -298,14 +256,14 @@ def test_b16_identity_absorption_without_terminal_is_labelled_identity() -> None
 
 def test_b16_rejection_without_capacity_event_is_not_called_a_capacity_rejection() -> None:
     """docs/decisions.md#b16: a pending memory missing from the store with no terminal event was reported as
-    promotion_rejected_capacity / capacity_rejected; workmem says promotion_rejected / not_in_store."""
+    promotion_rejected_capacity / capacity_rejected; workmem says promotion_rejected / not_in_store,
+    and keeps it pending (nothing is retried or counted, docs/decisions.md#b20)."""
     pending = mem("Vanished explicit memory.", id="p", source="explicit")
     accounting = account_pending_promotions([pending], [], [])
-    assert accounting.rejected == accounting.retryable == (key(pending),)
+    assert accounting.rejected == (key(pending),) and accounting.clearable == ()
     events = promotion_events([pending], [], [], accounting)
     assert [(e.type, e.outcome, e.reason_codes) for e in events] == [
         (EventType.PROMOTION_REJECTED, Outcome.REJECTED, ("not_in_store",)),
-        (EventType.PROMOTION_RETRY_SCHEDULED, Outcome.RETRIED, ("retryable_rejection", "not_in_store")),
     ]
 
 
@@ -350,14 +308,13 @@ def run(
 
 
 def check_coverage(result: PromotionResult, pending_keys: set[str]) -> None:
-    """One promotion outcome event per pending key (docs/decisions.md#promotion), one retry event per
-    retryable key."""
+    """One promotion outcome event per pending key (docs/decisions.md#promotion), and none of the
+    reference's capacity and retry events."""
     outcomes = Counter(
         e.memory.memory_key_hash for e in result.events if e.type in OUTCOME_TYPES and e.memory
     )
     assert outcomes == Counter({k: 1 for k in pending_keys})
-    retries = Counter(e.memory.memory_key_hash for e in result.events if e.type in RETRY_TYPES and e.memory)
-    assert retries == Counter({k: 1 for k in result.accounting.retryable})
+    assert not of_type(result.events, *REFERENCE_ONLY_TYPES)
 
 
 def test_new_memory_is_stored_without_pending_fields_b15() -> None:
@@ -475,7 +432,7 @@ def test_b13_nothing_pending_promotes_nothing_but_still_normalises() -> None:
     assert ids_of(result.journal.entries) == ["o"]
     assert not [e for e in result.events if e.phase == Phase.PROMOTION]
     assert result.cleared_keys == frozenset()
-    assert result.accounting == PromotionAccounting((), (), (), (), (), ())
+    assert result.accounting == PromotionAccounting((), (), (), ())
 
 
 def test_ownership_other_sessions_entries_are_never_promoted_or_cleared() -> None:
@@ -528,7 +485,6 @@ def test_d10_tombstoned_pending_memory_is_cleared_not_stored() -> None:
     assert result.store.entries == ()
     assert result.accounting.rejected == (key(forgotten),)
     assert result.accounting.clearable == (key(forgotten),)
-    assert result.accounting.retryable == ()
     assert result.accounting.reason_of(key(forgotten)) == "tombstoned"
     assert result.cleared_keys == {key(forgotten)}
     assert result.journal.entries == ()
@@ -572,117 +528,34 @@ def test_events_order_and_session_stamp() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Capacity rejection and retries (the machinery kept although docs/decisions.md#d2 removes the cause)
+# Memories that can never be stored (docs/decisions.md#b20)
 # ---------------------------------------------------------------------------------------------
 
 
-def capacity_normalizer(weak: str) -> Any:
-    """A stand-in for the reference's capped normalisation: entries whose text contains ``weak`` are
-    removed with a ``rejected_capacity`` terminal event."""
-    real = consolidation.normalize_store
-
-    def fake(
-        store: WorkspaceStore,
-        now_ms: int,
-        *,
-        archive: Mapping[str, MemoryEntry] | None = None,
-        tuning: Tuning = DEFAULT_TUNING,
-        base: WorkspaceStore | None = None,
-    ) -> NormalizeResult:
-        result = real(store, now_ms, archive=archive, tuning=tuning)
-        losers = [e for e in result.store.entries if weak in e.text]
-        kept = tuple(e for e in result.store.entries if weak not in e.text)
-        return replace(
-            result,
-            store=replace(result.store, entries=kept),
-            absorptions=(*result.absorptions, *(Absorption(e, "", "rejected_capacity") for e in losers)),
-        )
-
-    return fake
-
-
-def test_b20_b25_unowned_retries_are_counted_on_the_compaction_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """docs/decisions.md#b20: with a session id, unowned retryable entries were counted under that owner
-    and never advanced. docs/decisions.md#b25: the journal's failure reason is spelled
-    capacity_rejected, as in the evidence."""
-    monkeypatch.setattr(consolidation, "normalize_store", capacity_normalizer("WEAK"))
-    weak = mem("WEAK explicit reference", id="w", type="reference", source="explicit")
-    journal = journal_of(weak)
-    store = store_of()
-    for attempt in (1, 2):
-        result = run(store, journal, now=NOW + attempt)
-        journal = result.journal
-        [entry] = journal.entries
-        assert entry.promotion_attempts == attempt
-        assert entry.last_promotion_failure_reason == "capacity_rejected"
-        assert result.accounting.retryable == (key(weak),)
-        assert result.cleared_keys == frozenset()
-        [rejected] = of_type(result.events, EventType.PROMOTION_REJECTED_CAPACITY)
-        assert rejected.reason_codes == ("capacity_rejected",)
-        assert [e.type for e in of_type(result.events, *RETRY_TYPES)] == [EventType.PROMOTION_RETRY_SCHEDULED]
-        check_coverage(result, {key(weak)})
-    result = run(store, journal, now=NOW + 3)
-    assert result.journal.entries == ()
-    assert result.cleared_keys == {key(weak)}
-    assert [e.type for e in of_type(result.events, *RETRY_TYPES)] == [EventType.PROMOTION_RETRY_EXHAUSTED]
+def test_a_pending_entry_marked_superseded_is_cleared_not_stored() -> None:
+    """Only a hand-edited journal holds one. It was appended to the store as superseded and retried
+    three times; now it is rejected as ``not_active`` and cleared at once, with its event."""
+    edited = mem("Use the staging database", id="p", source="explicit", owner="s1", status="superseded")
+    result = run(store_of(), journal_of(edited))
+    assert result.store.entries == ()
+    assert result.accounting.rejected == result.accounting.clearable == (key(edited),)
+    assert result.accounting.reason_of(key(edited)) == "not_active"
+    assert result.journal.entries == () and result.cleared_keys == {key(edited)}
+    [outcome] = of_type(result.events, *OUTCOME_TYPES)
+    assert (outcome.type, outcome.reason_codes) == (EventType.PROMOTION_REJECTED, ("not_active",))
     [cleared] = of_type(result.events, EventType.PENDING_MEMORY_CLEARED)
-    assert cleared.reason_codes == ("retry_exhausted", "capacity_rejected")
+    assert cleared.reason_codes == ("not_active",)
+    check_coverage(result, {key(edited)})
 
 
-def test_inv27_owned_capacity_rejection_survives_two_compactions(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A rejected owned memory keeps its attempts across compactions until its limit
-    (docs/decisions.md#promotion), and other owners' same-key entries are not counted."""
-    monkeypatch.setattr(consolidation, "normalize_store", capacity_normalizer("WEAK"))
-    mine = mem("WEAK manual note", id="mine", source="manual", owner="s1")
-    theirs = replace(mine, id="theirs", pending_owner_session_id="s2")
-    journal = journal_of(mine, theirs)
-    for attempt in (1, 2, 3):
-        result = run(store_of(), journal, now=NOW + attempt)
-        journal = result.journal
-        by_id = {e.id: e for e in journal.entries}
-        assert by_id["theirs"].promotion_attempts is None
-        if attempt < 3:
-            assert by_id["mine"].promotion_attempts == attempt
-        else:
-            assert "mine" not in by_id
-            assert of_type(result.events, EventType.PROMOTION_RETRY_EXHAUSTED)
-
-
-def test_compaction_capacity_rejection_is_cleared_without_retry(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(consolidation, "normalize_store", capacity_normalizer("WEAK"))
-    weak = mem("WEAK compaction reference", id="w", type="reference")
-    result = run(store_of(), journal_of(weak))
-    assert result.accounting.rejected == result.accounting.clearable == (key(weak),)
-    assert result.accounting.retryable == ()
+def test_promotion_never_counts_attempts() -> None:
+    """The journal's attempt fields are read (a reference journal may carry them) but never
+    written: a pending memory either leaves the journal or stays as it was."""
+    counted = mem("Attempted before", id="a", source="explicit", owner="s1", promotion_attempts=2)
+    result = run(store_of(), journal_of(counted))
     assert result.journal.entries == ()
-    [cleared] = of_type(result.events, EventType.PENDING_MEMORY_CLEARED)
-    assert cleared.reason_codes == ("capacity_rejected",)
-
-
-def test_not_in_store_compaction_rejection_stays_pending(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A compaction memory that vanished without a terminal event is neither cleared nor retried,
-    as in the reference; it leaves through the 30-day TTL."""
-    real = consolidation.normalize_store
-
-    def vanish(
-        store: WorkspaceStore,
-        now_ms: int,
-        *,
-        archive: Mapping[str, MemoryEntry] | None = None,
-        tuning: Tuning = DEFAULT_TUNING,
-        base: WorkspaceStore | None = None,
-    ) -> NormalizeResult:
-        result = real(store, now_ms, archive=archive, tuning=tuning)
-        return replace(result, store=replace(result.store, entries=()))
-
-    monkeypatch.setattr(consolidation, "normalize_store", vanish)
-    gone = mem("Vanishing compaction memory", id="g")
-    result = run(store_of(), journal_of(gone))
-    assert result.accounting.rejected == (key(gone),)
-    assert result.accounting.clearable == () and result.accounting.retryable == ()
-    assert ids_of(result.journal.entries) == ["g"]
-    [ev] = of_type(result.events, *OUTCOME_TYPES)
-    assert (ev.type, ev.reason_codes) == (EventType.PROMOTION_REJECTED, ("not_in_store",))
+    assert [e.promotion_attempts for e in result.store.entries] == [None]
+    check_coverage(result, {key(counted)})
 
 
 # ---------------------------------------------------------------------------------------------

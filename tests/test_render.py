@@ -24,6 +24,7 @@ from domain.model import (
 from domain.render import (
     RENDER_HEADER,
     Omission,
+    OmissionReason,
     number_block,
     render_entry_line,
     render_workspace_block,
@@ -186,7 +187,7 @@ def test_caps_per_type() -> None:
     result = render_workspace_block(store_of(entries, max_chars=3600), NOW)
     assert len(result.rendered) == 28
     by_reason = Counter(o.reason for o in result.omitted)
-    assert by_reason["type_cap"] == 12
+    assert by_reason[OmissionReason.TYPE_CAP] == 12
     rendered_types = Counter(e.type.value for e in result.rendered)
     assert all(rendered_types[t] <= caps[t] for t in caps)
 

@@ -16,6 +16,7 @@ from domain.model import (
     MemoryEntry,
     WorkspaceStore,
 )
+from domain.ranking import sort_by_retention
 from domain.retention import (
     dormancy_at,
     effective_age_days,
@@ -25,7 +26,6 @@ from domain.retention import (
     merge_spans,
     reinforce,
     retention_start_ms,
-    sort_by_retention,
     strength,
 )
 from domain.timeutil import iso_from_ms, parse_iso_ms

@@ -10,6 +10,7 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from domain.consolidation import MigrationAudit
+from domain.emitted import Emitted
 from domain.extraction import RejectionRecord
 from domain.model import (
     EventType,
@@ -132,10 +133,7 @@ def test_pruned_sessions_and_logs_follow_in_order() -> None:
     result = replace(
         unchanged(snap),
         pruned_sessions=("old_a", "old_b"),
-        events=(event,),
-        archived=(entry,),
-        audit=(audit,),
-        rejections=(rejection,),
+        emitted=Emitted(events=(event,), archived=(entry,), audit=(audit,), rejections=(rejection,)),
     )
     port = Recorder()
     apply_result(port, snap, None, result)

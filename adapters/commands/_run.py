@@ -75,6 +75,6 @@ def run_operation(
                 )
                 for r in result.rejections
             )
-            applied = replace(result, rejections=labelled)
+            applied = replace(result, emitted=replace(result.emitted, rejections=labelled))
         apply_result(tx, snap, session_id, applied)
     return result

@@ -17,17 +17,14 @@ from domain.keys import entry_key_hashes, exact_key, identity_key, key_hash
 from domain.model import (
     DAY_MS,
     ArchiveMarker,
-    EventType,
     EvidenceInput,
     LongTermLimits,
     MemoryEntry,
     MemoryStatus,
-    Outcome,
-    Phase,
-    RelationRole,
     WorkspaceStore,
 )
-from domain.retention import Tuning, dormancy_at, retention_start_ms, sort_by_retention
+from domain.ranking import sort_by_retention
+from domain.retention import Tuning, dormancy_at, retention_start_ms
 
 _ARCHIVE_AFTER_MS: Final = LongTermLimits.ARCHIVE_UNRENDERED_DAYS * DAY_MS
 
@@ -162,21 +159,7 @@ def _revive_markers(
         revived.append(entry)
         gone.add(position)
         reason = "revived_exact" if marker.key_hash == key_hash(exact_key(trigger)) else "revived_identity"
-        events.append(
-            evidence.event(
-                EventType.MEMORY_REVIVED,
-                Phase.LIFECYCLE,
-                Outcome.REVIVED,
-                (reason,),
-                memory=entry,
-                relations=(
-                    evidence.relation(RelationRole.RETAINED, entry),
-                    evidence.relation(RelationRole.REINFORCED_BY, trigger),
-                ),
-                details={"archivedAt": marker.archived_at},
-                text=entry.text,
-            )
-        )
+        events.append(evidence.revived(entry, trigger, reason, marker.archived_at))
     if not gone:
         return revived, markers, events
     cuts = sorted(gone)
@@ -224,17 +207,7 @@ def _archive_overflow(
                 archived_at=now_iso,
             )
         )
-        events.append(
-            evidence.event(
-                EventType.MEMORY_ARCHIVED,
-                Phase.LIFECYCLE,
-                Outcome.ARCHIVED,
-                ("stored_active_limit",),
-                memory=entry,
-                details={"maxStoredActive": limit, "activeBefore": len(ordered)},
-                text=entry.text,
-            )
-        )
+        events.append(evidence.archived(entry, limit, len(ordered)))
     replaced = {marker.key_hash for marker in new_markers}
     index = _marker_index(markers)
     gone = [m for key in replaced for m in index.exact.get(key, ())]

@@ -11,7 +11,7 @@ from typing import Final
 from msgspec.structs import replace
 
 from domain import evidence, safety
-from domain.model import EventType, EvidenceInput, LongTermLimits, MemoryEntry, MemoryStatus, Outcome, Phase
+from domain.model import EvidenceInput, LongTermLimits, MemoryEntry, MemoryStatus
 from domain.timeutil import parse_iso_ms
 
 
@@ -34,16 +34,7 @@ def _redacted(entry: MemoryEntry, now_iso: str) -> tuple[MemoryEntry, EvidenceIn
         if changed
     )
     updated = replace(entry, text=text, rationale=rationale, updated_at=now_iso)
-    event = evidence.event(
-        EventType.MEMORY_REDACTED,
-        Phase.CONSOLIDATION,
-        Outcome.REDACTED,
-        ("credential_redacted",),
-        memory=updated,
-        details={"fields": fields},
-        text=text,
-    )
-    return updated, event
+    return updated, evidence.redacted(updated, fields)
 
 
 def _valid_clock(value: object) -> bool:

@@ -15,14 +15,10 @@ from domain.consolidation.results import ABSORBED_EXACT, ABSORBED_IDENTITY, Abso
 from domain.ids import stable_suffix
 from domain.keys import entry_keys, exact_key
 from domain.model import (
-    EventType,
     EvidenceInput,
     MemoryEntry,
     MemoryStatus,
     MemoryType,
-    Outcome,
-    Phase,
-    RelationRole,
 )
 from domain.retention import (
     DEFAULT_TUNING,
@@ -176,17 +172,7 @@ def _unique_ids(
         out.append(renamed)
         if slot not in announced:
             announced.add(slot)
-            events.append(
-                evidence.event(
-                    EventType.MEMORY_MIGRATED,
-                    Phase.CONSOLIDATION,
-                    Outcome.ACCEPTED,
-                    ("duplicate_id_renamed",),
-                    memory=renamed,
-                    details={"previousId": entry.id},
-                    text=entry.text,
-                )
-            )
+            events.append(evidence.renamed(renamed, entry.id))
     return out, events
 
 
@@ -248,40 +234,14 @@ def _absorb_component(
     for loser in losers:
         reason = ABSORBED_EXACT if exact_key(loser) == survivor_key else ABSORBED_IDENTITY
         absorptions.append(Absorption(absorbed=loser, survivor_id=winner.id, reason=reason))
-        events.append(
-            evidence.event(
-                EventType.MEMORY_ABSORBED,
-                Phase.CONSOLIDATION,
-                Outcome.ABSORBED,
-                (reason,),
-                memory=loser,
-                relations=(
-                    evidence.relation(RelationRole.ABSORBED, loser),
-                    evidence.relation(RelationRole.RETAINED, survivor),
-                ),
-                text=loser.text,
-            )
-        )
+        events.append(evidence.absorbed(loser, survivor, reason))
         session = loser.pending_owner_session_id
         if session is None:
             session = winner.pending_owner_session_id
         reinforced = reinforce(survivor, session, now_ms, tuning)
         if reinforcement_count(reinforced) > reinforcement_count(survivor):
             duplicate = "duplicate_identity" if reason == ABSORBED_IDENTITY else "duplicate_exact"
-            events.append(
-                evidence.event(
-                    EventType.MEMORY_REINFORCED,
-                    Phase.REINFORCEMENT,
-                    Outcome.REINFORCED,
-                    (duplicate, "reinforcement_window_allowed"),
-                    memory=reinforced,
-                    relations=(
-                        evidence.relation(RelationRole.REINFORCED, reinforced),
-                        evidence.relation(RelationRole.REINFORCED_BY, loser),
-                    ),
-                    text=reinforced.text,
-                )
-            )
+            events.append(evidence.reinforced(reinforced, loser, duplicate))
         survivor = reinforced
     return survivor, absorptions, events
 

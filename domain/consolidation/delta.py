@@ -13,6 +13,7 @@ from domain.consolidation.cleaning import _clean_copy, _is_clean
 from domain.consolidation.dedupe import _absorb_component
 from domain.consolidation.results import Absorption, NormalizeResult
 from domain.consolidation.settled import _is_settled, _remember_settled
+from domain.emitted import Emitted
 from domain.key_index import stored_index
 from domain.keys import entry_key_hashes, entry_keys
 from domain.model import ArchiveMarker, EvidenceInput, MemoryEntry, MemoryStatus, WorkspaceStore
@@ -185,9 +186,7 @@ def _normalize_delta(
             _remember_settled(result, active_count)
     return NormalizeResult(
         store=result,
-        events=tuple(events),
-        audit=(),
         absorptions=tuple(absorptions),
-        archived=tuple(archived),
         revived=tuple(revived),
+        emitted=Emitted(events=tuple(events), archived=tuple(archived)),
     )

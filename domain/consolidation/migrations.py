@@ -11,15 +11,11 @@ from msgspec.structs import replace
 from domain import evidence, safety
 from domain.consolidation.results import P0_CLEANUP_MIGRATION_ID, QUALITY_CLEANUP_MIGRATION_ID, MigrationAudit
 from domain.model import (
-    EventType,
     EvidenceInput,
     MemoryEntry,
     MemorySource,
     MemoryStatus,
     MemoryType,
-    Outcome,
-    Phase,
-    RelationRole,
     WorkspaceStore,
 )
 
@@ -42,15 +38,7 @@ def _supersede_for_migration(
     tags: tuple[str, ...] | None,
 ) -> tuple[MemoryEntry, EvidenceInput, MigrationAudit]:
     updated = replace(entry, status=MemoryStatus.SUPERSEDED, updated_at=now_iso, tags=tags)
-    event = evidence.event(
-        EventType.MEMORY_SUPERSEDED,
-        Phase.MIGRATION,
-        Outcome.SUPERSEDED,
-        (migration_id, *(f"quality:{reason}" for reason in hard)),
-        memory=updated,
-        relations=(evidence.relation(RelationRole.SUPERSEDED, updated),),
-        text=entry.text,
-    )
+    event = evidence.migrated_out(updated, migration_id, hard, entry.text)
     audit = MigrationAudit(
         migration_id=migration_id,
         timestamp=now_iso,

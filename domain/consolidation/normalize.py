@@ -19,6 +19,7 @@ from domain.consolidation.results import (
     NormalizeResult,
 )
 from domain.consolidation.settled import _is_settled, _remember_settled, _settle_result
+from domain.emitted import Emitted
 from domain.model import EvidenceInput, MemoryEntry, MemoryStatus, WorkspaceStore
 from domain.retention import DEFAULT_TUNING, Tuning
 from domain.timeutil import iso_from_ms
@@ -40,7 +41,7 @@ def normalize_store(
     ``store`` was made from by replacing or appending entries: when it is settled, only those
     entries are looked at; the result is the same either way."""
     if _is_settled(store, tuning):
-        return NormalizeResult(store=store, events=(), audit=(), absorptions=(), archived=(), revived=())
+        return NormalizeResult(store=store)
     if base is not None:
         quick = _normalize_delta(store, base, now_ms, archive or {}, tuning)
         if quick is not None:
@@ -117,9 +118,7 @@ def normalize_store(
         _settle_result(result, revived, archive, tuning, now_ms)
     return NormalizeResult(
         store=result,
-        events=tuple(events),
-        audit=tuple(audit),
         absorptions=deduped.absorptions,
-        archived=tuple(archived),
         revived=tuple(revived),
+        emitted=Emitted(events=tuple(events), audit=tuple(audit), archived=tuple(archived)),
     )

@@ -3,17 +3,29 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Final
 
 import msgspec
 
+from domain.emitted import Emits
 from domain.model import EvidenceInput, MemoryEntry, WorkspaceStore
 
 QUALITY_CLEANUP_MIGRATION_ID: Final = "2026-04-28-quality-cleanup"
 P0_CLEANUP_MIGRATION_ID: Final = "2026-04-26-p0-cleanup"
 RETENTION_CLOCK_BACKFILL_MIGRATION_ID: Final = "2026-05-01-retention-clock-backfill"
-ABSORBED_EXACT: Final = "absorbed_exact"
-ABSORBED_IDENTITY: Final = "absorbed_identity"
+
+
+class AbsorptionReason(StrEnum):
+    """Why dedupe merged a memory into another: the same exact key, or the same identity (path or
+    URL) key (docs/decisions.md#dedupe)."""
+
+    EXACT = "absorbed_exact"
+    IDENTITY = "absorbed_identity"
+
+
+ABSORBED_EXACT: Final = AbsorptionReason.EXACT
+ABSORBED_IDENTITY: Final = AbsorptionReason.IDENTITY
 
 
 class Absorption(msgspec.Struct, frozen=True):
@@ -21,7 +33,7 @@ class Absorption(msgspec.Struct, frozen=True):
 
     absorbed: MemoryEntry
     survivor_id: str
-    reason: str  # ABSORBED_EXACT | ABSORBED_IDENTITY
+    reason: AbsorptionReason
 
 
 class DedupeResult(msgspec.Struct, frozen=True):
@@ -47,12 +59,11 @@ class MigrationAudit(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     after_status: str
 
 
-class NormalizeResult(msgspec.Struct, frozen=True):
+class NormalizeResult(Emits, frozen=True, kw_only=True):
+    """The normalised store, the dedupe losers and the entries brought back from the archive; it
+    emits its events, migration audit records and the entries it moved to the archive (which the
+    shell appends to the archive file)."""
+
     store: WorkspaceStore
-    events: tuple[EvidenceInput, ...]
-    audit: tuple[MigrationAudit, ...]
-    absorptions: tuple[Absorption, ...]
-    #: entries moved out in this step; the shell appends them to the archive file
-    archived: tuple[MemoryEntry, ...]
-    #: entries brought back from the archive in this step
-    revived: tuple[MemoryEntry, ...]
+    absorptions: tuple[Absorption, ...] = ()
+    revived: tuple[MemoryEntry, ...] = ()

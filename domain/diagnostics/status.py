@@ -6,6 +6,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Final, TypeAlias
 
+from domain.evidence import SELECTED_REASONS
 from domain.model import EventType, EvidenceEvent, MemoryEntry, MemorySource, Outcome, PromotionRetryLimits
 from domain.render import (
     REASON_ARCHIVED,
@@ -14,7 +15,6 @@ from domain.render import (
     REASON_GLOBAL_CAP,
     REASON_SUPERSEDED,
     REASON_TYPE_CAP,
-    SELECTED_REASONS,
 )
 
 

@@ -12,19 +12,15 @@ from typing import Final
 import msgspec
 from returns.result import Failure, Success
 
-from domain import safety
+from domain import evidence, safety
 from domain.bounds import MAX_COMPACTION_CANDIDATES, SUMMARY_BLOCK_CHARS
-from domain.evidence import event, memory_ref
 from domain.extraction.results import (
     EMPTY,
-    PREVIEW_ACCEPTED,
-    PREVIEW_REJECTED,
     ExtractionReason,
     ExtractionResult,
     RejectionRecord,
     SupersedeRequest,
     new_entry,
-    skipped_event,
 )
 from domain.extraction.triggers import NEG_EN, NEG_VERB, NEG_ZH, SEP, is_bare_hedge, request_phrases
 from domain.jsregex import DOT, WORD_END
@@ -32,10 +28,8 @@ from domain.model import (
     EventType,
     EvidenceInput,
     MemoryEntry,
-    MemoryRef,
     MemorySource,
     MemoryType,
-    Outcome,
     Phase,
 )
 from domain.text import WS, js_trim, lazy_compile, memory_key
@@ -123,18 +117,6 @@ def _normalize_candidate_body(body: str) -> _Body | None:
     return _Body(text=text, had_trigger=False)
 
 
-def _candidate_rejected(type_: MemoryType, reasons: tuple[str, ...], text: str) -> EvidenceInput:
-    return event(
-        EventType.EXTRACTION_CANDIDATE_REJECTED,
-        Phase.EXTRACTION,
-        Outcome.REJECTED,
-        reasons,
-        memory=MemoryRef(type=type_.value, source=MemorySource.COMPACTION.value),
-        text=text,
-        preview_limit=PREVIEW_REJECTED,
-    )
-
-
 def parse_compaction_candidates(
     summary: str,
     now_ms: int,
@@ -176,14 +158,16 @@ def parse_compaction_candidates(
             raw_body = raw_body[: suffix.start()]
         body = _normalize_candidate_body(raw_body)
         if body is None:
-            events.append(_candidate_rejected(type_, (ExtractionReason.NEGATED_REQUEST,), item.group(3)))
+            events.append(
+                evidence.candidate_rejected(type_, (ExtractionReason.NEGATED_REQUEST,), item.group(3))
+            )
             continue
         if body.had_trigger and is_bare_hedge(body.text):
-            events.append(_candidate_rejected(type_, (ExtractionReason.HEDGE_ONLY,), body.text))
+            events.append(evidence.candidate_rejected(type_, (ExtractionReason.HEDGE_ONLY,), body.text))
             continue
         match safety.admit(type_, body.text, source=MemorySource.COMPACTION, from_trigger=body.had_trigger):
             case Failure(safety.Rejected() as rejected):
-                events.append(_candidate_rejected(type_, rejected.reasons, body.text))
+                events.append(evidence.candidate_rejected(type_, rejected.reasons, body.text))
                 if rejected.from_quality_gate:
                     rejections.append(
                         RejectionRecord(
@@ -199,7 +183,9 @@ def parse_compaction_candidates(
                 key = memory_key(type_.value, stored)
                 if key in seen:
                     events.append(
-                        _candidate_rejected(type_, (ExtractionReason.DUPLICATE_IN_SUMMARY,), body.text)
+                        evidence.candidate_rejected(
+                            type_, (ExtractionReason.DUPLICATE_IN_SUMMARY,), body.text
+                        )
                     )
                     continue
                 seen.add(key)
@@ -208,19 +194,14 @@ def parse_compaction_candidates(
                 if label is not None:
                     requests.append(SupersedeRequest(memory_id=entry.id, label=label))
                 events.append(
-                    event(
-                        EventType.EXTRACTION_CANDIDATE_ACCEPTED,
-                        Phase.EXTRACTION,
-                        Outcome.ACCEPTED,
+                    evidence.candidate_accepted(
+                        entry,
                         (safety.GateReason.QUALITY_GATE_PASSED, ExtractionReason.VALID_CANDIDATE_FORMAT),
-                        memory=memory_ref(entry, with_keys=False),
-                        text=entry.text,
-                        preview_limit=PREVIEW_ACCEPTED,
                     )
                 )
     if skipped:
         events.append(
-            skipped_event(
+            evidence.skipped(
                 EventType.EXTRACTION_CANDIDATE_REJECTED,
                 Phase.EXTRACTION,
                 ExtractionReason.CANDIDATE_LIMIT,

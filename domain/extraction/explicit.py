@@ -11,16 +11,12 @@ from typing import Final
 import msgspec
 from returns.result import Failure, Success
 
-from domain import safety
+from domain import evidence, safety
 from domain.bounds import MAX_EXPLICIT_REQUESTS, message_window
-from domain.evidence import event, memory_ref
 from domain.extraction.results import (
-    PREVIEW_ACCEPTED,
-    PREVIEW_REJECTED,
     ExtractionReason,
     ExtractionResult,
     new_entry,
-    skipped_event,
 )
 from domain.extraction.triggers import (
     DEFERRAL,
@@ -36,7 +32,6 @@ from domain.model import (
     MemoryEntry,
     MemorySource,
     MemoryType,
-    Outcome,
     Phase,
 )
 from domain.text import collapse_whitespace, js_trim, lazy_compile
@@ -118,14 +113,7 @@ def _scope_of(scopes: list[_Scope], starts: list[int], offset: int) -> _Scope | 
 
 
 def _ignored(reason: ExtractionReason, text: str) -> EvidenceInput:
-    return event(
-        EventType.EXPLICIT_MEMORY_IGNORED,
-        Phase.EXPLICIT,
-        Outcome.REJECTED,
-        (reason,),
-        text=text,
-        preview_limit=PREVIEW_REJECTED,
-    )
+    return evidence.explicit_ignored((reason,), text)
 
 
 def _explicit_matches(text: str) -> list[_Match]:
@@ -173,7 +161,7 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
     scopes, events = _negation_scopes(text, lines)
     if window.skipped:
         events.append(
-            skipped_event(
+            evidence.skipped(
                 EventType.EXPLICIT_MEMORY_IGNORED,
                 Phase.EXPLICIT,
                 ExtractionReason.INPUT_WINDOW,
@@ -184,7 +172,7 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
     matches = _outermost(_explicit_matches(text), lines)
     if len(matches) > MAX_EXPLICIT_REQUESTS:
         events.append(
-            skipped_event(
+            evidence.skipped(
                 EventType.EXPLICIT_MEMORY_IGNORED,
                 Phase.EXPLICIT,
                 ExtractionReason.REQUEST_LIMIT,
@@ -220,28 +208,9 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
         type_ = classify_explicit_memory(safety.redact(body))
         match safety.admit(type_, body, source=MemorySource.EXPLICIT, from_trigger=True):
             case Failure(safety.Rejected() as rejected):
-                events.append(
-                    event(
-                        EventType.EXPLICIT_MEMORY_IGNORED,
-                        Phase.EXPLICIT,
-                        Outcome.REJECTED,
-                        rejected.reasons,
-                        text=body,
-                        preview_limit=PREVIEW_REJECTED,
-                    )
-                )
+                events.append(evidence.explicit_ignored(rejected.reasons, body))
             case Success(str() as stored):
                 entry = new_entry(now_ms, len(entries), type_, stored, MemorySource.EXPLICIT, 1.0, id_seed)
                 entries.append(entry)
-                events.append(
-                    event(
-                        EventType.EXPLICIT_MEMORY_DETECTED,
-                        Phase.EXPLICIT,
-                        Outcome.ACCEPTED,
-                        (ExtractionReason.EXPLICIT_TRIGGER_MATCHED,),
-                        memory=memory_ref(entry, with_keys=False),
-                        text=entry.text,
-                        preview_limit=PREVIEW_ACCEPTED,
-                    )
-                )
+                events.append(evidence.explicit_detected(entry, ExtractionReason.EXPLICIT_TRIGGER_MATCHED))
     return ExtractionResult(entries=tuple(entries), events=tuple(events))

@@ -8,18 +8,14 @@ from typing import Final
 
 import msgspec
 
-from domain.evidence import event
+from domain.evidence import PREVIEW_ACCEPTED, PREVIEW_REJECTED
 from domain.ids import memory_id
 from domain.model import (
-    EventType,
     EvidenceInput,
-    EvidenceLogLimits,
     MemoryEntry,
     MemorySource,
     MemoryStatus,
     MemoryType,
-    Outcome,
-    Phase,
 )
 from domain.timeutil import iso_from_ms
 
@@ -32,7 +28,6 @@ __all__ = [
     "RejectionRecord",
     "SupersedeRequest",
     "new_entry",
-    "skipped_event",
     "stale_after_days_for",
 ]
 
@@ -50,7 +45,7 @@ class ExtractionReason(StrEnum):
     NEGATED_REQUEST = "negated_request"
     DUPLICATE_IN_MESSAGE = "duplicate_in_message"
     DUPLICATE_IN_SUMMARY = "duplicate_in_summary"
-    #: how much of a large input was not examined (:func:`skipped_event`)
+    #: how much of a large input was not examined (``domain.evidence.skipped``)
     INPUT_WINDOW = "input_window"
     REQUEST_LIMIT = "request_limit"
     CANDIDATE_LIMIT = "candidate_limit"
@@ -99,8 +94,6 @@ class ExtractionResult(msgspec.Struct, frozen=True):
 
 EMPTY: Final = ExtractionResult(entries=(), events=())
 #: How much of an accepted and of a rejected text an event previews.
-PREVIEW_ACCEPTED: Final = EvidenceLogLimits.MAX_PREVIEW_CHARS
-PREVIEW_REJECTED: Final = EvidenceLogLimits.MAX_REJECTED_PREVIEW_CHARS
 
 
 def stale_after_days_for(type_: MemoryType) -> int | None:
@@ -112,13 +105,6 @@ def stale_after_days_for(type_: MemoryType) -> int | None:
     if type_ == MemoryType.PROJECT:
         return 60
     return 90
-
-
-def skipped_event(
-    type_: EventType, phase: Phase, reason: ExtractionReason, details: dict[str, int]
-) -> EvidenceInput:
-    """One event that records how much of a large input was not examined."""
-    return event(type_, phase, Outcome.REJECTED, (reason,), details=details)
 
 
 def new_entry(

@@ -3,22 +3,22 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from msgspec.structs import replace
 from returns.result import Failure, Success
 
 from domain import evidence
 from domain.consolidation import normalize_store
+from domain.emitted import events
 from domain.ids import memory_id
 from domain.keys import exact_key, key_hash
 from domain.model import (
-    EventType,
     Importance,
     MemoryEntry,
     MemorySource,
     MemoryStatus,
     MemoryType,
-    Outcome,
-    Phase,
 )
 from domain.operations.common import _lift_tombstones
 from domain.operations.supersession import (
@@ -28,25 +28,20 @@ from domain.operations.supersession import (
     _superseded_event,
     supersede_entry,
 )
-from domain.operations.values import OpResult, Snapshot, _unchanged
-from domain.promotion import PromotionResult, promote
+from domain.operations.values import CommandOutcome, OpResult, Snapshot, _unchanged, operation
+from domain.promotion import PromotionClass, promote
 from domain.safety import GateReason, Rejected, admit, is_prompt_injection, redact
 from domain.timeutil import iso_from_ms
 
-
-def _classify_outcome(result: PromotionResult, key: str) -> str:
-    accounting = result.accounting
-    for name, keys in (
-        ("promoted", accounting.promoted),
-        ("absorbed", accounting.absorbed),
-        ("superseded", accounting.superseded),
-        ("rejected", accounting.rejected),
-    ):
-        if key in keys:
-            return name
-    return "rejected"
+#: What ``remember`` reports, by the class of the memory's promotion.
+_OUTCOME: Final[dict[PromotionClass, CommandOutcome]] = {
+    PromotionClass.PROMOTED: CommandOutcome.PROMOTED,
+    PromotionClass.ABSORBED: CommandOutcome.ABSORBED,
+    PromotionClass.REJECTED: CommandOutcome.REJECTED,
+}
 
 
+@operation
 def remember(
     snap: Snapshot,
     text: str,
@@ -67,21 +62,11 @@ def remember(
         case Success(str() as body):
             pass
         case Failure(Rejected() as failure):
-            return OpResult(
-                store=snap.store,
-                journal=snap.journal,
-                session=snap.session,
-                events=(
-                    evidence.event(
-                        EventType.EXPLICIT_MEMORY_IGNORED,
-                        Phase.EXPLICIT,
-                        Outcome.REJECTED,
-                        failure.reasons,
-                        text=failure.text,
-                        preview_limit=80,
-                    ),
-                ),
-                outcome="rejected",
+            ignored = evidence.explicit_ignored(failure.reasons, failure.text, preview_limit=80)
+            return replace(
+                _unchanged(snap),
+                emitted=events((ignored,)),
+                outcome=CommandOutcome.REJECTED,
                 reasons=failure.reasons,
             )
     stamp = iso_from_ms(now_ms)
@@ -111,16 +96,14 @@ def remember(
         archive=snap.archive,
         tuning=snap.tuning,
     )
-    outcome = _classify_outcome(result, exact_key(entry))
+    promoted_as = result.accounting.class_of(exact_key(entry)) or PromotionClass.REJECTED
     survivor = _resolve_survivor(result.store, entry)
     return OpResult(
         store=result.store,
         journal=result.journal,
         session=snap.session,
-        events=result.events,
-        audit=result.audit,
-        archived=result.archived,
-        outcome=outcome,
+        emitted=result.emitted,
+        outcome=_OUTCOME[promoted_as],
         memory_id=survivor.id if survivor is not None else entry.id,
     )
 
@@ -131,20 +114,21 @@ def _stale_after_days(type_: MemoryType) -> int | None:
     return stale_after_days_for(type_)
 
 
+@operation
 def forget(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
     """Stop using a memory without deleting it; a hash-only tombstone keeps extraction from
     bringing it back. Undo with :func:`restore`."""
-    store, events = supersede_entry(snap.store, target_id, None, now_ms, "forgotten_by_user")
-    return OpResult(
+    store, found = supersede_entry(snap.store, target_id, None, now_ms, "forgotten_by_user")
+    return replace(
+        _unchanged(snap),
         store=store,
-        journal=snap.journal,
-        session=snap.session,
-        events=events,
-        outcome="forgotten" if events else "unknown",
+        emitted=events(found),
+        outcome=CommandOutcome.FORGOTTEN if found else CommandOutcome.UNKNOWN,
         memory_id=target_id,
     )
 
 
+@operation
 def supersede(
     snap: Snapshot, target_id: str, new_text: str, now_ms: int, *, type_: MemoryType | None = None
 ) -> OpResult:
@@ -154,18 +138,20 @@ def supersede(
     when they name the same path or URL; if the new text is rejected nothing changes."""
     store, old = _retire(snap.store, target_id, now_ms, "superseded_by_user")
     if old is None:
-        return replace(_unchanged(snap), outcome="unknown", memory_id=target_id)
-    added = remember(replace(snap, store=store), new_text, type_ or old.type, now_ms)
-    if added.outcome == "rejected":
+        return replace(_unchanged(snap), outcome=CommandOutcome.UNKNOWN, memory_id=target_id)
+    retired = replace(_unchanged(snap), store=store)
+    added = retired.then(lambda s: remember(s, new_text, type_ or old.type, now_ms))
+    if added.outcome is CommandOutcome.REJECTED:
         return replace(added, store=snap.store)
     survivor_id = added.memory_id
     if survivor_id is None or survivor_id == target_id:
-        return replace(_unchanged(snap), outcome="unchanged", memory_id=target_id)
+        return replace(_unchanged(snap), outcome=CommandOutcome.UNCHANGED, memory_id=target_id)
     store = _link_replacement(added.store, target_id, survivor_id)
     event = _superseded_event(store, target_id, survivor_id, "superseded_by_user")
-    return replace(added, store=store, events=(*added.events, event), outcome="superseded")
+    return replace(added, store=store, outcome=CommandOutcome.SUPERSEDED).emitting(events((event,)))
 
 
+@operation
 def restore(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
     """Undo ``forget`` / ``supersede``: the memory is active again and its tombstone is lifted.
     An archived memory is brought back from the archive."""
@@ -180,7 +166,7 @@ def restore(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
             archived=tuple(m for m in store.archived if m.memory_id != target_id),
         )
     if entry is None:
-        return replace(_unchanged(snap), outcome="unknown", memory_id=target_id)
+        return replace(_unchanged(snap), outcome=CommandOutcome.UNKNOWN, memory_id=target_id)
     revived = replace(
         entry,
         status=MemoryStatus.ACTIVE,
@@ -196,21 +182,11 @@ def restore(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
         updated_at=iso_from_ms(now_ms),
     )
     normalized = normalize_store(store, now_ms, archive=snap.archive, tuning=snap.tuning)
-    event = evidence.event(
-        EventType.MEMORY_RESTORED,
-        Phase.LIFECYCLE,
-        Outcome.RESTORED,
-        ("restored_by_user",),
-        memory=revived,
-        text=revived.text,
-    )
     return OpResult(
         store=normalized.store,
         journal=snap.journal,
         session=snap.session,
-        events=(event, *normalized.events),
-        audit=normalized.audit,
-        archived=normalized.archived,
-        outcome="restored",
+        emitted=events((evidence.restored(revived),)) + normalized.emitted,
+        outcome=CommandOutcome.RESTORED,
         memory_id=target_id,
     )

@@ -10,17 +10,15 @@ from msgspec.structs import replace
 
 from domain import evidence
 from domain.consolidation import restamped
+from domain.emitted import NOTHING, Emitted, events
 from domain.keys import exact_key, key_hash
 from domain.model import (
     CacheLimits,
-    EventType,
     EvidenceInput,
     MemoryEntry,
     MemorySource,
-    Outcome,
     PendingJournal,
     PendingJournalLimits,
-    Phase,
     SessionFileLimits,
     SessionState,
     WorkspaceStore,
@@ -43,31 +41,18 @@ ACTIVITY_STAMP_INTERVAL_MS = 86_400_000
 
 
 def _note_activity(
-    store: WorkspaceStore,
-    now_ms: int,
-    events: list[EvidenceInput],
-    *,
-    always: bool = True,
-    tuning: Tuning = DEFAULT_TUNING,
-) -> WorkspaceStore:
+    store: WorkspaceStore, now_ms: int, *, always: bool = True, tuning: Tuning = DEFAULT_TUNING
+) -> tuple[WorkspaceStore, Emitted]:
     """Record activity at ``now_ms``; a dormant stretch that just ended is kept first
-    (docs/decisions.md#d3)."""
+    (docs/decisions.md#d3), with its event. ``always=False``: at most once a day."""
     if not always:
         last = parse_iso_ms(store.last_activity_at) if store.last_activity_at else None
         if last is not None and now_ms - last < ACTIVITY_STAMP_INTERVAL_MS:
-            return store
+            return store, NOTHING
     stamped, span = mark_activity(store, now_ms, tuning)
-    if span is not None:
-        events.append(
-            evidence.event(
-                EventType.WORKSPACE_DORMANCY_RECORDED,
-                Phase.STORAGE,
-                Outcome.RECORDED,
-                ("dormant_span_recorded",),
-                details={"dormantDays": round((span.end - span.start) / 86_400_000, 3)},
-            )
-        )
-    return stamped
+    if span is None:
+        return stamped, NOTHING
+    return stamped, events((evidence.dormancy_recorded(span.start, span.end),))
 
 
 def _session_or_new(snap: Snapshot, session_id: str, now_ms: int) -> SessionState:
@@ -113,19 +98,12 @@ def prunable_sessions(
             and now_ms - _last_activity(other) > limit
         )
     )
-    events = tuple(
-        evidence.event(
-            EventType.SESSION_PRUNED,
-            Phase.LIFECYCLE,
-            Outcome.REMOVED,
-            ("idle_session_pruned",),
-            details={"pendingAdopted": len(other.pending_memories)},
-            session_id=other.session_id,
-        )
+    found = tuple(
+        evidence.session_pruned(other.session_id, len(other.pending_memories))
         for other in others
         if other.session_id in pruned
     )
-    return pruned, events
+    return pruned, found
 
 
 def idle_owner_ids(

@@ -6,15 +6,14 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from domain import evidence
+from domain.emitted import NOTHING, Emitted, events
 from domain.model import (
+    DAY_MS,
     CacheLimits,
     DecisionSource,
-    EventType,
     EvidenceInput,
     MemoryEntry,
     MemoryType,
-    Outcome,
-    Phase,
     SessionState,
 )
 from domain.operations.common import (
@@ -30,7 +29,7 @@ from domain.operations.common import (
     prunable_sessions,
 )
 from domain.operations.supersession import _link_retirements, _retire_for_requests
-from domain.operations.values import OpResult, Snapshot, _unchanged, is_sub_agent
+from domain.operations.values import OpResult, Snapshot, _unchanged, is_sub_agent, operation
 from domain.pending import append_pending
 from domain.promotion import PromotionResult, promote
 from domain.session import (
@@ -46,31 +45,22 @@ from domain.text import may_hold_memory_request
 # a compaction summary import it, so the frequent tool-result hook starts faster.
 
 
-def _resume(
-    session: SessionState | None, now_ms: int
-) -> tuple[SessionState | None, tuple[EvidenceInput, ...]]:
+def _resume(session: SessionState | None, now_ms: int) -> tuple[SessionState | None, Emitted]:
     """A session that ended with its hot state kept (``end_session(keep_hot_state=True)``) is live
     again. Within the resume window its active files, open errors and recent decisions come back as
     they were; past it they are dropped, with an event."""
     if session is None or session.ended_at_ms is None:
-        return session, ()
+        return session, NOTHING
     if now_ms - session.ended_at_ms <= CacheLimits.RESUME_HOT_STATE_TTL_MS:
-        return replace(session, ended_at_ms=None), ()
-    expired = evidence.event(
-        EventType.SESSION_HOT_STATE_EXPIRED,
-        Phase.LIFECYCLE,
-        Outcome.REMOVED,
-        ("resume_window_passed",),
-        details={
-            "activeFiles": len(session.active_files),
-            "openErrors": len(session.open_errors),
-            "endedDaysAgo": round((now_ms - session.ended_at_ms) / 86_400_000, 3),
-        },
+        return replace(session, ended_at_ms=None), NOTHING
+    expired = evidence.hot_state_expired(
+        len(session.active_files), len(session.open_errors), round((now_ms - session.ended_at_ms) / DAY_MS, 3)
     )
     dropped = replace(session, ended_at_ms=None, active_files=(), open_errors=(), recent_decisions=())
-    return dropped, (expired,)
+    return dropped, events((expired,))
 
 
+@operation
 def open_session(
     snap: Snapshot, session_id: str, now_ms: int, *, parent_session_id: str | None = None
 ) -> OpResult:
@@ -80,45 +70,42 @@ def open_session(
     if is_sub_agent(snap.session, parent_session_id):
         return _unchanged(snap)
     root = snap.store.workspace.root
-    resumed, resume_events = _resume(snap.session, now_ms)
+    resumed, resume = _resume(snap.session, now_ms)
     # a session that comes back after its end starts a new epoch: its end promoted what it owned
     was_ended = snap.session is not None and snap.session.ended_at_ms is not None
-    snap = replace(snap, session=resumed)
-    if not was_ended and _epoch_is_fresh(snap.session, now_ms):
-        unchanged = _unchanged(snap, context_text(snap.session, root))
-        return replace(unchanged, events=evidence.with_session(resume_events, session_id))
-    events: list[EvidenceInput] = list(resume_events)
-    store = _note_activity(snap.store, now_ms, events, tuning=snap.tuning)
-    idle = idle_owner_ids(snap.journal, snap.others, session_id, now_ms)
+    opened = replace(snap, session=resumed)
+    if not was_ended and _epoch_is_fresh(opened.session, now_ms):
+        return replace(
+            _unchanged(opened, context_text(opened.session, root)), emitted=resume.with_session(session_id)
+        )
+    store, activity = _note_activity(opened.store, now_ms, tuning=opened.tuning)
     promoted = promote(
         store,
-        snap.journal,
+        opened.journal,
         (),
         now_ms,
         session_id=None,
         include_owned=False,
         include_unowned=True,
-        idle_owner_ids=idle,
-        archive=snap.archive,
-        tuning=snap.tuning,
+        idle_owner_ids=idle_owner_ids(opened.journal, opened.others, session_id, now_ms),
+        archive=opened.archive,
+        tuning=opened.tuning,
     )
-    events.extend(promoted.events)
-    session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
-    store, session, rendered = _freeze(promoted.store, session, now_ms, snap.tuning)
-    events.extend(rendered.events)
-    pruned, pruned_events = prunable_sessions(promoted.journal, snap.others, session_id, now_ms)
+    session = _touch(_session_or_new(opened, session_id, now_ms), now_ms)
+    store, session, rendered = _freeze(promoted.store, session, now_ms, opened.tuning)
+    pruned, pruned_events = prunable_sessions(promoted.journal, opened.others, session_id, now_ms)
+    emitted = (resume + activity + promoted.emitted + rendered.emitted).with_session(session_id)
     return OpResult(
         store=store,
         journal=promoted.journal,
         session=session,
         pruned_sessions=pruned,
-        events=(*evidence.with_session(events, session_id), *pruned_events),
-        audit=promoted.audit,
-        archived=promoted.archived,
+        emitted=emitted + events(pruned_events),
         output=context_text(session, root),
     )
 
 
+@operation
 def observe_user_message(
     snap: Snapshot,
     session_id: str,
@@ -135,8 +122,7 @@ def observe_user_message(
     if snap.session is not None and message_id in snap.session.processed_message_ids:
         return _unchanged(snap)
     session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
-    activity: list[EvidenceInput] = []
-    store = _note_activity(snap.store, now_ms, activity, always=False, tuning=snap.tuning)
+    store, activity = _note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
     found: tuple[MemoryEntry, ...] = ()
     noted: tuple[EvidenceInput, ...] = ()
     if may_hold_memory_request(text):  # else nothing to extract, and no trigger pattern to compile
@@ -147,24 +133,20 @@ def observe_user_message(
     owned = tuple(
         replace(e, pending_owner_session_id=session_id, pending_message_id=message_id) for e in found
     )
-    events: list[EvidenceInput] = [*activity, *(replace(e, message_hash=message_id) for e in noted)]
+    emitted = activity + events(replace(e, message_hash=message_id) for e in noted)
     journal = snap.journal
     if owned:
         journal, appended = append_pending(journal, owned, now_ms, session_id=session_id)
-        events.extend(replace(e, message_hash=e.message_hash or message_id) for e in appended)
+        emitted += events(replace(e, message_hash=e.message_hash or message_id) for e in appended)
         session = add_pending_memories(session, owned)
         for entry in owned:
             if entry.type is MemoryType.DECISION:
                 session = add_recent_decision(session, entry.text, DecisionSource.USER, now_ms)
     session = _append_processed(session, message_id)
-    return OpResult(
-        store=store,
-        journal=journal,
-        session=session,
-        events=evidence.with_session(events, session_id),
-    )
+    return OpResult(store=store, journal=journal, session=session, emitted=emitted.with_session(session_id))
 
 
+@operation
 def observe_tool_result(
     snap: Snapshot,
     session_id: str,
@@ -178,16 +160,13 @@ def observe_tool_result(
         return _unchanged(snap)
     session = _session_or_new(snap, session_id, now_ms)
     session = _touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
-    events: list[EvidenceInput] = []
-    store = _note_activity(snap.store, now_ms, events, always=False, tuning=snap.tuning)
+    store, activity = _note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
     return OpResult(
-        store=store,
-        journal=snap.journal,
-        session=session,
-        events=evidence.with_session(events, session_id),
+        store=store, journal=snap.journal, session=session, emitted=activity.with_session(session_id)
     )
 
 
+@operation
 def observe_compaction(
     snap: Snapshot,
     session_id: str,
@@ -221,26 +200,19 @@ def observe_compaction(
         workspace_key=snap.store.workspace.key,
         workspace_root_hash=snap.workspace_root_hash,
     )
-    events: list[EvidenceInput] = list(parsed.events)
+    emitted = Emitted(events=parsed.events, rejections=parsed.rejections)
     if not summary.strip():
-        events.append(
-            evidence.event(
-                EventType.COMPACTION_SUMMARY_MISSING,
-                Phase.EXTRACTION,
-                Outcome.FAILED,
-                ("summary_missing",),
-            )
-        )
+        emitted += events((evidence.summary_missing(),))
     journal = snap.journal
     if parsed.entries:
         journal, appended = append_pending(journal, parsed.entries, now_ms)
-        events.extend(appended)
-    store = _note_activity(
-        _lift_tombstones(snap.store, session.pending_memories), now_ms, events, tuning=snap.tuning
+        emitted += events(appended)
+    store, activity = _note_activity(
+        _lift_tombstones(snap.store, session.pending_memories), now_ms, tuning=snap.tuning
     )
     by_id = {e.id: e for e in parsed.entries}
     requests = [(by_id[r.memory_id], r.label) for r in parsed.supersede_requests if r.memory_id in by_id]
-    store, retired, supersede_events = _retire_for_requests(store, session, requests, now_ms)
+    store, retired, refused = _retire_for_requests(store, session, requests, now_ms)
     promoted: PromotionResult = promote(
         store,
         journal,
@@ -253,24 +225,16 @@ def observe_compaction(
         archive=snap.archive,
         tuning=snap.tuning,
     )
-    events.extend(promoted.events)
     session = remove_pending_memories(session, promoted.cleared_keys)
     store, linked = _link_retirements(promoted.store, retired)
-    events.extend(supersede_events)
-    events.extend(linked)
     store, session, rendered = _freeze(store, session, now_ms, snap.tuning)
-    events.extend(rendered.events)
+    emitted += activity + promoted.emitted + events(refused) + events(linked) + rendered.emitted
     return OpResult(
-        store=store,
-        journal=promoted.journal,
-        session=session,
-        events=evidence.with_session(events, session_id),
-        audit=promoted.audit,
-        archived=promoted.archived,
-        rejections=parsed.rejections,
+        store=store, journal=promoted.journal, session=session, emitted=emitted.with_session(session_id)
     )
 
 
+@operation
 def end_session(
     snap: Snapshot,
     session_id: str,
@@ -291,8 +255,7 @@ def end_session(
     if keep_hot_state and snap.session is not None:
         return _suspend(snap, snap.session, session_id, now_ms)
     pending = snap.session.pending_memories if snap.session is not None else ()
-    events: list[EvidenceInput] = []
-    store = _note_activity(_lift_tombstones(snap.store, pending), now_ms, events, tuning=snap.tuning)
+    store, activity = _note_activity(_lift_tombstones(snap.store, pending), now_ms, tuning=snap.tuning)
     promoted = promote(
         store,
         snap.journal,
@@ -309,21 +272,12 @@ def end_session(
         journal=promoted.journal,
         session=None,
         delete_session=True,
-        events=evidence.with_session((*events, *promoted.events), session_id),
-        audit=promoted.audit,
-        archived=promoted.archived,
+        emitted=(activity + promoted.emitted).with_session(session_id),
     )
 
 
 def _suspend(snap: Snapshot, session: SessionState, session_id: str, now_ms: int) -> OpResult:
     ended = end_session(snap, session_id, now_ms)
     kept = _touch(replace(session, pending_memories=(), ended_at_ms=now_ms), now_ms)
-    suspended = evidence.event(
-        EventType.SESSION_SUSPENDED,
-        Phase.LIFECYCLE,
-        Outcome.RECORDED,
-        ("hot_state_kept_for_resume",),
-        details={"activeFiles": len(kept.active_files), "openErrors": len(kept.open_errors)},
-        session_id=session_id,
-    )
-    return replace(ended, session=kept, delete_session=False, events=(*ended.events, suspended))
+    suspended = evidence.session_suspended(session_id, len(kept.active_files), len(kept.open_errors))
+    return replace(ended, session=kept, delete_session=False).emitting(events((suspended,)))

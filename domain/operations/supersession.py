@@ -11,13 +11,9 @@ from msgspec.structs import replace
 from domain import evidence
 from domain.keys import exact_key, key_hash
 from domain.model import (
-    EventType,
     EvidenceInput,
     MemoryEntry,
     MemoryStatus,
-    Outcome,
-    Phase,
-    RelationRole,
     SessionState,
     Tombstone,
     WorkspaceStore,
@@ -75,18 +71,7 @@ def _link_replacement(store: WorkspaceStore, old_id: str, new_id: str) -> Worksp
 def _superseded_event(store: WorkspaceStore, old_id: str, new_id: str, reason: str) -> EvidenceInput:
     old = next(e for e in store.entries if e.id == old_id)
     new = next((e for e in store.entries if e.id == new_id), None)
-    return evidence.event(
-        EventType.MEMORY_SUPERSEDED,
-        Phase.LIFECYCLE,
-        Outcome.SUPERSEDED,
-        (reason,),
-        memory=old,
-        relations=(
-            evidence.relation(RelationRole.SUPERSEDED, old),
-            evidence.relation(RelationRole.SUPERSEDED_BY, new),
-        ),
-        text=old.text,
-    )
+    return evidence.superseded(old, new, reason)
 
 
 def supersede_entry(
@@ -101,29 +86,7 @@ def supersede_entry(
         store = _link_replacement(store, old_id, new_id)
         return store, (_superseded_event(store, old_id, new_id, reason),)
     forgotten = next(e for e in store.entries if e.id == old_id)
-    return store, (
-        evidence.event(
-            EventType.MEMORY_FORGOTTEN,
-            Phase.LIFECYCLE,
-            Outcome.FORGOTTEN,
-            (reason,),
-            memory=forgotten,
-            relations=(evidence.relation(RelationRole.REMOVED, forgotten),),
-            text=old.text,
-        ),
-    )
-
-
-def _supersede_rejected(entry: MemoryEntry, label: str, reason: str) -> EvidenceInput:
-    return evidence.event(
-        EventType.MEMORY_SUPERSEDED,
-        Phase.LIFECYCLE,
-        Outcome.REJECTED,
-        (reason,),
-        memory=entry,
-        details={"label": label},
-        text=entry.text,
-    )
+    return store, (evidence.forgotten(forgotten, reason, old.text),)
 
 
 class _Retirement(msgspec.Struct, frozen=True):
@@ -146,11 +109,11 @@ def _retire_for_requests(
         index = int(label[1:]) - 1 if label[1:].isdigit() else -1
         old_id = session.block_ids[index] if 0 <= index < len(session.block_ids) else None
         if old_id is None:
-            events.append(_supersede_rejected(new_entry, label, "unknown_block_label"))
+            events.append(evidence.supersede_refused(new_entry, label, "unknown_block_label"))
             continue
         store, old = _retire(store, old_id, now_ms, "superseded_by_compaction")
         if old is None:
-            events.append(_supersede_rejected(new_entry, label, "not_active"))
+            events.append(evidence.supersede_refused(new_entry, label, "not_active"))
             continue
         retired.append(_Retirement(replacement=new_entry, label=label, old=old))
     return store, retired, events
@@ -166,7 +129,7 @@ def _link_retirements(
         survivor = _resolve_survivor(store, item.replacement)
         if survivor is None or survivor.id == item.old.id:
             store = _unretire(store, item.old)
-            events.append(_supersede_rejected(item.replacement, item.label, "replacement_not_stored"))
+            events.append(evidence.supersede_refused(item.replacement, item.label, "replacement_not_stored"))
             continue
         store = _link_replacement(store, item.old.id, survivor.id)
         events.append(_superseded_event(store, item.old.id, survivor.id, "superseded_by_compaction"))

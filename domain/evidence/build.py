@@ -1,9 +1,5 @@
-"""Constructors for the evidence events the core emits. Events are plain values; the shell sanitises,
-hashes and appends them (``domain.evidence_records`` and ``adapters.evidence_log``).
-
-Key fields of a :class:`MemoryRef` carry raw keys here (``decision:use pnpm``); they are hashed before
-anything reaches disk.
-"""
+"""The generic constructor of an evidence event (:func:`event`), the reference of a memory and of a
+relation, and stamping a session on events (:mod:`domain.evidence`)."""
 
 from __future__ import annotations
 
