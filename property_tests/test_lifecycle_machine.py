@@ -214,9 +214,6 @@ class LifecycleMachine(RuleBasedStateMachine):
         #: when each live session was last active and when its block was frozen
         self.active_at: dict[str, int] = {}
         self.frozen_at: dict[str, int] = {}
-        #: requests of an idle session that another session adopted, still in the idle session's own
-        #: pending list until its next operation drops them (see _adopt_idle)
-        self.stale: dict[str, set[Item]] = {}
         #: exact keys whose memory the user forgot or superseded and nothing brought back yet
         self.tombstoned: set[str] = set()
         #: memory id -> when the user forgot or superseded it, and the item that replaced it (forget:
@@ -242,15 +239,9 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     def _adopt_idle(self, sid: str) -> None:
         """The owned requests of sessions idle for more than a day go with this promotion
-        (docs/decisions.md#d7). An adopted request does not lift a tombstone of its key: it is
-        rejected and dropped. That is what the code does, not what docs/decisions.md#d10 promises;
-        tests/test_operations.py pins it as an expected failure
-        (test_an_explicit_request_adopted_from_an_idle_session_brings_a_forgotten_memory_back_d10).
-
-        The adopted requests stay in the idle session's own state until its next operation drops
-        them, and ``end_session`` promotes them again instead (lifting a tombstone the user set since),
-        which the model follows too; test_operations pins that as an expected failure as well
-        (test_a_forgotten_memory_stays_forgotten_when_the_idle_session_that_asked_for_it_ends_d7)."""
+        (docs/decisions.md#d7), and lift the tombstones of their keys as any explicit request does
+        (docs/decisions.md#d10). They leave the idle session's own state: its end does not promote
+        them again."""
         now = self.world.now
         for owner, items in self.pending.items():
             if (
@@ -258,8 +249,7 @@ class LifecycleMachine(RuleBasedStateMachine):
                 and items
                 and now - self.active_at.get(owner, now) > PendingJournalLimits.ORPHAN_ADOPT_AFTER_MS
             ):
-                self._promote(items, requested=False)
-                self.stale.setdefault(owner, set()).update(items)
+                self._promote(items, requested=True)
                 items.clear()
 
     def _retire(self, entry: MemoryEntry, replacement: Item | None) -> None:
@@ -307,8 +297,6 @@ class LifecycleMachine(RuleBasedStateMachine):
         result = self.world.apply(op)
         assert result is not None
         after = self.world.store
-        if isinstance(op, Say | Open | Compact):  # the session's state drops the adopted requests
-            self.stale.pop(op.sid, None)
         assert self._accounted() >= accounted, op
         now_active = len(self._ids(MemoryStatus.ACTIVE))
         if isinstance(op, Forget) and result.outcome == "forgotten":
@@ -384,9 +372,8 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule(sid=st.sampled_from(SESSIONS))
     def end_session(self, sid: str) -> None:
-        stale = self.stale.pop(sid, set()) if sid in self.world.sessions else set()
         self._apply(End(sid=sid))
-        self._promote(self.pending.pop(sid, set()) | stale, requested=True)
+        self._promote(self.pending.pop(sid, set()), requested=True)
         self.active_at.pop(sid, None)
         self.frozen_at.pop(sid, None)
 

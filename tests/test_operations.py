@@ -782,16 +782,11 @@ def test_an_explicit_request_brings_a_forgotten_memory_back_d10() -> None:
     assert DECISION_TEXTS[1] in ws.context("A")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="product bug: a request adopted from an idle session keeps the tombstone (docs/decisions.md#d10)",
-)
 def test_an_explicit_request_adopted_from_an_idle_session_brings_a_forgotten_memory_back_d10() -> None:
     """An explicit request for a forgotten memory lifts its tombstone (docs/decisions.md#d10), also
     when it waits in the journal of a session that goes idle and the next session adopts it
-    (docs/decisions.md#d7). Today only the promoting session's own pending list lifts tombstones: the
-    adopted request is rejected as ``tombstoned`` and cleared, and the memory the user asked for
-    again stays forgotten."""
+    (docs/decisions.md#d7). Only the promoting session's own pending list used to lift tombstones:
+    the adopted request was rejected as ``tombstoned`` and cleared."""
     ws = _decisions_workspace()
     ws.write(None, forget(ws.snapshot(None), "mem_d1", NOW))
     ws.say("A", "a-1", f"remember this: {DECISION_TEXTS[1]}", NOW + MINUTE)
@@ -800,15 +795,10 @@ def test_an_explicit_request_adopted_from_an_idle_session_brings_a_forgotten_mem
     assert DECISION_TEXTS[1] in ws.active_texts()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="product bug: end_session promotes memories another session adopted (docs/decisions.md#d7)",
-)
 def test_a_forgotten_memory_stays_forgotten_when_the_idle_session_that_asked_for_it_ends_d7() -> None:
     """Pending memories that another session adopted leave the idle session's pending list
-    (docs/decisions.md#d7); the other operations drop them, but ``end_session`` promotes the stale
-    copy: a memory adopted, promoted and then forgotten comes back when the session that once asked
-    for it ends, its tombstone lifted by a request that was already handled."""
+    (docs/decisions.md#d7), at ``end_session`` too: it used to promote the stale copy, so a memory
+    adopted, promoted and then forgotten came back when the session that once asked for it ended."""
     ws = Workspace()
     ws.say("A", "a-1", "remember this: always run the linter before committing", NOW)
     ws.open("B", NOW + MINUTE + DAY_MS)  # A has been idle for more than a day: B adopts its request

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import partial
 
+import pytest
 from msgspec.structs import replace
 
 from domain.consolidation import Absorption, AbsorptionReason, normalize_store
@@ -479,7 +480,8 @@ def test_b21_entries_of_idle_sessions_are_adopted() -> None:
 
 
 def test_d10_tombstoned_pending_memory_is_cleared_not_stored() -> None:
-    forgotten = mem("Use the staging database", id="p", source="explicit", owner="s1")
+    """A compaction candidate cannot bring a forgotten memory back (docs/decisions.md#d10)."""
+    forgotten = mem("Use the staging database", id="p")
     tomb = Tombstone(key_hash=key_hash(key(forgotten)), memory_id="old", reason="forgotten", created_at="x")
     result = run(store_of(tombstones=(tomb,)), journal_of(forgotten))
     assert result.store.entries == ()
@@ -493,6 +495,17 @@ def test_d10_tombstoned_pending_memory_is_cleared_not_stored() -> None:
     [cleared] = of_type(result.events, EventType.PENDING_MEMORY_CLEARED)
     assert cleared.reason_codes == ("tombstoned",)
 
+
+
+@pytest.mark.parametrize("owner", ["s1", "idle"])
+def test_d10_an_explicit_request_lifts_the_tombstone_of_its_key(owner: str) -> None:
+    """The session's own request, or one adopted from an idle session (docs/decisions.md#d7)."""
+    again = mem("Use the staging database", id="p", source="explicit", owner=owner)
+    tomb = Tombstone(key_hash=key_hash(key(again)), memory_id="old", reason="forgotten", created_at="x")
+    result = run(store_of(tombstones=(tomb,)), journal_of(again), idle=["idle"])
+    assert result.store.tombstones == ()
+    assert result.accounting.promoted == (key(again),)
+    assert [e.text for e in result.store.entries] == ["Use the staging database"]
 
 def test_b26_promotion_clears_are_evidenced() -> None:
     """docs/decisions.md#b26: journal clears after promotion left no evidence."""

@@ -20,7 +20,6 @@ from domain.model import (
     MemoryStatus,
     MemoryType,
 )
-from domain.operations.common import _lift_tombstones
 from domain.operations.supersession import (
     _link_replacement,
     _resolve_survivor,
@@ -84,9 +83,8 @@ def remember(
         user_importance=importance if importance is not Importance.NORMAL else None,
         stale_after_days=_stale_after_days(type_),
     )
-    store = _lift_tombstones(snap.store, (entry,))
     result = promote(
-        store,
+        snap.store,
         snap.journal,
         (entry,),
         now_ms,

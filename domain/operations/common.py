@@ -11,12 +11,10 @@ from msgspec.structs import replace
 from domain import evidence
 from domain.consolidation import restamped
 from domain.emitted import NOTHING, Emitted, events
-from domain.keys import exact_key, key_hash
 from domain.model import (
     CacheLimits,
     EvidenceInput,
     MemoryEntry,
-    MemorySource,
     PendingJournal,
     PendingJournalLimits,
     SessionFileLimits,
@@ -125,18 +123,6 @@ def idle_owner_ids(
         latest_entry[owner] = max(latest_entry.get(owner, 0.0), float(stamp))
     idle = [owner for owner, newest in latest_entry.items() if now_ms - known.get(owner, newest) > limit]
     return tuple(sorted(idle))
-
-
-def _lift_tombstones(store: WorkspaceStore, entries: Sequence[MemoryEntry]) -> WorkspaceStore:
-    """An explicit or manual request for a memory overrides an earlier forget (docs/decisions.md#d10):
-    its tombstone goes. Compaction candidates stay blocked."""
-    wanted = {
-        key_hash(exact_key(e)) for e in entries if e.source in (MemorySource.EXPLICIT, MemorySource.MANUAL)
-    }
-    if not wanted or not store.tombstones:
-        return store
-    kept = tuple(t for t in store.tombstones if t.key_hash not in wanted)
-    return store if len(kept) == len(store.tombstones) else replace(store, tombstones=kept)
 
 
 def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_ms: int) -> WorkspaceStore:

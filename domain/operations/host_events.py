@@ -20,7 +20,6 @@ from domain.operations.common import (
     _append_processed,
     _epoch_is_fresh,
     _freeze,
-    _lift_tombstones,
     _note_activity,
     _session_or_new,
     _touch,
@@ -207,9 +206,7 @@ def observe_compaction(
     if parsed.entries:
         journal, appended = append_pending(journal, parsed.entries, now_ms)
         emitted += events(appended)
-    store, activity = _note_activity(
-        _lift_tombstones(snap.store, session.pending_memories), now_ms, tuning=snap.tuning
-    )
+    store, activity = _note_activity(snap.store, now_ms, tuning=snap.tuning)
     by_id = {e.id: e for e in parsed.entries}
     requests = [(by_id[r.memory_id], r.label) for r in parsed.supersede_requests if r.memory_id in by_id]
     store, retired, refused = _retire_for_requests(store, session, requests, now_ms)
@@ -254,8 +251,9 @@ def end_session(
         return _unchanged(snap)
     if keep_hot_state and snap.session is not None:
         return _suspend(snap, snap.session, session_id, now_ms)
-    pending = snap.session.pending_memories if snap.session is not None else ()
-    store, activity = _note_activity(_lift_tombstones(snap.store, pending), now_ms, tuning=snap.tuning)
+    # requests another session adopted meanwhile are gone from the session (docs/decisions.md#d7)
+    pending = _session_or_new(snap, session_id, now_ms).pending_memories if snap.session is not None else ()
+    store, activity = _note_activity(snap.store, now_ms, tuning=snap.tuning)
     promoted = promote(
         store,
         snap.journal,

@@ -14,6 +14,7 @@ from domain.keys import exact_key, first_per_key, key_hash
 from domain.model import (
     EvidenceInput,
     MemoryEntry,
+    MemorySource,
     MemoryStatus,
     PendingJournal,
     WorkspaceStore,
@@ -83,6 +84,21 @@ def _merge_into_store(
     return replace(store, entries=tuple(entries)), found_events
 
 
+def _lift_tombstones(store: WorkspaceStore, pending: Sequence[MemoryEntry]) -> WorkspaceStore:
+    """An explicit or manual request for a memory overrides an earlier forget (docs/decisions.md#d10):
+    its tombstone goes, whichever session's request it is (an adopted one too, docs/decisions.md#d7).
+    Compaction candidates stay blocked."""
+    wanted = {key_hash(exact_key(e)) for e in pending if e.source in _REQUESTS}
+    if not wanted or not store.tombstones:
+        return store
+    kept = tuple(t for t in store.tombstones if t.key_hash not in wanted)
+    return store if len(kept) == len(store.tombstones) else replace(store, tombstones=kept)
+
+
+#: Sources whose memories were asked for by a person.
+_REQUESTS: Final = frozenset({MemorySource.EXPLICIT, MemorySource.MANUAL})
+
+
 def _grouped(
     keys_: Iterable[str], reason_of: Mapping[str, PromotionReason]
 ) -> dict[PromotionReason, set[str]]:
@@ -147,6 +163,7 @@ def promote(
             emitted=(events(journal_events) + normalized.emitted).with_session(session_id),
         )
 
+    store = _lift_tombstones(store, pending)
     tombstone_hashes = {t.key_hash for t in store.tombstones}
     tombstoned = {exact_key(e) for e in pending if key_hash(exact_key(e)) in tombstone_hashes}
     storable = [
