@@ -34,9 +34,7 @@ from typing import Any, Final
 
 from adapters import hook_client
 from adapters.exit_codes import EXIT_OK, EXIT_USAGE
-from adapters.hook_client import receive as _receive
-from adapters.hook_client import send as _send
-from adapters.hook_client import socket_path
+from adapters.hook_client import receive as _receive, send as _send, socket_path
 
 IDLE_S: Final = 600.0
 #: How often the server looks for changed modules (an edit or upgrade under a running server).

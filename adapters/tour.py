@@ -23,8 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from adapters.clock import NOW_ENV
-from adapters.clock import now_ms as clock_now_ms
+from adapters.clock import NOW_ENV, now_ms as clock_now_ms
 from adapters.exit_codes import EXIT_OK, EXIT_UNEXPECTED
 from adapters.paths import HOME_ENV
 from domain.model import DAY_MS

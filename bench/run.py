@@ -23,8 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from adapters.evidence_log import EvidenceLog
-from bench import cli as cli_bench
-from bench import core as core_bench
+from bench import cli as cli_bench, core as core_bench
 from domain.model import EventType, EvidenceInput, EvidenceLogLimits, Outcome, Phase
 
 SECTIONS = ("core", "hooks", "evidence", "large")

@@ -7,8 +7,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from domain.cleanup import (
     KNOWN_TEST_ROOT_PREFIXES,

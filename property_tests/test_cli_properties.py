@@ -8,8 +8,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from adapters.cli import main
 from property_tests.secret_strategies import secrets

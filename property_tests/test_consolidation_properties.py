@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from hypothesis import assume, given
-from hypothesis import strategies as st
+from hypothesis import assume, given, strategies as st
 from msgspec.structs import replace
 
 from domain.consolidation import NormalizeResult, dedupe, normalize_store

@@ -12,8 +12,7 @@ makes the archive rule act too.
 
 from __future__ import annotations
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from msgspec.structs import replace
 
 from domain import consolidation

@@ -11,8 +11,7 @@ import string
 from typing import Any
 
 import msgspec
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from domain.codec import encode_line
 from domain.diagnostics import group_by_memory_id

@@ -6,8 +6,7 @@ redacted, candidate lines are deduped within a summary)."""
 from __future__ import annotations
 
 import msgspec
-from hypothesis import assume, given
-from hypothesis import strategies as st
+from hypothesis import assume, given, strategies as st
 
 from domain.extraction import (
     ExtractionResult,

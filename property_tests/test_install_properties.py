@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import tomlkit
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from adapters.codex_config import CodexConfigEdit
 from adapters.install import (

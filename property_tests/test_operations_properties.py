@@ -22,8 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 import msgspec
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from domain.keys import exact_key, identity_key, key_hash
 from domain.model import (

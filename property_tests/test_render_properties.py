@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from msgspec.structs import replace
 
 from domain.consolidation import normalize_store
@@ -28,8 +27,7 @@ from domain.model import (
 from domain.render import RENDER_HEADER, number_block, render_entry_line, render_workspace_block
 from domain.retention import dormancy_at, strength
 from domain.timeutil import iso_from_ms
-from property_tests.store_strategies import entry_lists
-from property_tests.store_strategies import stores as realistic_stores
+from property_tests.store_strategies import entry_lists, stores as realistic_stores
 from tests.support.builders import memory, store
 
 NOW = 1_780_000_000_000  # 2026-05-28

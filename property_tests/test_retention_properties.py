@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import assume, event, given
-from hypothesis import strategies as st
+from hypothesis import assume, event, given, strategies as st
 from msgspec.structs import replace
 
 from domain.model import (

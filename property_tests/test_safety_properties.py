@@ -7,8 +7,7 @@ import re
 import string
 from typing import Final
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from returns.result import Failure, Result, Success
 
 from domain.model import LongTermLimits, MemorySource, MemoryType

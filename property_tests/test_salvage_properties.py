@@ -3,8 +3,7 @@ document is read exactly as the strict decoder reads it."""
 
 from __future__ import annotations
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from domain.codec import decode_store, encode_pretty
 from domain.model import WorkspaceStore

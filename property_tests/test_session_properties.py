@@ -8,8 +8,7 @@ from collections.abc import Callable
 from functools import partial
 
 import msgspec
-from hypothesis import assume, given
-from hypothesis import strategies as st
+from hypothesis import assume, given, strategies as st
 
 from domain.model import (
     DecisionSource,

@@ -6,8 +6,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Final
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from domain.model import WorkspaceStore
 from domain.ranking import retention_sort_key, sort_by_retention

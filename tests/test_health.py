@@ -70,8 +70,7 @@ from domain.model import (
     StoreLimits,
 )
 from domain.timeutil import iso_from_ms, parse_iso_ms
-from tests.support.builders import KEY, NOW, NOW_ISO, ROOT, journal, memory, ref, store
-from tests.support.builders import event as ev
+from tests.support.builders import KEY, NOW, NOW_ISO, ROOT, event as ev, journal, memory, ref, store
 
 #: The reference tests' ``entry()``: an active compaction-style entry created now, confidence 0.75
 #: whatever its source.

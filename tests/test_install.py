@@ -470,8 +470,7 @@ def test_a_hook_process_never_imports_the_installer(tmp_path: Path) -> None:
 
 
 def test_the_hand_written_registration_in_the_docs_is_what_install_writes() -> None:
-    from adapters.install import CLAUDE_EVENTS as EVENTS
-    from adapters.install import edit_hooks
+    from adapters.install import CLAUDE_EVENTS as EVENTS, edit_hooks
 
     docs = (Path(__file__).resolve().parent.parent / "docs" / "hosts.md").read_text()
     section = docs[docs.index("### Registering the hooks") :]

@@ -9,8 +9,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from returns.pipeline import is_successful
 
 from domain.codec import (

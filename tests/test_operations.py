@@ -65,8 +65,7 @@ from domain.operations import (
 from domain.pending import empty_journal
 from domain.render import RENDER_HEADER, render_workspace_block
 from domain.retention import NO_DORMANCY, dormancy_at, strength
-from domain.session import HEADER as HOT_HEADER
-from domain.session import ToolEvent
+from domain.session import HEADER as HOT_HEADER, ToolEvent
 from domain.text import memory_key
 from domain.timeutil import iso_from_ms
 from tests.support.builders import KEY, NOW, ROOT, memory, session, store

@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 # the commands' exit codes, re-exported for the command modules (one definition: adapters.exit_codes)
-from adapters.exit_codes import EXIT_OK as EXIT_OK
-from adapters.exit_codes import EXIT_REJECTED as EXIT_REJECTED
-from adapters.exit_codes import EXIT_STORAGE as EXIT_STORAGE
-from adapters.exit_codes import EXIT_USAGE as EXIT_USAGE
+from adapters.exit_codes import (
+    EXIT_OK as EXIT_OK,
+    EXIT_REJECTED as EXIT_REJECTED,
+    EXIT_STORAGE as EXIT_STORAGE,
+    EXIT_USAGE as EXIT_USAGE,
+)
 from domain.text import strip_controls
 
 if TYPE_CHECKING:

@@ -10,8 +10,7 @@ from adapters.commands import EXIT_OK, CommandError, context, write, write_json
 
 
 def import_owm(args: argparse.Namespace) -> int:
-    from adapters.import_owm import ImportSourceError, default_source, format_report
-    from adapters.import_owm import import_owm as run_import
+    from adapters.import_owm import ImportSourceError, default_source, format_report, import_owm as run_import
 
     ctx = context(args)
     source = Path(args.dir).expanduser() if args.dir else default_source()

@@ -32,10 +32,10 @@ from adapters.hosts.hook_dialect import (
     Dialect,
     HookEnv,
     HookResult,
+    run_hook as _run_hook,
     text_field,
+    tool_event as _tool_event,
 )
-from adapters.hosts.hook_dialect import run_hook as _run_hook
-from adapters.hosts.hook_dialect import tool_event as _tool_event
 
 if TYPE_CHECKING:
     from domain.model import SessionState

@@ -22,8 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from adapters.hosts.hook_dialect import Dialect, HookEnv, HookResult, text_field
-from adapters.hosts.hook_dialect import run_hook as _run_hook
+from adapters.hosts.hook_dialect import Dialect, HookEnv, HookResult, run_hook as _run_hook, text_field
 from adapters.hosts.transcripts import flatten_text, records
 
 __all__ = ["DIALECT", "HOST", "compaction_summary", "rollout_exit_code", "run_hook"]

@@ -15,8 +15,7 @@ from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import NamedTuple
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from adapters.cli import main
 from tests.support.cli import stored_data_decodes
