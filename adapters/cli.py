@@ -14,14 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from adapters import __version__
-from adapters.exit_codes import (
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_STORAGE,
-    EXIT_UNEXPECTED,
-    EXIT_USAGE,
-    HELP,
-)
+from adapters.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_STORAGE, EXIT_UNEXPECTED, EXIT_USAGE, HELP
 
 if TYPE_CHECKING:
     import argparse

@@ -24,13 +24,7 @@ from typing import Any, Final
 
 from adapters.cli import HOSTS
 from adapters.commands import CommandError
-from adapters.config_files import (
-    ConfigError,
-    decode_json_object,
-    encode_json,
-    json_style,
-    read_text,
-)
+from adapters.config_files import ConfigError, decode_json_object, encode_json, json_style, read_text
 
 HOOK_TIMEOUT_S: Final = 10
 CLAUDE_TOOL_MATCHER: Final = "Read|Edit|Write|NotebookEdit|Grep|Bash"

@@ -65,31 +65,30 @@ def build_server(memory: WorkingMemory) -> MCPServer:
                 raise ToolError(refused)
         return msgspec.to_builtins(result)
 
+    def record(fn: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """One call whose result is a record (remember, forget, supersede, restore)."""
+        found: dict[str, Any] = call(fn, *args, **kwargs)
+        return found
+
     @server.tool(name="remember", description="Store a lasting memory the user asked you to keep.")
     def remember(
         text: str, type: str | None = None, importance: str | None = None, rationale: str | None = None
     ) -> dict[str, Any]:
         """``type``: feedback, project, decision or reference (default: classified from the text);
         ``importance``: low, normal or high."""
-        found: dict[str, Any] = call(
-            memory.remember, text, type=type, importance=importance, rationale=rationale
-        )
-        return found
+        return record(memory.remember, text, type=type, importance=importance, rationale=rationale)
 
     @server.tool(name="forget", description="Stop using a memory (it is kept and can be restored).")
     def forget(id: str) -> dict[str, Any]:
-        found: dict[str, Any] = call(memory.forget, id)
-        return found
+        return record(memory.forget, id)
 
     @server.tool(name="supersede", description="Replace a memory by a new text; the old one is kept.")
     def supersede(id: str, text: str, type: str | None = None) -> dict[str, Any]:
-        found: dict[str, Any] = call(memory.supersede, id, text, type=type)
-        return found
+        return record(memory.supersede, id, text, type=type)
 
     @server.tool(name="restore", description="Undo forget or supersede, or bring back an archived memory.")
     def restore(id: str) -> dict[str, Any]:
-        found: dict[str, Any] = call(memory.restore, id)
-        return found
+        return record(memory.restore, id)
 
     @server.tool(name="list", description="The stored memories, strongest first.")
     def list_memories(include_all: bool = False) -> dict[str, Any]:

@@ -251,19 +251,9 @@ def quarantine_name(now_ms: int) -> str:
     return f"workspace-cleanup-{quarantine_stamp(now_ms)}"
 
 
-class QuarantineRecord(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+class QuarantineRecord(Residue, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
     """One line of the quarantine ``manifest.jsonl``: the classification plus where it went."""
 
-    workspace_key: str
-    workspace_dir: str
-    root: str | None = None
-    root_exists: bool = False
-    classification: Classification
-    reasons: tuple[str, ...] = ()
-    entry_count: int | None = None
-    migrations: tuple[str, ...] | None = None
-    updated_at: str | None = None
-    store_key: str | None = None
     from_: str = msgspec.field(name="from")
     to: str
     quarantined_at: str

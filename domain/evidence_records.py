@@ -26,14 +26,7 @@ import msgspec
 
 from domain.codec import convert, encode_line, parse_json
 from domain.ids import hash16
-from domain.model import (
-    EventType,
-    EvidenceEvent,
-    EvidenceInput,
-    EvidenceLogLimits,
-    MemoryRef,
-    Relation,
-)
+from domain.model import EventType, EvidenceEvent, EvidenceInput, EvidenceLogLimits, MemoryRef, Relation
 from domain.safety import preview, redact
 from domain.text import lazy_compile
 from domain.timeutil import parse_iso_ms

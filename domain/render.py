@@ -57,6 +57,7 @@ RENDER_HEADER: Final = "Workspace memory (cross-session, verify if stale):"
 #: A budget below this renders nothing at all (the reference's ``MIN_ENVELOPE_LENGTH``).
 MIN_RENDER_BUDGET: Final = LongTermLimits.MIN_ENVELOPE_LENGTH
 
+
 class OmissionReason(StrEnum):
     """The one reason a memory is not in the block."""
 

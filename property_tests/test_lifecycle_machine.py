@@ -213,6 +213,9 @@ class LifecycleMachine(RuleBasedStateMachine):
         #: when each live session was last active and when its block was frozen
         self.active_at: dict[str, int] = {}
         self.frozen_at: dict[str, int] = {}
+        #: requests of an idle session that another session adopted, still in the idle session's own
+        #: pending list until its next operation drops them (see _adopt_idle)
+        self.stale: dict[str, set[Item]] = {}
         #: exact keys whose memory the user forgot or superseded and nothing brought back yet
         self.tombstoned: set[str] = set()
         #: memory id -> when the user forgot or superseded it, and the item that replaced it (forget:
@@ -239,8 +242,9 @@ class LifecycleMachine(RuleBasedStateMachine):
     def _adopt_idle(self, sid: str) -> None:
         """The owned requests of sessions idle for more than a day go with this promotion
         (docs/decisions.md#d7), and lift the tombstones of their keys as any explicit request does
-        (docs/decisions.md#d10). They leave the idle session's own state: its end does not promote
-        them again."""
+        (docs/decisions.md#d10). The idle session's own state keeps a copy until its next operation
+        drops it; its end promotes such a copy again, but a copy never lifts a tombstone: a forget
+        made since wins."""
         now = self.world.now
         for owner, items in self.pending.items():
             if (
@@ -249,6 +253,7 @@ class LifecycleMachine(RuleBasedStateMachine):
                 and now - self.active_at.get(owner, now) > PendingJournalLimits.ORPHAN_ADOPT_AFTER_MS
             ):
                 self._promote(items, requested=True)
+                self.stale.setdefault(owner, set()).update(items)
                 items.clear()
 
     def _retire(self, entry: MemoryEntry, replacement: Item | None) -> None:
@@ -296,6 +301,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         result = self.world.apply(op)
         assert result is not None
         after = self.world.store
+        if isinstance(op, Say | Open | Compact):  # the session's state drops the adopted requests
+            self.stale.pop(op.sid, None)
         assert self._accounted() >= accounted, op
         now_active = len(self._ids(MemoryStatus.ACTIVE))
         if isinstance(op, Forget) and result.outcome == "forgotten":
@@ -371,8 +378,10 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule(sid=st.sampled_from(SESSIONS))
     def end_session(self, sid: str) -> None:
+        stale = self.stale.pop(sid, set()) if sid in self.world.sessions else set()
         self._apply(End(sid=sid))
         self._promote(self.pending.pop(sid, set()), requested=True)
+        self._promote(stale, requested=False)  # copies of adopted requests: a tombstone blocks them
         self.active_at.pop(sid, None)
         self.frozen_at.pop(sid, None)
 

@@ -795,9 +795,10 @@ def test_an_explicit_request_adopted_from_an_idle_session_brings_a_forgotten_mem
 
 
 def test_a_forgotten_memory_stays_forgotten_when_the_idle_session_that_asked_for_it_ends_d7() -> None:
-    """Pending memories that another session adopted leave the idle session's pending list
-    (docs/decisions.md#d7), at ``end_session`` too: it used to promote the stale copy, so a memory
-    adopted, promoted and then forgotten came back when the session that once asked for it ended."""
+    """A session's copy of a request that another session adopted (docs/decisions.md#d7) is
+    promoted again at ``end_session`` (its journal entry is gone, so the copy is all there is), but
+    it cannot lift a tombstone: a memory adopted, promoted and then forgotten used to come back when
+    the session that once asked for it ended."""
     ws = Workspace()
     ws.say("A", "a-1", "remember this: always run the linter before committing", NOW)
     ws.open("B", NOW + MINUTE + DAY_MS)  # A has been idle for more than a day: B adopts its request

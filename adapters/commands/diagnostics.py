@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -22,6 +24,8 @@ from adapters.evidence_log import read_events
 from domain import diagnostics as diag
 from domain.codec import decode_journal, decode_store
 from domain.diagnostics import AuditRecord, DiagInput, NormalizedRejection
+
+T = TypeVar("T")
 
 
 class RejectionLine(msgspec.Struct, frozen=True, kw_only=True):
@@ -205,34 +209,42 @@ def trace(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-def quality(args: argparse.Namespace) -> int:
+def _report(
+    args: argparse.Namespace,
+    build: Callable[[Any], T],
+    as_json: Callable[[T, int], object],
+    as_text: Callable[[T], str],
+) -> int:
+    """One report of the inspected workspace: ``build`` it, then print it as JSON or text."""
     loaded = _load(args)
-    report = diag.quality_report(diag.inspect(loaded.src, loaded.now_ms))
+    report = build(diag.inspect(loaded.src, loaded.now_ms))
     if args.json:
-        write_json(diag.quality_json(report, loaded.now_ms))
+        write_json(as_json(report, loaded.now_ms))
     else:
-        write(diag.format_quality(report))
+        write(as_text(report))
     return EXIT_OK
+
+
+def quality(args: argparse.Namespace) -> int:
+    return _report(args, diag.quality_report, diag.quality_json, diag.format_quality)
 
 
 def coverage(args: argparse.Namespace) -> int:
-    loaded = _load(args)
-    rows = diag.coverage_rows(diag.inspect(loaded.src, loaded.now_ms), args.include_historical)
-    if args.json:
-        write_json(diag.coverage_json(rows, loaded.now_ms))
-    else:
-        write(diag.format_coverage(rows))
-    return EXIT_OK
+    return _report(
+        args,
+        lambda inspected: diag.coverage_rows(inspected, args.include_historical),
+        diag.coverage_json,
+        diag.format_coverage,
+    )
 
 
 def disappearances(args: argparse.Namespace) -> int:
-    loaded = _load(args)
-    rows = diag.disappearance_rows(diag.inspect(loaded.src, loaded.now_ms))
-    if args.json:
-        write_json(diag.disappearances_json(rows, loaded.now_ms, explain=args.explain))
-    else:
-        write(diag.format_disappearances(rows, explain=args.explain, raw=args.raw))
-    return EXIT_OK
+    return _report(
+        args,
+        diag.disappearance_rows,
+        lambda rows, now_ms: diag.disappearances_json(rows, now_ms, explain=args.explain),
+        lambda rows: diag.format_disappearances(rows, explain=args.explain, raw=args.raw),
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,21 +6,8 @@ import argparse
 import re
 from typing import Final
 
-from adapters.commands import (
-    EXIT_OK,
-    EXIT_REJECTED,
-    context,
-    memory,
-    one_line,
-    text_arg,
-    write,
-    write_json,
-)
-from domain.extraction import (
-    ExtractionResult,
-    extract_explicit,
-    parse_compaction_candidates,
-)
+from adapters.commands import EXIT_OK, EXIT_REJECTED, context, memory, one_line, text_arg, write, write_json
+from domain.extraction import ExtractionResult, extract_explicit, parse_compaction_candidates
 from domain.model import EventType
 
 _BLOCK_HEADER: Final = re.compile(r"memory[ \t]+candidates", re.IGNORECASE)

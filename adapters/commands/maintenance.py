@@ -30,9 +30,7 @@ def cleanup(args: argparse.Namespace) -> int:
 
     ctx = context(args)
     mode = "quarantine" if args.quarantine else "dry-run"
-    min_age_ms = (
-        DEFAULT_MIN_AGE_MS if args.older_than_days is None else int(args.older_than_days * DAY_MS)
-    )
+    min_age_ms = DEFAULT_MIN_AGE_MS if args.older_than_days is None else int(args.older_than_days * DAY_MS)
     run = run_cleanup(
         ctx.home, ctx.now_ms, mode=mode, min_age_ms=min_age_ms, include_orphans=args.include_orphans
     )

@@ -27,13 +27,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from adapters.hosts.hook_steps import (
-    additional_context,
-    compaction_step,
-    end_step,
-    open_step,
-    prompt_step,
-)
+from adapters.hosts.hook_steps import additional_context, compaction_step, end_step, open_step, prompt_step
 from adapters.hosts.transcripts import flatten_text
 
 if TYPE_CHECKING:

@@ -14,12 +14,7 @@ from domain import evidence
 from domain.consolidation.results import ABSORBED_EXACT, ABSORBED_IDENTITY, Absorption, DedupeResult
 from domain.ids import stable_suffix
 from domain.keys import entry_keys, exact_key
-from domain.model import (
-    EvidenceInput,
-    MemoryEntry,
-    MemoryStatus,
-    MemoryType,
-)
+from domain.model import EvidenceInput, MemoryEntry, MemoryStatus, MemoryType
 from domain.retention import (
     DEFAULT_TUNING,
     USER_IMPORTANCE_FACTOR,

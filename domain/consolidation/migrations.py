@@ -10,14 +10,7 @@ from msgspec.structs import replace
 
 from domain import evidence, safety
 from domain.consolidation.results import P0_CLEANUP_MIGRATION_ID, QUALITY_CLEANUP_MIGRATION_ID, MigrationAudit
-from domain.model import (
-    EvidenceInput,
-    MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    WorkspaceStore,
-)
+from domain.model import EvidenceInput, MemoryEntry, MemorySource, MemoryStatus, MemoryType, WorkspaceStore
 
 
 def _merge_tags(tags: tuple[str, ...] | None, extra: Iterable[str]) -> tuple[str, ...]:

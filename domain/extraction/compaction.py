@@ -24,14 +24,7 @@ from domain.extraction.results import (
 )
 from domain.extraction.triggers import NEG_EN, NEG_VERB, NEG_ZH, SEP, is_bare_hedge, request_phrases
 from domain.jsregex import DOT, WORD_END
-from domain.model import (
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    MemorySource,
-    MemoryType,
-    Phase,
-)
+from domain.model import EventType, EvidenceInput, MemoryEntry, MemorySource, MemoryType, Phase
 from domain.text import WS, js_trim, lazy_compile, memory_key
 from domain.timeutil import iso_from_ms
 

@@ -13,27 +13,10 @@ from returns.result import Failure, Success
 
 from domain import evidence, safety
 from domain.bounds import MAX_EXPLICIT_REQUESTS, message_window
-from domain.extraction.results import (
-    ExtractionReason,
-    ExtractionResult,
-    new_entry,
-)
-from domain.extraction.triggers import (
-    DEFERRAL,
-    EXPLICIT_PATTERNS,
-    NEGATION,
-    NEGATION_LEAD,
-    is_bare_hedge,
-)
+from domain.extraction.results import ExtractionReason, ExtractionResult, new_entry
+from domain.extraction.triggers import DEFERRAL, EXPLICIT_PATTERNS, NEGATION, NEGATION_LEAD, is_bare_hedge
 from domain.jsregex import LINE_TERMINATORS
-from domain.model import (
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    MemorySource,
-    MemoryType,
-    Phase,
-)
+from domain.model import EventType, EvidenceInput, MemoryEntry, MemorySource, MemoryType, Phase
 from domain.text import collapse_whitespace, js_trim, lazy_compile
 
 __all__ = ["classify_explicit_memory", "extract_explicit"]

@@ -10,13 +10,7 @@ import msgspec
 
 from domain.evidence import PREVIEW_ACCEPTED, PREVIEW_REJECTED
 from domain.ids import memory_id
-from domain.model import (
-    EvidenceInput,
-    MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-)
+from domain.model import EvidenceInput, MemoryEntry, MemorySource, MemoryStatus, MemoryType
 from domain.timeutil import iso_from_ms
 
 __all__ = [

@@ -13,13 +13,7 @@ from domain.consolidation import normalize_store
 from domain.emitted import events
 from domain.ids import memory_id
 from domain.keys import exact_key, key_hash
-from domain.model import (
-    Importance,
-    MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-)
+from domain.model import Importance, MemoryEntry, MemorySource, MemoryStatus, MemoryType
 from domain.operations.supersession import (
     _link_replacement,
     _resolve_survivor,

@@ -251,8 +251,7 @@ def end_session(
         return _unchanged(snap)
     if keep_hot_state and snap.session is not None:
         return _suspend(snap, snap.session, session_id, now_ms)
-    # requests another session adopted meanwhile are gone from the session (docs/decisions.md#d7)
-    pending = _session_or_new(snap, session_id, now_ms).pending_memories if snap.session is not None else ()
+    pending = snap.session.pending_memories if snap.session is not None else ()
     store, activity = _note_activity(snap.store, now_ms, tuning=snap.tuning)
     promoted = promote(
         store,

@@ -10,14 +10,7 @@ from msgspec.structs import replace
 
 from domain import evidence
 from domain.keys import exact_key, key_hash
-from domain.model import (
-    EvidenceInput,
-    MemoryEntry,
-    MemoryStatus,
-    SessionState,
-    Tombstone,
-    WorkspaceStore,
-)
+from domain.model import EvidenceInput, MemoryEntry, MemoryStatus, SessionState, Tombstone, WorkspaceStore
 from domain.timeutil import iso_from_ms
 
 

@@ -19,7 +19,7 @@ from domain.model import (
     PendingJournal,
     WorkspaceStore,
 )
-from domain.pending import clear_pending, normalize_journal, owner_of
+from domain.pending import clear_pending, journal_key, normalize_journal, owner_of
 from domain.promotion.accounting import (
     EMPTY_ACCOUNTING,
     PromotionAccounting,
@@ -84,11 +84,20 @@ def _merge_into_store(
     return replace(store, entries=tuple(entries)), found_events
 
 
-def _lift_tombstones(store: WorkspaceStore, pending: Sequence[MemoryEntry]) -> WorkspaceStore:
+def _lift_tombstones(
+    store: WorkspaceStore, pending: Sequence[MemoryEntry], journal: PendingJournal
+) -> WorkspaceStore:
     """An explicit or manual request for a memory overrides an earlier forget (docs/decisions.md#d10):
     its tombstone goes, whichever session's request it is (an adopted one too, docs/decisions.md#d7).
-    Compaction candidates stay blocked."""
-    wanted = {key_hash(exact_key(e)) for e in pending if e.source in _REQUESTS}
+    Compaction candidates stay blocked, and so does a session's copy of a request whose journal
+    entry is gone (another session adopted it, or the journal's cap pushed it out): that request was
+    made before, and a forget since then wins."""
+    held = {journal_key(e) for e in journal.entries}
+    wanted = {
+        key_hash(exact_key(e))
+        for e in pending
+        if e.source in _REQUESTS and (owner_of(e) is None or journal_key(e) in held)
+    }
     if not wanted or not store.tombstones:
         return store
     kept = tuple(t for t in store.tombstones if t.key_hash not in wanted)
@@ -163,7 +172,7 @@ def promote(
             emitted=(events(journal_events) + normalized.emitted).with_session(session_id),
         )
 
-    store = _lift_tombstones(store, pending)
+    store = _lift_tombstones(store, pending, journal)
     tombstone_hashes = {t.key_hash for t in store.tombstones}
     tombstoned = {exact_key(e) for e in pending if key_hash(exact_key(e)) in tombstone_hashes}
     storable = [

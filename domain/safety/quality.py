@@ -18,20 +18,6 @@ from domain.safety.reasons import QualityReason
 from domain.safety.redaction import REDACTED
 from domain.text import js_trim
 
-__all__ = [
-    "HARD_QUALITY_REASONS",
-    "QUALITY_REASON_ORDER",
-    "QualityAssessment",
-    "assess_memory_quality",
-    "has_future_rule",
-    "is_architecture_like_decision",
-    "is_decision_quality_violation",
-    "is_feedback_quality_violation",
-    "is_hard_quality_reason",
-    "is_implementation_status_decision",
-    "is_progress_snapshot_violation",
-]
-
 _I: Final = re.IGNORECASE
 
 #: Every reason :func:`assess_memory_quality` can give, in the order it gives them.

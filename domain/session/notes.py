@@ -4,6 +4,7 @@ memories still waiting for promotion, all redacted (docs/decisions.md#hot-sessio
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
+from typing import TypeVar
 
 from msgspec.structs import replace
 
@@ -19,12 +20,21 @@ def _decision_norm(text: str) -> str:
     return collapse_whitespace(text.lower())
 
 
+#: A decision or a pending memory: both carry a text and an optional rationale.
+_Noted = TypeVar("_Noted", SessionDecision, MemoryEntry)
+
+
+def _redacted(noted: _Noted) -> _Noted:
+    """``noted`` with its text and rationale redacted (the same object when nothing changed)."""
+    text = redact(noted.text)
+    rationale = None if noted.rationale is None else redact(noted.rationale)
+    if text == noted.text and rationale == noted.rationale:
+        return noted
+    return replace(noted, text=text, rationale=rationale)
+
+
 def _redact_decision(decision: SessionDecision) -> SessionDecision:
-    text = redact(decision.text)
-    rationale = None if decision.rationale is None else redact(decision.rationale)
-    if text == decision.text and rationale == decision.rationale:
-        return decision
-    return replace(decision, text=text, rationale=rationale)
+    return _redacted(decision)
 
 
 def _newest_decisions(decisions: Iterable[SessionDecision]) -> tuple[SessionDecision, ...]:
@@ -74,11 +84,7 @@ def _entry_key(entry: MemoryEntry) -> str:
 
 
 def _redact_memory(entry: MemoryEntry) -> MemoryEntry:
-    text = redact(entry.text)
-    rationale = None if entry.rationale is None else redact(entry.rationale)
-    if text == entry.text and rationale == entry.rationale:
-        return entry
-    return replace(entry, text=text, rationale=rationale)
+    return _redacted(entry)
 
 
 def _pending_window(entries: Iterable[MemoryEntry]) -> tuple[MemoryEntry, ...]:
