@@ -72,3 +72,35 @@ def carry_index(before: tuple[MemoryEntry, ...], after: tuple[MemoryEntry, ...])
     hit = _INDEXES.get(id(before))
     if hit is not None and hit.entries is before:
         _remember(hit._replace(entries=after))
+
+
+def derive_index(
+    before: tuple[MemoryEntry, ...], after: tuple[MemoryEntry, ...], fresh: Sequence[MemoryEntry]
+) -> None:
+    """``after`` holds entries of ``before`` (the same objects, in any order) and the ``fresh`` ones,
+    and no two of its entries share an id, nor two of its active entries an exact or identity key
+    (a settled store): when ``before`` has an index, ``after`` gets one made from it, looking up only
+    the fresh entries' keys. The positions are those :func:`stored_index` would find."""
+    hit = _INDEXES.get(id(before))
+    if hit is None or hit.entries is not before or after is before:
+        return
+    at = {id(entry): position for position, entry in enumerate(after)}
+
+    def moved(positions: dict[str, int]) -> dict[str, int]:
+        return {key: at[id(before[p])] for key, p in positions.items() if id(before[p]) in at}
+
+    first_exact, first_identity, first_id = (
+        moved(hit.first_exact),
+        moved(hit.first_identity),
+        moved(hit.first_id),
+    )
+    for entry in fresh:
+        position = at.get(id(entry))
+        if position is None:
+            continue
+        first_id[entry.id] = position
+        if entry.status is not MemoryStatus.SUPERSEDED:
+            exact, identity = entry_keys(entry)
+            first_exact[exact] = position
+            first_identity[identity] = position
+    _remember(StoredIndex(after, first_exact, first_identity, dict(first_exact), first_id))

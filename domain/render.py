@@ -119,6 +119,10 @@ class RenderResult(Emits, frozen=True, kw_only=True, dict=True):
     selection: Selection
     #: shortlisted entries the character budget left out, with their reason, in the order decided
     budget_losers: tuple[tuple[MemoryEntry, OmissionReason], ...]
+    #: each rendered entry's line without its ``- `` (``render_entry_line`` at ``at_ms``), in
+    #: ``rendered`` order
+    lines: tuple[str, ...] = ()
+    at_ms: int | None = None
 
     @cached_property
     def losers(self) -> tuple[tuple[MemoryEntry, OmissionReason], ...]:
@@ -189,6 +193,8 @@ def _finish(
     selection: Selection,
     budget_losers: list[tuple[MemoryEntry, OmissionReason]],
     superseded: list[MemoryEntry],
+    lines: Sequence[str] = (),
+    at_ms: int | None = None,
 ) -> RenderResult:
     """Assemble the result and its evidence (:func:`_omission_events`)."""
     events = [evidence.rendered(e) for e in rendered]
@@ -201,6 +207,8 @@ def _finish(
         markers=store.archived,
         selection=selection,
         budget_losers=tuple(budget_losers),
+        lines=tuple(lines),
+        at_ms=at_ms,
     )
 
 
@@ -298,6 +306,7 @@ def render_workspace_block(
     lines = [RENDER_HEADER]
     used = len(RENDER_HEADER)  # length of "\n".join(lines)
     rendered: list[MemoryEntry] = []
+    shown: dict[int, str] = {}  # id(entry) -> its line, for number_block
     for type_ in SECTION_ORDER:
         items = [entry for entry in shortlist if entry.type == type_]
         if not items:
@@ -305,17 +314,20 @@ def render_workspace_block(
         section = [f"{type_.value}:"]
         section_used = used + 1 + len(section[0])  # length if the section were appended now
         for entry in items:
-            line = "- " + render_entry_line(entry, now_ms)
+            body = render_entry_line(entry, now_ms)
+            line = "- " + body
             if section_used + 1 + len(line) <= budget:
                 section.append(line)
                 section_used += 1 + len(line)
                 rendered.append(entry)
+                shown[id(entry)] = body
             else:
                 losers.append((entry, REASON_CHAR_BUDGET))
         if len(section) > 1:
             lines.extend(section)
             used = section_used
-    return _finish(store, "\n".join(lines), rendered, selection, losers, superseded)
+    block_lines = [shown[id(entry)] for entry in rendered]
+    return _finish(store, "\n".join(lines), rendered, selection, losers, superseded, block_lines, now_ms)
 
 
 def number_block(result: RenderResult, now_ms: int) -> str:
@@ -327,9 +339,11 @@ def number_block(result: RenderResult, now_ms: int) -> str:
         return ""
     lines = [RENDER_HEADER]
     current: MemoryType | None = None
+    known = result.lines if result.at_ms == now_ms and len(result.lines) == len(result.rendered) else None
     for number, entry in enumerate(result.rendered, start=1):
         if entry.type != current:
             current = entry.type
             lines.append(f"{entry.type.value}:")
-        lines.append(f"- [M{number}] {render_entry_line(entry, now_ms)}")
+        body = known[number - 1] if known is not None else render_entry_line(entry, now_ms)
+        lines.append(f"- [M{number}] {body}")
     return "\n".join(lines)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from hypothesis import given, strategies as st
 from msgspec.structs import replace
 
-from domain import consolidation
+from domain import consolidation, key_index
 from domain.consolidation import NormalizeResult, normalize_store
 from domain.keys import exact_key, key_hash
 from domain.model import DAY_MS, MemoryEntry, MemoryStatus, MemoryType, WorkspaceStore
@@ -94,6 +94,9 @@ def test_the_shortcut_from_a_settled_store_is_the_full_pass(
     at = NOW_MS + days_later * DAY_MS
     changed = replace(base, entries=data.draw(_changes(base, archive, at)))
     quick = normalize_store(changed, at, archive=archive, tuning=tuning, base=base)
+    derived = key_index._INDEXES.get(id(quick.store.entries))
+    if derived is not None and derived.entries is quick.store.entries:  # made from the base's index
+        assert derived == key_index._build(quick.store.entries)
     forget_memos()
     full = normalize_store(changed, at, archive=archive, tuning=tuning)
     _same(quick, full)

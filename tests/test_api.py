@@ -202,23 +202,35 @@ def test_the_snapshot_cache_rereads_after_another_writer(tmp_path: Path, clock: 
     assert "blue-green" in cached.open_session("s2").text
 
 
-def test_the_hosts_doc_example_runs(tmp_path: Path) -> None:
+def _run_hosts_doc_example(tmp_path: Path, after: str, home: Path | None) -> tuple[str, str]:
+    """The first Python example of docs/hosts.md after ``after``, run as a script: (script, stdout)."""
     doc = (ROOT / "docs" / "hosts.md").read_text()
-    section = doc[doc.index("## Python hosts") :]
-    found = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    found = re.search(r"```python\n(.*?)```", doc[doc.index(after) :], re.DOTALL)
     assert found is not None
     script = tmp_path / "example.py"
     script.write_text(found.group(1))
     env = {**os.environ, "WORKMEM_NOW": "2026-05-01T09:00:00Z"}
     env.pop("WORKMEM_HOME", None)
+    if home is not None:
+        env["WORKMEM_HOME"] = str(home)
     done = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=tmp_path, check=False
     )
     assert done.returncode == 0, done.stderr
-    expected = [c.strip() for c in re.findall(r"# (\[.*?\]|rejected .*?)$", found.group(1), re.MULTILINE)]
+    return found.group(1), done.stdout
+
+
+def test_the_hosts_doc_example_runs(tmp_path: Path) -> None:
+    script, out = _run_hosts_doc_example(tmp_path, "## Python hosts", None)
+    expected = [c.strip() for c in re.findall(r"# (\[.*?\]|rejected .*?)$", script, re.MULTILINE)]
     for line in expected:
-        assert line in done.stdout
-    assert "we use pnpm, never npm" in done.stdout.split("Workspace memory")[1]
+        assert line in out
+    assert "we use pnpm, never npm" in out.split("Workspace memory")[1]
+
+
+def test_the_hosts_doc_composition_example_runs(tmp_path: Path) -> None:
+    _, out = _run_hosts_doc_example(tmp_path, "Composing operations:", tmp_path / "home")
+    assert out.strip() == "['prefer small commits']"
 
 
 def test_what_a_cached_workspace_writes_is_what_its_bytes_decode_to(tmp_path: Path, clock: Clock) -> None:

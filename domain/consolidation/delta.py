@@ -14,7 +14,7 @@ from domain.consolidation.dedupe import _absorb_component
 from domain.consolidation.results import Absorption, NormalizeResult
 from domain.consolidation.settled import _is_settled, _remember_settled
 from domain.emitted import Emitted
-from domain.key_index import stored_index
+from domain.key_index import derive_index, stored_index
 from domain.keys import entry_key_hashes, entry_keys
 from domain.model import ArchiveMarker, EvidenceInput, MemoryEntry, MemoryStatus, WorkspaceStore
 from domain.retention import Tuning
@@ -184,6 +184,7 @@ def _normalize_delta(
             )
         ):
             _remember_settled(result, active_count)
+            derive_index(before, result.entries, fresh)
     return NormalizeResult(
         store=result,
         absorptions=tuple(absorptions),
