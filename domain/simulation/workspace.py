@@ -1,17 +1,18 @@
 """The in-memory unit of work of a simulation (docs/simulation.md, "How a run works").
 
-:class:`Workspace` holds what the file store holds on disk, as values, and mirrors what the shell does
+:class:`Workspace` holds what the file store holds on disk, as values, and does what the shell does
 around one operation (``adapters/commands/_run.py``): build the :class:`~domain.operations.Snapshot`
-(the session, the other sessions, the archive), call the pure operation, keep the new store, journal
-and session (or drop the session when it ended) and add archived entries to the archive. Nothing is
-written anywhere.
+(the session, the other sessions, the archive), call the pure operation, and keep its result through
+``domain.workspace_port.apply_result``, the write-back the file transaction and the property tests'
+in-memory world use too (it is a :class:`~domain.workspace_port.WorkspacePort`). Nothing is written
+anywhere.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
-from typing import Final
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Final
 
 from domain.keys import exact_key, key_hash
 from domain.model import (
@@ -26,6 +27,11 @@ from domain.model import (
 )
 from domain.operations import OpResult, Snapshot
 from domain.retention import Tuning
+from domain.workspace_port import apply_result
+
+if TYPE_CHECKING:
+    from domain.consolidation import MigrationAudit
+    from domain.extraction import RejectionRecord
 from domain.timeutil import iso_from_ms
 
 #: Where a simulated workspace says it lives (a label only: nothing is read or written there).
@@ -57,7 +63,8 @@ class Workspace:
         self.rejected_total = 0
 
     def run(self, session_id: str | None, op: Callable[[Snapshot], OpResult]) -> OpResult:
-        """One operation: snapshot, pure step, keep what it returned (as ``run_operation`` does)."""
+        """One operation: snapshot, pure step, then what it returned kept through the one write-back
+        of every shell (``domain.workspace_port.apply_result``)."""
         session = self.sessions.get(session_id) if session_id is not None else None
         others = tuple(s for sid, s in self.sessions.items() if sid != session_id)
         snap = Snapshot(
@@ -70,19 +77,37 @@ class Workspace:
             tuning=self.tuning,
         )
         result = op(snap)
-        self.store = result.store
-        self.journal = result.journal
-        if session_id is not None:
-            if result.delete_session:
-                self.sessions.pop(session_id, None)
-            elif result.session is not None:
-                self.sessions[session_id] = result.session
-        for entry in result.archived:
-            self.archive[key_hash(exact_key(entry))] = entry
-        self._count_rejections(result.events)
+        apply_result(self, snap, session_id, result)
         return result
 
-    def _count_rejections(self, events: Sequence[EvidenceInput]) -> None:
+    # -- the workspace port (domain.workspace_port): what the file transaction writes, kept here
+
+    def put_store(self, store: WorkspaceStore) -> None:
+        self.store = store
+
+    def put_journal(self, journal: PendingJournal) -> None:
+        self.journal = journal
+
+    def put_session(self, state: SessionState) -> None:
+        self.sessions[state.session_id] = state
+
+    def delete_session(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+
+    def emit(self, events: Iterable[EvidenceInput]) -> None:
+        self._count_rejections(events)
+
+    def append_archive(self, entries: Iterable[MemoryEntry]) -> None:
+        for entry in entries:
+            self.archive[key_hash(exact_key(entry))] = entry
+
+    def append_migration_audit(self, records: Iterable[MigrationAudit]) -> None:
+        """Audit records are not kept: a simulated store starts with every migration recorded."""
+
+    def append_rejections(self, records: Iterable[RejectionRecord]) -> None:
+        """The rejection log is not kept; the rejections are counted from the evidence."""
+
+    def _count_rejections(self, events: Iterable[EvidenceInput]) -> None:
         for event in events:
             if event.type in _REJECTION_EVENTS:
                 self.rejected_total += 1
