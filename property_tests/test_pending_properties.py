@@ -295,6 +295,16 @@ class PromotionCase(NamedTuple):
             return not self.include_unowned
         return owner != self.session_id and owner not in self.idle
 
+    def selects(self, entry: MemoryEntry) -> bool:
+        """The journal entry is promoted by this call: unowned while unowned entries are included,
+        the promoting session's own while owned ones are, or an idle owner's."""
+        owner = owner_of(entry)
+        if owner is None:
+            return self.include_unowned
+        return (self.include_owned and owner == self.session_id) or (
+            owner in self.idle and owner != self.session_id
+        )
+
 
 PROMOTION_NOW = START + 1000
 
@@ -467,16 +477,36 @@ def test_promoted_and_absorbed_memories_are_in_the_store(case: PromotionCase) ->
         ), (event_, survivor)
 
 
+def lifted_tombstones(case: PromotionCase) -> set[str]:
+    """The key hashes whose tombstones a request among the promoted pending memories lifts
+    (docs/decisions.md#d10): an explicit or manual memory, first of its exact key, that is unowned
+    or still has its journal entry (a session's copy of a request whose journal entry is gone was
+    made before the forget, so it does not lift it)."""
+    journal = normalize_journal(case.journal, PROMOTION_NOW)[0].entries
+    held = {journal_key(e) for e in journal}
+    in_scope = [e for e in journal if case.selects(e)]
+    return {
+        key_hash(keys.exact_key(e))
+        for e in keys.first_per_key([*case.session_pending, *in_scope])
+        if e.source in (MemorySource.EXPLICIT, MemorySource.MANUAL)
+        and (owner_of(e) is None or journal_key(e) in held)
+    }
+
+
 @given(promotion_cases())
 def test_the_store_after_is_normalised_and_tombstones_hold(case: PromotionCase) -> None:
     """No pending-only field reaches the store; no two active entries share an exact key; a
-    tombstoned pending key is rejected as ``tombstoned``, cleared, and never stored."""
+    request lifts its key's tombstone; any other tombstoned pending key is rejected as
+    ``tombstoned``, cleared, and never stored."""
     result = case.run()
     for entry in result.store.entries:
         assert entry.pending_owner_session_id is None and entry.promotion_attempts is None, entry
     active = [e for e in result.store.entries if e.status is MemoryStatus.ACTIVE]
     assert len({keys.exact_key(e) for e in active}) == len(active)
-    tombstoned = {t.key_hash for t in case.store.tombstones}
+    lifted = lifted_tombstones(case)
+    before = {t.key_hash for t in case.store.tombstones}
+    assert {t.key_hash for t in result.store.tombstones} == before - lifted
+    tombstoned = before - lifted
     stored_from_pending = {keys.exact_key(e) for e in active if e.id.startswith(("j", "p"))}
     for key in accounted(result):
         if key_hash(key) in tombstoned:
