@@ -197,9 +197,15 @@ def sessions(draw: st.DrawFn, max_ops: int = 30) -> SessionState:
 
 
 def _section_lines(render: str) -> dict[str, list[str]]:
+    """The items under each section header. A block cut at its character cap ends in whatever the
+    cut left of its last line (part of an item or of a header, or nothing after a line break), so
+    that line is not read."""
     found: dict[str, list[str]] = {}
     current: str | None = None
-    for line in render.split("\n")[1:]:
+    lines = render.split("\n")[1:]
+    if len(render) == HotStateLimits.MAX_RENDERED_CHARS:
+        lines = lines[:-1]
+    for line in lines:
         if line in SECTIONS:
             current = line
             found[current] = []
