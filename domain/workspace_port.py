@@ -5,19 +5,23 @@ An operation reads a :class:`~domain.operations.Snapshot` and returns an
 result is kept: the store, journal and session when they differ from the snapshot, the session's end,
 the pruned sessions, the evidence, the archived entries, the migration audit and the rejection lines.
 A shell implements :class:`WorkspacePort`: the file transaction (``adapters.transaction``) writes to
-disk, an in-memory implementation (the property tests) keeps values. Nothing here does any I/O itself.
+disk; :class:`InMemoryWorkspace` keeps values (the simulator and the tests' shells extend it). Nothing
+here does any I/O itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Protocol
+
+from domain.keys import exact_key, key_hash
+from domain.operations.values import OpResult, Snapshot
+from domain.retention import DEFAULT_TUNING, Tuning
 
 if TYPE_CHECKING:
     from domain.consolidation import MigrationAudit
     from domain.extraction import RejectionRecord
     from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
-    from domain.operations import OpResult, Snapshot
 
 
 class WorkspacePort(Protocol):
@@ -64,3 +68,73 @@ def apply_result(port: WorkspacePort, snap: Snapshot, session_id: str | None, re
         port.append_migration_audit(result.audit)
     if result.rejections:
         port.append_rejections(result.rejections)
+
+
+class InMemoryWorkspace:
+    """A workspace held as values: what the files hold, in attributes and dictionaries. :meth:`run` does
+    what a shell does around one operation (snapshot, pure step, :func:`apply_result`). The archive is
+    kept by marker key hash; evidence, migration audit and rejection records are dropped unless a
+    subclass keeps them (override :meth:`emit` and the ``append_*`` methods)."""
+
+    def __init__(
+        self,
+        store: WorkspaceStore,
+        journal: PendingJournal,
+        archive: dict[str, MemoryEntry] | None = None,
+        *,
+        workspace_root_hash: str | None = None,
+        tuning: Tuning = DEFAULT_TUNING,
+    ) -> None:
+        self.store = store
+        self.journal = journal
+        self.sessions: dict[str, SessionState] = {}
+        self.archive: dict[str, MemoryEntry] = archive if archive is not None else {}
+        self.workspace_root_hash = workspace_root_hash
+        self.tuning = tuning
+
+    def snapshot(self, session_id: str | None) -> Snapshot:
+        """What a step of ``session_id`` (``None``: a workspace command) reads: the store, the journal,
+        its own state, every other session's state and the archive."""
+        return Snapshot(
+            store=self.store,
+            journal=self.journal,
+            session=self.sessions.get(session_id) if session_id is not None else None,
+            others=tuple(state for other, state in self.sessions.items() if other != session_id),
+            archive=self.archive,
+            workspace_root_hash=self.workspace_root_hash,
+            tuning=self.tuning,
+        )
+
+    def run(self, session_id: str | None, step: Callable[[Snapshot], OpResult]) -> OpResult:
+        """One operation: snapshot, pure step, its result kept through :func:`apply_result`."""
+        snap = self.snapshot(session_id)
+        result = step(snap)
+        apply_result(self, snap, session_id, result)
+        return result
+
+    # -- the port
+
+    def put_store(self, store: WorkspaceStore) -> None:
+        self.store = store
+
+    def put_journal(self, journal: PendingJournal) -> None:
+        self.journal = journal
+
+    def put_session(self, state: SessionState) -> None:
+        self.sessions[state.session_id] = state
+
+    def delete_session(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+
+    def emit(self, events: Iterable[EvidenceInput]) -> None:
+        """Evidence is not kept here."""
+
+    def append_archive(self, entries: Iterable[MemoryEntry]) -> None:
+        for entry in entries:
+            self.archive[key_hash(exact_key(entry))] = entry
+
+    def append_migration_audit(self, records: Iterable[MigrationAudit]) -> None:
+        """Audit records are not kept here."""
+
+    def append_rejections(self, records: Iterable[RejectionRecord]) -> None:
+        """Rejection records are not kept here."""

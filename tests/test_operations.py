@@ -43,12 +43,10 @@ from domain.model import (
     MemoryType,
     Outcome,
     PendingJournal,
-    SessionState,
     WorkspaceStore,
 )
 from domain.operations import (
     OpResult,
-    Snapshot,
     compaction_prompt,
     context_text,
     end_session,
@@ -68,8 +66,8 @@ from domain.retention import NO_DORMANCY, dormancy_at, strength
 from domain.session import HEADER as HOT_HEADER, ToolEvent
 from domain.text import memory_key
 from domain.timeutil import iso_from_ms
+from domain.workspace_port import InMemoryWorkspace, apply_result
 from tests.support.builders import KEY, NOW, ROOT, memory, session, store
-from tests.support.world import snapshot_of
 
 MINUTE = 60_000
 MIGRATED = ("2026-04-28-quality-cleanup", "2026-04-26-p0-cleanup", "2026-05-01-retention-clock-backfill")
@@ -104,45 +102,38 @@ def summary(*lines: str, heading: str = "Memory candidates:") -> str:
     return "## Goal\nShip the release.\n\n## Next Steps\nNone.\n\n" + heading + "\n" + "\n".join(lines) + "\n"
 
 
-class Workspace:
-    """The shell, reduced to dictionaries: read the snapshots, run one step, write back the result."""
+class Workspace(InMemoryWorkspace):
+    """The shell, reduced to dictionaries (the shared in-memory workspace), keeping the evidence."""
 
     def __init__(self, store: WorkspaceStore | None = None, journal: PendingJournal | None = None) -> None:
-        self.store = store if store is not None else new_store()
-        self.journal = journal if journal is not None else empty_journal(ROOT, KEY, NOW)
-        self.sessions: dict[str, SessionState] = {}
-        self.archive: dict[str, MemoryEntry] = {}
+        super().__init__(
+            store if store is not None else new_store(),
+            journal if journal is not None else empty_journal(ROOT, KEY, NOW),
+        )
         self.events: list[EvidenceInput] = []
 
-    def snapshot(self, sid: str | None) -> Snapshot:
-        return snapshot_of(self.store, self.journal, self.sessions, self.archive, sid)
+    def emit(self, events: Iterable[EvidenceInput]) -> None:
+        self.events.extend(events)
 
     def write(self, sid: str | None, result: OpResult) -> OpResult:
-        self.store, self.journal = result.store, result.journal
-        if sid is not None:
-            if result.delete_session:
-                self.sessions.pop(sid, None)
-            elif result.session is not None:
-                self.sessions[sid] = result.session
-        for entry in result.archived:
-            self.archive[key_hash(exact_key(entry))] = entry
-        self.events.extend(result.events)
+        """Keep ``result``, computed from the current snapshot of ``sid``, as :meth:`run` would."""
+        apply_result(self, self.snapshot(sid), sid, result)
         return result
 
     def open(self, sid: str, now: int) -> OpResult:
-        return self.write(sid, open_session(self.snapshot(sid), sid, now))
+        return self.run(sid, lambda snap: open_session(snap, sid, now))
 
     def say(self, sid: str, message_id: str, text: str, now: int) -> OpResult:
-        return self.write(sid, observe_user_message(self.snapshot(sid), sid, message_id, text, now))
+        return self.run(sid, lambda snap: observe_user_message(snap, sid, message_id, text, now))
 
     def tool(self, sid: str, event: ToolEvent, now: int) -> OpResult:
-        return self.write(sid, observe_tool_result(self.snapshot(sid), sid, event, now))
+        return self.run(sid, lambda snap: observe_tool_result(snap, sid, event, now))
 
     def compact(self, sid: str, text: str, now: int) -> OpResult:
-        return self.write(sid, observe_compaction(self.snapshot(sid), sid, text, now))
+        return self.run(sid, lambda snap: observe_compaction(snap, sid, text, now))
 
     def end(self, sid: str, now: int) -> OpResult:
-        return self.write(sid, end_session(self.snapshot(sid), sid, now))
+        return self.run(sid, lambda snap: end_session(snap, sid, now))
 
     def context(self, sid: str) -> str:
         return context_text(self.sessions.get(sid), ROOT)

@@ -1,18 +1,16 @@
 """The shell in memory, for tests that drive the core operations: host events as values (:class:`Op`
 and its subclasses) and :class:`World`, the in-memory :class:`~domain.workspace_port.WorkspacePort`
-that runs them one at a time and keeps everything they produced; :func:`snapshot_of`, what a shell
-reads before a step."""
+that runs them one at a time and keeps everything they produced."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 
 import msgspec
 
 from domain.consolidation import MigrationAudit
 from domain.extraction import RejectionRecord
-from domain.keys import exact_key, key_hash
-from domain.model import EvidenceInput, MemoryEntry, MemoryType, PendingJournal, SessionState, WorkspaceStore
+from domain.model import EvidenceInput, MemoryEntry, MemoryType, WorkspaceStore
 from domain.operations import (
     OpResult,
     Snapshot,
@@ -28,27 +26,9 @@ from domain.operations import (
 )
 from domain.pending import empty_journal
 from domain.session import ToolEvent
-from domain.workspace_port import apply_result
+from domain.workspace_port import InMemoryWorkspace
 from tests.support import builders
 from tests.support.builders import KEY, ROOT
-
-
-def snapshot_of(
-    store: WorkspaceStore,
-    journal: PendingJournal,
-    sessions: Mapping[str, SessionState],
-    archive: Mapping[str, MemoryEntry],
-    sid: str | None,
-) -> Snapshot:
-    """What a step of session ``sid`` (``None``: a workspace command) reads: the store, the journal,
-    its own state, every other session's state and the archive."""
-    return Snapshot(
-        store=store,
-        journal=journal,
-        session=sessions.get(sid) if sid is not None else None,
-        others=tuple(state for other, state in sessions.items() if other != sid),
-        archive=dict(archive),
-    )
 
 
 class Op(msgspec.Struct, frozen=True, tag=True):
@@ -109,47 +89,29 @@ class Restore(OnMemory, frozen=True):
     pass
 
 
-class World:
-    """The shell, in memory: snapshots in dictionaries, one operation at a time, everything it
-    produced kept. It is the in-memory :class:`~domain.workspace_port.WorkspacePort`: what an operation
-    changed reaches it through :func:`~domain.workspace_port.apply_result`, as it reaches the files
-    through ``adapters.commands._run.run_operation``."""
+class World(InMemoryWorkspace):
+    """The shell, in memory, keeping everything an operation produced: the shared in-memory
+    :class:`~domain.workspace_port.WorkspacePort`, so what an operation changed reaches it through
+    :func:`~domain.workspace_port.apply_result`, as it reaches the files through
+    ``adapters.commands._run.run_operation``."""
 
     def __init__(self, now: int, store: WorkspaceStore | None = None) -> None:
+        super().__init__(store or builders.store(at=now), empty_journal(ROOT, KEY, now))
         self.now = now
-        self.store = store or builders.store(at=now)
-        self.journal: PendingJournal = empty_journal(ROOT, KEY, now)
-        self.sessions: dict[str, SessionState] = {}
-        self.archive: dict[str, MemoryEntry] = {}
         self.events: list[EvidenceInput] = []
         self.outputs: list[str] = []
         self.extras: list[object] = []  # rejection records, audit records, archived entries
         self.messages = 0
 
-    def snapshot(self, sid: str | None) -> Snapshot:
-        return snapshot_of(self.store, self.journal, self.sessions, self.archive, sid)
-
-    # ---- the WorkspacePort ----------------------------------------------------------------------
-
-    def put_store(self, store: WorkspaceStore) -> None:
-        self.store = store
-
-    def put_journal(self, journal: PendingJournal) -> None:
-        self.journal = journal
-
-    def put_session(self, state: SessionState) -> None:
-        self.sessions[state.session_id] = state
-
-    def delete_session(self, session_id: str) -> None:
-        self.sessions.pop(session_id, None)
+    # ---- what the port is handed, kept --------------------------------------------------------
 
     def emit(self, events: Iterable[EvidenceInput]) -> None:
         self.events.extend(events)
 
     def append_archive(self, entries: Iterable[MemoryEntry]) -> None:
-        for entry in entries:
-            self.archive[key_hash(exact_key(entry))] = entry
-            self.extras.append(entry)
+        kept = tuple(entries)
+        super().append_archive(kept)
+        self.extras.extend(kept)
 
     def append_migration_audit(self, records: Iterable[MigrationAudit]) -> None:
         self.extras.extend(records)
@@ -159,11 +121,10 @@ class World:
 
     # ---- one operation ----------------------------------------------------------------------------
 
-    def run(self, sid: str | None, step: Callable[[Snapshot], OpResult]) -> OpResult:
-        """Snapshot, pure step, result applied (what ``run_operation`` does around a transaction)."""
-        snap = self.snapshot(sid)
-        result = step(snap)
-        apply_result(self, snap, sid, result)
+    def run(self, session_id: str | None, step: Callable[[Snapshot], OpResult]) -> OpResult:
+        """Snapshot, pure step, result applied (what ``run_operation`` does around a transaction);
+        the output is kept too."""
+        result = super().run(session_id, step)
         if result.output:
             self.outputs.append(result.output)
         return result
