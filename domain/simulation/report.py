@@ -143,10 +143,6 @@ class Comparison(msgspec.Struct, frozen=True, kw_only=True):
     metrics: tuple[MetricDelta, ...]
 
 
-def _texts(run: SimRun) -> dict[str, str]:
-    return {m.id: m.text for m in run.memories}
-
-
 def _label(memory: MemoryTrack | None, memory_id: str) -> str:
     return f"[{memory.type}] {memory.text}" if memory is not None else memory_id
 

@@ -152,8 +152,3 @@ def _copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_copy(v) for v in value]
     return value
-
-
-def without_breaks(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The same scenario with its long breaks removed (the baseline of the dormancy comparison)."""
-    return with_overrides(data, [("pattern.breaks", [])])
