@@ -44,11 +44,13 @@ from adapters.api_values import (
 )
 from adapters.filestore import DEFAULT_LOCK_TIMEOUT_S, StorageError
 from domain.model import Importance, MemoryType
+from domain.operations import CommandOutcome
 
 if TYPE_CHECKING:
     from adapters.filestore import SnapshotCache, Workspace
+    from domain.commands import Command, Forget, Restore, Supersede
     from domain.model import SessionState, WorkspaceStore
-    from domain.operations import OpResult, Snapshot
+    from domain.operations import OpResult
 
 __all__ = [
     "CompactionPrompt",
@@ -68,6 +70,10 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------------
 # The class
 # ---------------------------------------------------------------------------------------------------
+
+
+def _observed(result: OpResult | None) -> Observed:
+    return Observed(decisions(result.events)) if result is not None else Observed()
 
 
 def _outcome(result: OpResult) -> str:
@@ -119,35 +125,39 @@ class WorkingMemory:
 
         return Workspace(self.home, self.root, lock_timeout_s=self.lock_timeout_s, cache=self._cache)
 
-    def run(
-        self,
-        session: str | None,
-        step: Callable[[Snapshot], OpResult],
-        *,
-        now_ms: int | None = None,
-        with_others: bool = True,
-    ) -> OpResult:
-        """Run a caller-supplied pure step on a consistent snapshot of the workspace, in one
-        transaction, and persist what it changed. This is how a host adapter composes operations
-        (for example a compaction followed by a new epoch); ``now_ms`` should be the time the step
-        itself uses (default: :meth:`now_ms`). ``session`` names the session file the step may
-        change; ``with_others`` also loads the other sessions (needed to adopt idle owners).
-        Raises :class:`StorageError`."""
+    def execute(self, command: Command, *, now_ms: int | None = None) -> OpResult | None:
+        """Run one command (:mod:`domain.commands`) in one transaction and keep what it changed: the
+        one service every method below calls. ``None`` for a command that reads and writes nothing
+        (a sub-agent's event). ``now_ms`` defaults to :meth:`now_ms`. Raises :class:`StorageError`."""
+        from adapters.service import execute
+
         now = self.now_ms() if now_ms is None else now_ms
-        return self._run_at(now, session, step, with_others=with_others)
+        try:
+            return execute(self.workspace(), command, now)
+        except OSError as exc:
+            raise storage_error_from(exc) from None
+
+    def run(self, *commands: Command, now_ms: int | None = None) -> OpResult | None:
+        """Several commands as one transaction, each reading what the one before left (for example
+        a compaction followed by a new epoch): how a host adapter composes operations. Their session
+        commands must name one session. Raises :class:`StorageError` and :class:`InvalidInput`."""
+        from domain.commands import Batch, MixedSessions
+
+        try:
+            return self.execute(Batch(steps=commands), now_ms=now_ms)
+        except MixedSessions as exc:
+            raise InvalidInput(str(exc)) from None
 
     # ---- the five core operations -----------------------------------------------------------------
 
     def open_session(self, session: str, *, parent: str | None = None) -> Injection:
         """Open (or refresh) the session's cache epoch and return what to inject. Within a fresh
         epoch this returns the same text, byte for byte, and writes nothing."""
-        from domain import operations
+        from domain.commands import OpenSession
 
-        if parent is not None:
+        result = self.execute(OpenSession(session=checked_session_id(session), parent=parent))
+        if result is None:
             return Injection("")
-        sid = checked_session_id(session)
-        now = self.now_ms()
-        result = self._run_at(now, sid, lambda snap: operations.open_session(snap, sid, now))
         found = injection_of(result.session, self.root)
         return found if found.text == result.output else Injection(result.output)
 
@@ -155,23 +165,16 @@ class WorkingMemory:
         self, session: str, text: str, *, message_id: str | None = None, parent: str | None = None
     ) -> Observed:
         """Observe a user message: explicit "remember …" requests become pending memories. The same
-        ``message_id`` twice is a no-op (default: derived from the time and the text)."""
-        from domain import operations
-        from domain.ids import hash16
+        ``message_id`` twice is a no-op (default: the message is identified by its time and text)."""
+        from domain.commands import UserMessage
 
-        if parent is not None:
-            return Observed()
-        sid = checked_session_id(session)
-        text = checked_text(text, "the message text")
-        now = self.now_ms()
-        mid = message_id or f"msg_{hash16(f'{now}:{text}')}"
-        result = self._run_at(
-            now,
-            sid,
-            lambda snap: operations.observe_user_message(snap, sid, mid, text, now),
-            with_others=False,
+        command = UserMessage(
+            session=checked_session_id(session),
+            text=checked_text(text, "the message text"),
+            message_id=message_id,
+            parent=parent,
         )
-        return Observed(decisions(result.events))
+        return _observed(self.execute(command))
 
     def tool_result(
         self,
@@ -184,55 +187,44 @@ class WorkingMemory:
         parent: str | None = None,
     ) -> Observed:
         """Observe a tool result: active files and open errors of the hot session state."""
-        from domain import operations
+        from domain.commands import ToolResult
         from domain.session import ToolEvent
 
         if not isinstance(tool, str) or not tool:
             raise InvalidInput("a tool name must be a non-empty string")
         event = ToolEvent(tool=tool, args=dict(args or {}), output=output, exit_code=exit_code)
-        if parent is not None:
-            return Observed()
-        sid = checked_session_id(session)
-        now = self.now_ms()
-        result = self._run_at(
-            now,
-            sid,
-            lambda snap: operations.observe_tool_result(snap, sid, event, now),
-            with_others=False,
+        return _observed(
+            self.execute(ToolResult(session=checked_session_id(session), event=event, parent=parent))
         )
-        return Observed(decisions(result.events))
 
     def compacted(self, session: str, summary: str, *, parent: str | None = None) -> Observed:
         """Observe the host's compaction summary: its ``Memory candidates:`` go through the gate,
-        pending memories are promoted, and the next ``open_session`` starts a new epoch."""
-        from domain import operations
+        pending memories are promoted, and the next ``open_session`` starts a new epoch. The same
+        summary twice in a session is observed once."""
+        from domain.commands import Compacted
 
-        if parent is not None:
-            return Observed()
-        sid = checked_session_id(session)
-        summary = checked_text(summary, "the summary")
-        now = self.now_ms()
-        result = self._run_at(now, sid, lambda snap: operations.observe_compaction(snap, sid, summary, now))
-        return Observed(decisions(result.events))
-
-    def end_session(self, session: str, *, parent: str | None = None) -> Observed:
-        """End a session: promote what it still owns and drop its state."""
-        from domain import operations
-
-        if parent is not None:
-            return Observed()
-        sid = checked_session_id(session)
-        now = self.now_ms()
-        result = self._run_at(
-            now, sid, lambda snap: operations.end_session(snap, sid, now), with_others=False
+        text = checked_text(summary, "the summary")
+        return _observed(
+            self.execute(Compacted(session=checked_session_id(session), summary=text, parent=parent))
         )
-        return Observed(decisions(result.events))
+
+    def end_session(
+        self, session: str, *, parent: str | None = None, keep_hot_state: bool = False
+    ) -> Observed:
+        """End a session: promote what it still owns and drop its state (``keep_hot_state``: keep
+        its hot state for a resume under the same id)."""
+        from domain.commands import EndSession
+
+        command = EndSession(
+            session=checked_session_id(session), parent=parent, keep_hot_state=keep_hot_state
+        )
+        return _observed(self.execute(command))
 
     # ---- read-only views of a session -------------------------------------------------------------
 
-    def context(self, session: str) -> Injection:
-        """The text the session injects right now (frozen block + hot state), without opening a new
-        epoch; empty for a session that was never opened. Read-only."""
+    def current_injection(self, session: str) -> Injection:
+        """The text the session holds for injection right now (frozen block + hot state), without
+        opening a new epoch; empty for a session that was never opened. Read-only."""
         return injection_of(self._read_session(checked_session_id(session)), self.root)
 
     def compaction_prompt(self, session: str) -> CompactionPrompt:
@@ -254,64 +246,47 @@ class WorkingMemory:
     ) -> Remembered:
         """Store a manual memory, through the same safety gate as every other memory. ``type``
         defaults to the one classified from the text."""
-        from domain import operations
-        from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
+        from domain.commands import Remember, completed
 
-        # a memory is stored with 260 characters: a huge text is not classified and gated whole
-        text = cut_at_whitespace(checked_text(text, "the memory text"), MEMORY_INPUT_CHARS)
-        kind = memory_type_of(type, text)
-        level = importance_of(importance)
-        now = self.now_ms()
-        result = self._run_at(
-            now,
-            None,
-            lambda snap: operations.remember(snap, text, kind, now, importance=level, rationale=rationale),
-            with_others=False,
+        command = completed(
+            Remember(
+                text=checked_text(text, "the memory text"),
+                type=memory_type_of(type),
+                importance=importance_of(importance),
+                rationale=rationale,
+            )
         )
-        rejected = result.outcome == "rejected"
+        result = self.execute(command)
+        assert result is not None  # a workspace command always runs
+        rejected = result.outcome is CommandOutcome.REJECTED
         return Remembered(
             outcome=_outcome(result),
             id=None if rejected else result.memory_id,
-            type=kind.value,
+            type=(command.type or MemoryType.FEEDBACK).value,
             reasons=result.reasons,
         )
 
     def forget(self, memory_id: str) -> Edit:
         """Stop using a memory (kept, marked forgotten; :meth:`restore` undoes it)."""
-        from domain import operations
+        from domain.commands import Forget
 
-        target = str(memory_id)
-        now = self.now_ms()
-        result = self._run_at(now, None, lambda snap: operations.forget(snap, target, now), with_others=False)
-        return self._edit(result, target)
+        return self._edit(Forget(memory_id=str(memory_id)))
 
     def supersede(self, memory_id: str, text: str, *, type: MemoryType | str | None = None) -> Edit:
         """Replace a memory by a new text (the old one is kept, marked superseded). The new text
         passes the safety gate; if it is refused nothing changes."""
-        from domain import operations
+        from domain.commands import Supersede
 
-        target = str(memory_id)
-        text = checked_text(text, "the memory text")
-        kind = memory_type_of(type, text) if type is not None else None
-        now = self.now_ms()
-        result = self._run_at(
-            now,
-            None,
-            lambda snap: operations.supersede(snap, target, text, now, type_=kind),
-            with_others=False,
+        command = Supersede(
+            memory_id=str(memory_id), text=checked_text(text, "the memory text"), type=memory_type_of(type)
         )
-        return self._edit(result, target)
+        return self._edit(command)
 
     def restore(self, memory_id: str) -> Edit:
         """Undo ``forget`` or ``supersede``, or bring back an archived memory."""
-        from domain import operations
+        from domain.commands import Restore
 
-        target = str(memory_id)
-        now = self.now_ms()
-        result = self._run_at(
-            now, None, lambda snap: operations.restore(snap, target, now), with_others=False
-        )
-        return self._edit(result, target)
+        return self._edit(Restore(memory_id=str(memory_id)))
 
     def explain(self, memory_id: str | None = None) -> Explanation:
         """Why each memory (or only ``memory_id``) is or is not in the block. Read-only."""
@@ -370,29 +345,16 @@ class WorkingMemory:
 
     # ---- helpers ----------------------------------------------------------------------------------
 
-    def _run_at(
-        self,
-        now: int,
-        session: str | None,
-        step: Callable[[Snapshot], OpResult],
-        *,
-        with_others: bool = True,
-    ) -> OpResult:
-        from adapters.commands._run import run_operation
-
-        try:
-            return run_operation(self.workspace(), now, session, step, with_others=with_others)
-        except OSError as exc:
-            raise storage_error_from(exc) from None
-
     def _read_session(self, session: str) -> SessionState | None:
         try:
             return self.workspace().read_session(session).value
         except OSError as exc:
             raise storage_error_from(exc) from None
 
-    @staticmethod
-    def _edit(result: OpResult, target: str) -> Edit:
+    def _edit(self, command: Forget | Supersede | Restore) -> Edit:
+        result = self.execute(command)
+        assert result is not None  # a workspace command always runs
+        target = command.memory_id
         return Edit(
             outcome=_outcome(result), target=target, id=result.memory_id or target, reasons=result.reasons
         )

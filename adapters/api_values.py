@@ -185,13 +185,10 @@ def decisions(events: Iterable[EvidenceInput]) -> tuple[Decision, ...]:
     return tuple(found)
 
 
-def memory_type_of(value: MemoryType | str | None, text: str) -> MemoryType:
-    if isinstance(value, MemoryType):
+def memory_type_of(value: MemoryType | str | None) -> MemoryType | None:
+    """A memory type named by a caller (``None``: the core classifies the text)."""
+    if value is None or isinstance(value, MemoryType):
         return value
-    if value is None:
-        from domain.extraction import classify_explicit_memory
-
-        return classify_explicit_memory(text)
     try:
         return MemoryType(value)
     except ValueError:

@@ -52,9 +52,11 @@ def _usage_error(message: str) -> None:
 
 
 def _command(
-    sub: Any, name: str, handler: str, help_text: str, *, json_flag: bool = False
+    sub: Any, name: str, handler: str, help_text: str, *, json_flag: bool = False, aliases: Sequence[str] = ()
 ) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=help_text)
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=help_text, description=help_text, aliases=list(aliases)
+    )
     parser.set_defaults(handler=handler)
     if json_flag:
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -105,7 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     # --- the core operations ----------------------------------------------------------------------
     p = _command(sub, "message", "session:message", "observe a user message (explicit memory requests)")
     _session_args(p)
-    p.add_argument("--message-id", metavar="ID", help="host message id (default: derived from the text)")
+    p.add_argument(
+        "--message-id", metavar="ID", help="host message id (default: derived from the time and the text)"
+    )
     p.add_argument("text", nargs="?", default="-", metavar="TEXT", help="message text ('-' or absent: stdin)")
     p = _command(sub, "tool", "session:tool", "observe a tool result (hot session state)")
     _session_args(p)
@@ -121,8 +125,17 @@ def build_parser() -> argparse.ArgumentParser:
     _session_args(p)
     p.add_argument("file", nargs="?", default="-", metavar="FILE", help="summary file ('-' or absent: stdin)")
     p = _command(sub, "end-session", "session:end_session", "end a session (promotes what it still owns)")
-    _session_args(p, parent=False)
-    p = _command(sub, "context", "session:context_cmd", "print the context a host injects for a session")
+    _session_args(p)
+    p.add_argument(
+        "--keep-hot-state", action="store_true", help="keep the hot state for a resume under the same id"
+    )
+    p = _command(
+        sub,
+        "open-session",
+        "session:open_session",
+        "open a session's cache epoch and print the context to inject ('context' is its older name)",
+        aliases=("context",),
+    )
     _session_args(p)
     p = _command(sub, "compaction-prompt", "session:compaction_prompt", "print the compaction prompt")
     _session_args(p, parent=False)

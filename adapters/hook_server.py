@@ -135,9 +135,6 @@ def serve(home: str, print_: str, idle_s: float) -> int:
     except (locking.Timeout, OSError):
         return EXIT_OK
     # warm up: what every event needs, imported once
-    import adapters.commands._run
-    import adapters.hosts.claude_code
-    import adapters.hosts.codex  # noqa: F401
     import domain.extraction
     import domain.operations  # noqa: F401
     from adapters.filestore import SnapshotCache

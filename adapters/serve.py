@@ -66,6 +66,10 @@ class CompactedRequest(_InSession, kw_only=True):
     summary: str
 
 
+class EndRequest(_InSession, kw_only=True):
+    keep_hot_state: bool = False
+
+
 class SessionOnlyRequest(_InWorkspace, kw_only=True):
     session: str
 
@@ -96,8 +100,14 @@ class ExplainRequest(_InWorkspace, kw_only=True):
 
 Handler = Callable[[WorkingMemory, Any], msgspec.Struct | dict[str, Any]]
 
+def _open(m: WorkingMemory, r: ContextRequest) -> Any:
+    return m.open_session(r.session, parent=r.parent)
+
+
 OPS: Final[dict[str, tuple[type[_InWorkspace], Handler]]] = {
-    "context": (ContextRequest, lambda m, r: m.open_session(r.session, parent=r.parent)),
+    "open-session": (ContextRequest, _open),
+    "context": (ContextRequest, _open),  # the older name of open-session
+
     "message": (
         MessageRequest,
         lambda m, r: m.user_message(r.session, r.text, message_id=r.message_id, parent=r.parent),
@@ -109,7 +119,10 @@ OPS: Final[dict[str, tuple[type[_InWorkspace], Handler]]] = {
         ),
     ),
     "compacted": (CompactedRequest, lambda m, r: m.compacted(r.session, r.summary, parent=r.parent)),
-    "end-session": (ContextRequest, lambda m, r: m.end_session(r.session, parent=r.parent)),
+    "end-session": (
+        EndRequest,
+        lambda m, r: m.end_session(r.session, parent=r.parent, keep_hot_state=r.keep_hot_state),
+    ),
     "compaction-prompt": (SessionOnlyRequest, lambda m, r: m.compaction_prompt(r.session)),
     "remember": (
         RememberRequest,

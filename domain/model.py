@@ -245,6 +245,10 @@ class SessionState(_Base):
     #: set when the host ended the session but it may come back (a resume): its hot state is kept,
     #: its pending memories are already promoted.
     ended_at_ms: int | float | None = None
+    #: ``hash16`` of the frozen block and of the hot state last handed to a host that appends what
+    #: it is handed to its conversation (docs/decisions.md#hook-injection).
+    injected_block_hash: str | None = None
+    injected_hot_state_hash: str | None = None
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
@@ -282,8 +286,10 @@ class EvidenceInput(_Base):
     phase: Phase
     outcome: Outcome
     reason_codes: tuple[str, ...] = ()
-    session_hash: str | None = None
-    message_hash: str | None = None
+    #: the raw session and message ids; the log keeps only their hashes (``sessionHash``,
+    #: ``messageHash`` of the record)
+    session_id: str | None = msgspec.field(default=None, name="sessionHash")
+    message_id: str | None = msgspec.field(default=None, name="messageHash")
     memory: MemoryRef | None = None
     relations: tuple[Relation, ...] = ()
     details: dict[str, DetailValue] = msgspec.field(default_factory=dict)

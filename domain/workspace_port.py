@@ -11,9 +11,10 @@ here does any I/O itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
+from domain.commands import Command, footprint, handle
 from domain.keys import exact_key, key_hash
 from domain.operations.values import OpResult, Snapshot
 from domain.retention import DEFAULT_TUNING, Tuning
@@ -71,8 +72,8 @@ def apply_result(port: WorkspacePort, snap: Snapshot, session_id: str | None, re
 
 
 class InMemoryWorkspace:
-    """A workspace held as values: what the files hold, in attributes and dictionaries. :meth:`run` does
-    what a shell does around one operation (snapshot, pure step, :func:`apply_result`). The archive is
+    """A workspace held as values: what the files hold, in attributes and dictionaries. :meth:`execute`
+    does what the service does around one command (snapshot, pure step, :func:`apply_result`). The archive is
     kept by marker key hash; evidence, migration audit and rejection records are dropped unless a
     subclass keeps them (override :meth:`emit` and the ``append_*`` methods)."""
 
@@ -105,11 +106,16 @@ class InMemoryWorkspace:
             tuning=self.tuning,
         )
 
-    def run(self, session_id: str | None, step: Callable[[Snapshot], OpResult]) -> OpResult:
-        """One operation: snapshot, pure step, its result kept through :func:`apply_result`."""
-        snap = self.snapshot(session_id)
-        result = step(snap)
-        apply_result(self, snap, session_id, result)
+    def execute(self, command: Command, now_ms: int) -> OpResult | None:
+        """One command, as the service runs it around a transaction: snapshot, the pure
+        :func:`~domain.commands.handle`, its result kept through :func:`apply_result`. ``None`` for a
+        command that reads and writes nothing (a sub-agent's event)."""
+        reads = footprint(command)
+        if reads is None:
+            return None
+        snap = self.snapshot(reads.session_id)
+        result = handle(snap, command, now_ms)
+        apply_result(self, snap, reads.session_id, result)
         return result
 
     # -- the port

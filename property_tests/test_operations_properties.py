@@ -24,6 +24,7 @@ from typing import Any, Final
 import msgspec
 from hypothesis import assume, given, strategies as st
 
+from domain.commands import summary_key
 from domain.keys import exact_key, identity_key, key_hash
 from domain.model import (
     DAY_MS,
@@ -331,13 +332,20 @@ def _fresh(state: SessionState | None, now: int) -> bool:
     )
 
 
+def _observed_before(op: Compact, prior: SessionState | None) -> bool:
+    """A summary the session observed already is observed once (docs/decisions.md#d13)."""
+    key = summary_key(op.summary)
+    return prior is not None and key is not None and key in prior.processed_message_ids
+
+
 def check_epochs(before: dict[str, SessionState], world: World, op: Op, result: OpResult) -> None:
     """Byte-identical block within an epoch; a compaction or an expired epoch renders afresh."""
     sid = getattr(op, "sid", None)
     for other, after in world.sessions.items():
         prior = before.get(other)
         renews = other == sid and (
-            isinstance(op, Compact) or (isinstance(op, Open) and not _fresh(prior, world.now))
+            (isinstance(op, Compact) and not _observed_before(op, prior))
+            or (isinstance(op, Open) and not _fresh(prior, world.now))
         )
         if renews:
             assert after.epoch == (prior.epoch if prior is not None else 0) + 1

@@ -14,7 +14,7 @@ import msgspec
 import pytest
 
 from adapters.filestore import SnapshotCache
-from domain import operations
+from domain.commands import EndSession, UserMessage
 from domain.model import DAY_MS
 from domain.timeutil import parse_iso_ms
 from workmem import InvalidInput, Observed, StorageError, WorkingMemory
@@ -58,7 +58,7 @@ def test_a_whole_session_through_the_class(memory: WorkingMemory, clock: Clock) 
     memory.tool_result(
         "s1", "bash", args={"command": "make"}, output="Error: boom in src/app.py", exit_code=2
     )
-    now = memory.context("s1")
+    now = memory.current_injection("s1")
     assert "src/app.py" in now.hot_state and "Error: boom" in now.hot_state
     assert now.text == now.hot_state and now.block == ""  # nothing stored yet: an empty block
     assert "Memory candidates" in memory.compaction_prompt("s1").text
@@ -173,12 +173,12 @@ def test_lock_timeout_is_a_storage_error(memory: WorkingMemory, tmp_path: Path, 
 def test_run_composes_operations_in_one_transaction(memory: WorkingMemory) -> None:
     now = memory.now_ms()
 
-    def compact_then_open(snap: operations.Snapshot) -> operations.OpResult:
-        first = operations.observe_user_message(snap, "s1", "m1", "remember: prefer small commits", now)
-        return first.then(lambda after: operations.end_session(after, "s1", now))
-
-    result = memory.run("s1", compact_then_open, now_ms=now)
-    assert result.delete_session
+    result = memory.run(
+        UserMessage(session="s1", message_id="m1", text="remember: prefer small commits"),
+        EndSession(session="s1"),
+        now_ms=now,
+    )
+    assert result is not None and result.delete_session
     assert [m.text for m in memory.list()] == ["prefer small commits"]
 
 

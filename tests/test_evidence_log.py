@@ -81,7 +81,7 @@ def manual_line(key: str, root_hash: str, eid: str, created_at: str) -> str:
 
 
 def test_1_append_writes_versioned_jsonl_with_workspace_hashes(log: EvidenceLog, root: str) -> None:
-    (record,) = log.append([event_input(session_hash="session-1", message_hash="message-1")], NOW)
+    (record,) = log.append([event_input(session_id="session-1", message_id="message-1")], NOW)
     raw = log.path.read_text()
     stored = json.loads(raw.strip())
     assert stored["version"] == 1

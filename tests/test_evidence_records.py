@@ -53,7 +53,7 @@ def ev(eid: str, at: int, **changes: object) -> EvidenceEvent:
 
 
 def test_record_schema_and_key_order() -> None:
-    rec = build(inp(session_hash="session-1", message_hash="message-1"))
+    rec = build(inp(session_id="session-1", message_id="message-1"))
     line = encode_line(rec).decode()
     keys = list(msgspec.json.decode(line))
     assert keys[:9] == [
@@ -86,8 +86,8 @@ def test_sixteen_hex_ids_are_hashed_too_b9() -> None:
     raw = "ABCDEF0123456789"
     rec = build(
         inp(
-            session_hash=raw,
-            message_hash=raw.lower(),
+            session_id=raw,
+            message_id=raw.lower(),
             memory=MemoryRef(memory_id="m", memory_key_hash=raw, identity_key_hash=raw),
         )
     )
@@ -206,7 +206,7 @@ def test_text_preview_is_redacted_collapsed_and_capped() -> None:
 
 
 def test_parse_round_trip() -> None:
-    rec = build(inp(session_hash="s", details={"a": "b", "n": [1, 2]}))
+    rec = build(inp(session_id="s", details={"a": "b", "n": [1, 2]}))
     assert parse_event_line(encode_line(rec)) == rec
 
 

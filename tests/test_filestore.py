@@ -530,7 +530,7 @@ def test_emitted_evidence_is_appended_on_commit_only(ws: Workspace) -> None:
         type=EventType.PROMOTION_PROMOTED,
         phase=Phase.PROMOTION,
         outcome=Outcome.PROMOTED,
-        session_hash="raw-session",
+        session_id="raw-session",
     )
     with pytest.raises(KeyError), ws.transaction(NOW) as tx:
         tx.emit([ev])

@@ -78,6 +78,21 @@ async def _session_run(home: Path, project: Path) -> dict[str, Any]:
     return seen
 
 
+async def call_tools(home: Path, project: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Call ``calls`` in order through the SDK client; the text of each answer."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "adapters.cli", "--workspace", str(project), "mcp"],
+        env={"WORKMEM_HOME": str(home), "WORKMEM_NOW": NOW, "PYTHONPATH": ROOT},
+    )
+    answers: list[str] = []
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for name, arguments in calls:
+            answers.append(_text(await session.call_tool(name, arguments)))
+    return answers
+
+
 def test_the_mcp_server_through_the_sdk_client(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()

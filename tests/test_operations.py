@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
+from domain.commands import Command, Compacted, EndSession, OpenSession, ToolResult, UserMessage
 from domain.extraction import SUPERSEDE_RULE
 from domain.keys import exact_key, key_hash
 from domain.model import (
@@ -116,24 +117,29 @@ class Workspace(InMemoryWorkspace):
         self.events.extend(events)
 
     def write(self, sid: str | None, result: OpResult) -> OpResult:
-        """Keep ``result``, computed from the current snapshot of ``sid``, as :meth:`run` would."""
+        """Keep ``result``, computed from the current snapshot of ``sid``, as :meth:`execute` would."""
         apply_result(self, self.snapshot(sid), sid, result)
         return result
 
+    def run(self, command: Command, now: int) -> OpResult:
+        result = self.execute(command, now)
+        assert result is not None
+        return result
+
     def open(self, sid: str, now: int) -> OpResult:
-        return self.run(sid, lambda snap: open_session(snap, sid, now))
+        return self.run(OpenSession(session=sid), now)
 
     def say(self, sid: str, message_id: str, text: str, now: int) -> OpResult:
-        return self.run(sid, lambda snap: observe_user_message(snap, sid, message_id, text, now))
+        return self.run(UserMessage(session=sid, message_id=message_id, text=text), now)
 
     def tool(self, sid: str, event: ToolEvent, now: int) -> OpResult:
-        return self.run(sid, lambda snap: observe_tool_result(snap, sid, event, now))
+        return self.run(ToolResult(session=sid, event=event), now)
 
     def compact(self, sid: str, text: str, now: int) -> OpResult:
-        return self.run(sid, lambda snap: observe_compaction(snap, sid, text, now))
+        return self.run(Compacted(session=sid, summary=text), now)
 
     def end(self, sid: str, now: int) -> OpResult:
-        return self.run(sid, lambda snap: end_session(snap, sid, now))
+        return self.run(EndSession(session=sid), now)
 
     def context(self, sid: str) -> str:
         return context_text(self.sessions.get(sid), ROOT)
@@ -301,7 +307,7 @@ def test_an_explicit_memory_is_pending_and_shown_in_hot_state_only_10_9_item_7()
     assert result.store is ws.store and ws.store.entries == ()
     assert ws.context("A") == f"{HOT_HEADER}\npending_memories:\n- [feedback] {PNPM_TEXT}"
     assert types_of(result.events) == [EventType.EXPLICIT_MEMORY_DETECTED, EventType.PENDING_MEMORY_APPENDED]
-    assert all(e.session_hash == "A" and e.message_hash == "msg-1" for e in result.events)
+    assert all(e.session_id == "A" and e.message_id == "msg-1" for e in result.events)
 
 
 def test_a_compaction_clears_only_its_own_owned_entries_10_9_item_8() -> None:
@@ -986,7 +992,7 @@ def test_events_name_the_session_they_happened_in() -> None:
     ws.say("A", "a-1", PNPM, NOW + 1)
     ws.compact("A", summary("- [decision] Keep the retention model strength-based"), NOW + 2)
     ws.end("A", NOW + 3)
-    assert ws.events and all(e.session_hash == "A" for e in ws.events)
+    assert ws.events and all(e.session_id == "A" for e in ws.events)
 
 
 def test_pending_keys_agree_between_session_and_journal() -> None:

@@ -272,7 +272,7 @@ def test_appended_event_shape() -> None:
     assert appended.type is EventType.PENDING_MEMORY_APPENDED
     assert appended.phase is Phase.PENDING_JOURNAL and appended.outcome is Outcome.ACCEPTED
     assert appended.reason_codes == ("pending_journal_append",)
-    assert appended.session_hash == "s1"
+    assert appended.session_id == "s1"
     assert appended.memory is not None and appended.memory.memory_id == "m1"
     assert appended.memory.memory_key_hash == "decision:use pnpm"
     assert [r.role for r in appended.relations] == [RelationRole.PENDING]

@@ -452,7 +452,7 @@ def test_epoch_start_promotes_only_unowned_backlog() -> None:
     result = run(store_of(), journal_of(unowned, owned), session_id=None, include_owned=False)
     assert ids_of(result.store.entries) == ["u"]
     assert ids_of(result.journal.entries) == ["o"]
-    assert all(e.session_hash is None for e in result.events)
+    assert all(e.session_id is None for e in result.events)
 
 
 def test_session_end_promotes_owned_and_leaves_unowned() -> None:
@@ -537,7 +537,7 @@ def test_events_order_and_session_stamp() -> None:
         EventType.PENDING_MEMORY_CLEARED,
     ]
     assert result.events[0].reason_codes == ("journal_ttl",)
-    assert all(e.session_hash == "s1" for e in result.events)
+    assert all(e.session_id == "s1" for e in result.events)
 
 
 # ---------------------------------------------------------------------------------------------

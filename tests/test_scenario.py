@@ -148,7 +148,7 @@ def test_two_sessions_compaction_break_and_return() -> None:
         ("pending_memory_appended", "accepted", ("pending_journal_append",), PNPM),
         ("pending_memory_appended", "accepted", ("pending_journal_append",), CHINESE),
     ]
-    assert all(e.session_hash == "A" and e.message_hash == "m1" for e in r.events)
+    assert all(e.session_id == "A" and e.message_id == "m1" for e in r.events)
     assert w.store.entries == ()
     assert journal_rows(w.journal) == [("A", "explicit", PNPM), ("A", "explicit", CHINESE)]
     assert [m.text for m in w.sessions["A"].pending_memories] == [PNPM, CHINESE]
@@ -223,7 +223,7 @@ def test_two_sessions_compaction_break_and_return() -> None:
         (*SELECTED, API),
         (*SELECTED, GRAFANA),
     ]
-    assert all(e.session_hash == "A" for e in r.events)
+    assert all(e.session_id == "A" for e in r.events)
     assert [rec.reasons for rec in r.rejections] == [("progress_snapshot",)]
     assert stored(w.store) == [
         ("decision", "explicit", "active", API, 1),

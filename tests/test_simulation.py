@@ -16,6 +16,7 @@ import pytest
 from returns.pipeline import is_successful
 
 from domain import operations as ops
+from domain.commands import Compacted, EndSession, OpenSession
 from domain.consolidation import normalize_store
 from domain.model import (
     DAY_MS,
@@ -332,16 +333,17 @@ def test_the_run_uses_the_real_gate_dedupe_and_promotion() -> None:
 def test_in_memory_unit_of_work_keeps_sessions_and_archive_like_the_shell() -> None:
     store, journal = empty_workspace(NOW)
     ws = Workspace(store, journal, {}, Tuning(max_stored_active=3))
-    ws.run("s1", lambda s: ops.open_session(s, "s1", NOW))
+    ws.execute(OpenSession(session="s1"), NOW)
     assert set(ws.sessions) == {"s1"}
-    ws.run("s2", lambda s: ops.open_session(s, "s2", NOW + 1))
+    ws.execute(OpenSession(session="s2"), NOW + 1)
     summary = "Memory candidates:\n" + "\n".join(
         f"- [project] src/mod{i}/file{i}.py holds module {i} of the app" for i in range(5)
     )
-    ws.run("s1", lambda s: ops.observe_compaction(s, "s1", summary, NOW + 2))
+    ws.execute(Compacted(session="s1", summary=summary), NOW + 2)
     assert len(ws.store.entries) == 5  # nothing is old enough to be archived yet
     later = NOW + 40 * DAY_MS
-    result = ws.run("s1", lambda s: ops.end_session(s, "s1", later))
+    result = ws.execute(EndSession(session="s1"), later)
+    assert result is not None
     assert set(ws.sessions) == {"s2"}
     assert len(result.archived) == 2 and len(ws.archive) == 2
     assert {e.id for e in ws.archive.values()} == {m.memory_id for m in ws.store.archived}
@@ -408,7 +410,7 @@ def test_a_candidate_with_two_reasons_is_one_rejection() -> None:
     store, journal = empty_workspace(NOW)
     ws = Workspace(store, journal, {}, DEFAULT_TUNING)
     summary = "Memory candidates:\n- [decision] fix: handle empty billing payloads\n"
-    ws.run("s", lambda s: ops.observe_compaction(s, "s", summary, NOW))
+    ws.execute(Compacted(session="s", summary=summary), NOW)
     assert ws.rejected_total == 1
     assert ws.rejected == {"bad_decision": 1, "commit_or_ci_snapshot": 1}
 

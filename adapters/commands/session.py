@@ -1,5 +1,5 @@
-"""The five core operations as commands: ``message``, ``tool``, ``compacted``, ``end-session``,
-``context`` (open session), plus the read-only ``compaction-prompt``. Each is one call of the
+"""The five core operations as commands: ``open-session`` (older name: ``context``), ``message``,
+``tool``, ``compacted``, ``end-session``, plus the read-only ``compaction-prompt``. Each is one call of the
 Python API (:mod:`adapters.api`); this module only reads the arguments and prints the result.
 
 A command given ``--parent`` describes a sub-agent session: it gets no injection and causes no
@@ -65,11 +65,14 @@ def compacted(args: argparse.Namespace) -> int:
 
 
 def end_session(args: argparse.Namespace) -> int:
-    _print(memory(context(args)).end_session(args.session), empty="session ended")
+    if args.parent:
+        return EXIT_OK
+    ended = memory(context(args)).end_session(args.session, keep_hot_state=args.keep_hot_state)
+    _print(ended, empty="session ended")
     return EXIT_OK
 
 
-def context_cmd(args: argparse.Namespace) -> int:
+def open_session(args: argparse.Namespace) -> int:
     if args.parent:
         return EXIT_OK
     write(memory(context(args)).open_session(args.session).text)

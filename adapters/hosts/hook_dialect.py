@@ -5,7 +5,7 @@ Both hosts run a command per hook event with one JSON payload on stdin (``sessio
 stdout (``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`` for events that can add
 context). What differs between them — where a compaction summary is, where a shell command's exit
 code is, what PreCompact may print, which event names exist — is a :class:`Dialect`; everything
-else is here (the pure steps each event runs are in :mod:`adapters.hosts.hook_steps`), once.
+else is here, once: each event becomes one command (:func:`command_of`) run by the one service.
 docs/hosts.md describes the mapping event by event.
 
 The hook never raises and always exits 0 (Claude Code reads exit code 2 as "block"): a failure is
@@ -27,11 +27,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from adapters.hosts.hook_steps import additional_context, compaction_step, end_step, open_step, prompt_step
 from adapters.hosts.transcripts import flatten_text
 
 if TYPE_CHECKING:
     from adapters.filestore import Workspace
+    from domain.commands import SessionCommand
     from domain.model import SessionState
     from domain.session import ToolEvent
 
@@ -46,6 +46,12 @@ POST_TOOL_USE_FAILURE: Final = "PostToolUseFailure"
 PRE_COMPACT: Final = "PreCompact"
 POST_COMPACT: Final = "PostCompact"
 SESSION_END: Final = "SessionEnd"
+#: The events that become a command (PreCompact only reads; every other event is a no-op).
+COMMAND_EVENTS: Final = frozenset(
+    {SESSION_START, USER_PROMPT_SUBMIT, POST_TOOL_USE, POST_TOOL_USE_FAILURE, POST_COMPACT, SESSION_END}
+)
+#: ``SessionEnd.reason`` values after which the session cannot come back: its state is dropped.
+FINAL_END_REASONS: Final = frozenset({"clear", "logout"})
 
 #: ``UserPromptSubmit.source`` values typed by a person (absent counts too); the others
 #: (``system``, ``loop_wakeup``, ``schedule_wakeup``, ``poll_event``) are written by the host.
@@ -135,12 +141,6 @@ def session_id(payload: Mapping[str, Any]) -> str | None:
     return text_field(payload, "session_id")
 
 
-def is_sub_agent(payload: Mapping[str, Any]) -> bool:
-    """Hooks that fire inside a sub-agent carry ``agent_id`` (the ``session_id`` is the parent's, so
-    writing would pollute the parent's session)."""
-    return text_field(payload, "agent_id") is not None
-
-
 def workspace_root(payload: Mapping[str, Any], chosen: str | None) -> str:
     """The workspace: ``--workspace`` if given, else the payload's ``cwd``, else the process's.
     A ``cwd`` that is present but not a path is an error, never a silent fallback."""
@@ -150,16 +150,14 @@ def workspace_root(payload: Mapping[str, Any], chosen: str | None) -> str:
     return os.path.abspath(os.path.expanduser(root))
 
 
-def message_id(payload: Mapping[str, Any], sid: str, prompt: str) -> str:
+def host_message_id(payload: Mapping[str, Any]) -> str | None:
     """The host's id for this prompt (Claude Code ``prompt_id``, Codex ``turn_id``), so the same text
-    typed twice is two messages; a hash of session and text when the payload has none."""
-    from domain.ids import hash16
-
+    typed twice is two messages."""
     for key in ("prompt_id", "turn_id"):
         value = text_field(payload, key)
         if value is not None:
-            return "msg_" + hash16(sid + "\x1f" + key + "\x1f" + value)
-    return "msg_" + hash16(sid + "\x1f" + prompt)
+            return value
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,12 +250,50 @@ def tool_event(payload: Mapping[str, Any], dialect: Dialect) -> ToolEvent | None
 # ---------------------------------------------------------------------------------------------
 
 
-def _workspace(payload: Mapping[str, Any], env: HookEnv) -> tuple[Workspace, str, int]:
+def _workspace(payload: Mapping[str, Any], env: HookEnv) -> tuple[Workspace, str]:
     from adapters.filestore import Workspace
 
     root = workspace_root(payload, env.workspace)
-    now_ms = env.now_ms()
-    return Workspace(env.home(), root, lock_timeout_s=env.lock_timeout_s(), cache=env.cache), root, now_ms
+    return Workspace(env.home(), root, lock_timeout_s=env.lock_timeout_s(), cache=env.cache), root
+
+
+def command_of(payload: Mapping[str, Any], event: str, dialect: Dialect) -> SessionCommand | None:
+    """The command a hook event asks for (the door's one job); ``None`` for events, tools and
+    prompts workmem does not use. A sub-agent's event (``agent_id``) names its parent: the service
+    then reads and writes nothing."""
+    from domain.commands import ContextMode, EndSession, OpenSession, ToolResult, UserMessage
+
+    sid = session_id(payload)
+    if sid is None:
+        raise HookError("payload has no session_id")
+    parent = text_field(payload, "agent_id")
+    if event == SESSION_START:
+        return OpenSession(session=sid, parent=parent, context=ContextMode.APPENDED)
+    if event == USER_PROMPT_SUBMIT:
+        source = payload.get("source")
+        if source is not None and source not in TYPED_PROMPT_SOURCES:
+            return None  # written by the host (a wake-up, a poll), not typed by a person
+        prompt = payload.get("prompt")
+        if not isinstance(prompt, str):
+            raise HookError("UserPromptSubmit payload has no prompt")
+        return UserMessage(
+            session=sid,
+            parent=parent,
+            text=prompt,
+            message_id=host_message_id(payload),
+            context=ContextMode.APPENDED,
+        )
+    if event in (POST_TOOL_USE, POST_TOOL_USE_FAILURE):
+        tool = tool_event(payload, dialect)
+        return ToolResult(session=sid, parent=parent, event=tool) if tool is not None else None
+    if event == POST_COMPACT:
+        from domain.commands import Compacted
+
+        return Compacted(session=sid, parent=parent, summary=dialect.summary(payload))
+    if event == SESSION_END:
+        reason = payload.get("reason")
+        return EndSession(session=sid, parent=parent, keep_hot_state=reason not in FINAL_END_REASONS)
+    return None
 
 
 def dispatch(payload: Mapping[str, Any], event: str, env: HookEnv, dialect: Dialect) -> str:
@@ -265,62 +301,42 @@ def dispatch(payload: Mapping[str, Any], event: str, env: HookEnv, dialect: Dial
     silent no-ops."""
     if event == UNKNOWN_EVENT:
         raise HookError(f"not a {dialect.host} hook event")
-    handled = (SESSION_START, USER_PROMPT_SUBMIT, POST_TOOL_USE, POST_TOOL_USE_FAILURE, PRE_COMPACT)
-    if event not in (*handled, POST_COMPACT, SESSION_END):
+    if event == PRE_COMPACT:
+        return _pre_compact(payload, env, dialect)
+    if event not in COMMAND_EVENTS:
         return ""
-    if event == PRE_COMPACT and dialect.pre_compact is None:
+    command = command_of(payload, event, dialect)
+    if command is None or command.parent is not None:
+        return ""
+    from adapters.service import execute
+
+    ws, _root = _workspace(payload, env)
+    result = execute(ws, command, env.now_ms())
+    if result is None or event not in (SESSION_START, USER_PROMPT_SUBMIT):
+        return ""
+    return additional_context(event, result.output)
+
+
+def _pre_compact(payload: Mapping[str, Any], env: HookEnv, dialect: Dialect) -> str:
+    """PreCompact: read-only, what the host adds to its compaction prompt (nothing where it cannot)."""
+    if dialect.pre_compact is None:
         return ""
     sid = session_id(payload)
     if sid is None:
         raise HookError("payload has no session_id")
-    if is_sub_agent(payload):
+    if text_field(payload, "agent_id") is not None:
         return ""
-    if event == USER_PROMPT_SUBMIT:
-        source = payload.get("source")
-        if source is not None and source not in TYPED_PROMPT_SOURCES:
-            return ""  # written by the host (a wake-up, a poll), not typed by a person
-    tool: ToolEvent | None = None
-    if event in (POST_TOOL_USE, POST_TOOL_USE_FAILURE):
-        tool = tool_event(payload, dialect)
-        if tool is None:
-            return ""
-    from adapters.commands._run import run_operation
+    ws, root = _workspace(payload, env)
+    text = dialect.pre_compact(ws.read_session(sid).value, root)
+    return text if text.endswith("\n") else text + "\n"
 
-    ws, root, now_ms = _workspace(payload, env)
-    if event == SESSION_START:
-        result = run_operation(ws, now_ms, sid, open_step(sid, now_ms))
-        return additional_context(SESSION_START, result.output)
-    if event == USER_PROMPT_SUBMIT:
-        prompt = payload.get("prompt")
-        if not isinstance(prompt, str):
-            raise HookError("UserPromptSubmit payload has no prompt")
-        msg_id = message_id(payload, sid, prompt)
-        step = prompt_step(sid, msg_id, prompt, now_ms)
-        result = run_operation(ws, now_ms, sid, step, with_others=False, store_head=True)
-        return additional_context(USER_PROMPT_SUBMIT, result.output)
-    if tool is not None:
-        from domain import operations
 
-        observed = tool
-        run_operation(
-            ws,
-            now_ms,
-            sid,
-            lambda snap: operations.observe_tool_result(snap, sid, observed, now_ms),
-            with_others=False,
-            store_head=True,
-        )
+def additional_context(event: str, text: str) -> str:
+    """The JSON the hosts read from SessionStart / UserPromptSubmit hooks; ``""`` for no text."""
+    if not text:
         return ""
-    if event == PRE_COMPACT and dialect.pre_compact is not None:
-        text = dialect.pre_compact(ws.read_session(sid).value, root)
-        return text if text.endswith("\n") else text + "\n"
-    if event == POST_COMPACT:
-        run_operation(ws, now_ms, sid, compaction_step(sid, dialect.summary(payload), now_ms))
-        return ""
-    reason = payload.get("reason")
-    end = end_step(sid, reason if isinstance(reason, str) else None, now_ms)
-    run_operation(ws, now_ms, sid, end, with_others=False)
-    return ""
+    body = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+    return json.dumps(body, ensure_ascii=False) + "\n"
 
 
 # ---------------------------------------------------------------------------------------------

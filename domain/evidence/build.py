@@ -76,8 +76,8 @@ def event(
         phase=phase,
         outcome=outcome,
         reason_codes=tuple(reasons),
-        session_hash=session_id,
-        message_hash=message_id,
+        session_id=session_id,
+        message_id=message_id,
         memory=ref,
         relations=tuple(relations),
         details=dict(details) if details else {},
@@ -91,4 +91,4 @@ def with_session(events: Iterable[EvidenceInput], session_id: str | None) -> tup
 
     if session_id is None:
         return tuple(events)
-    return tuple(e if e.session_hash else replace(e, session_hash=session_id) for e in events)
+    return tuple(e if e.session_id else replace(e, session_id=session_id) for e in events)

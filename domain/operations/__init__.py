@@ -40,10 +40,11 @@ from domain.operations.host_events import (
     open_session,
 )
 from domain.operations.supersession import supersede_entry
-from domain.operations.values import OpResult, Snapshot, is_sub_agent
+from domain.operations.values import CommandOutcome, OpResult, Snapshot, is_sub_agent, unchanged
 
 __all__ = [
     "ACTIVITY_STAMP_INTERVAL_MS",
+    "CommandOutcome",
     "OpResult",
     "Snapshot",
     "_stamp_rendered",
@@ -62,4 +63,5 @@ __all__ = [
     "restore",
     "supersede",
     "supersede_entry",
+    "unchanged",
 ]

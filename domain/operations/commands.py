@@ -21,7 +21,7 @@ from domain.operations.supersession import (
     _superseded_event,
     supersede_entry,
 )
-from domain.operations.values import CommandOutcome, OpResult, Snapshot, _unchanged, operation
+from domain.operations.values import CommandOutcome, OpResult, Snapshot, operation, unchanged
 from domain.promotion import PromotionClass, promote
 from domain.safety import GateReason, Rejected, admit, is_prompt_injection, redact
 from domain.timeutil import iso_from_ms
@@ -57,7 +57,7 @@ def remember(
         case Failure(Rejected() as failure):
             ignored = evidence.explicit_ignored(failure.reasons, failure.text, preview_limit=80)
             return replace(
-                _unchanged(snap),
+                unchanged(snap),
                 emitted=events((ignored,)),
                 outcome=CommandOutcome.REJECTED,
                 reasons=failure.reasons,
@@ -112,7 +112,7 @@ def forget(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
     bringing it back. Undo with :func:`restore`."""
     store, found = supersede_entry(snap.store, target_id, None, now_ms, "forgotten_by_user")
     return replace(
-        _unchanged(snap),
+        unchanged(snap),
         store=store,
         emitted=events(found),
         outcome=CommandOutcome.FORGOTTEN if found else CommandOutcome.UNKNOWN,
@@ -130,14 +130,14 @@ def supersede(
     when they name the same path or URL; if the new text is rejected nothing changes."""
     store, old = _retire(snap.store, target_id, now_ms, "superseded_by_user")
     if old is None:
-        return replace(_unchanged(snap), outcome=CommandOutcome.UNKNOWN, memory_id=target_id)
-    retired = replace(_unchanged(snap), store=store)
+        return replace(unchanged(snap), outcome=CommandOutcome.UNKNOWN, memory_id=target_id)
+    retired = replace(unchanged(snap), store=store)
     added = retired.then(lambda s: remember(s, new_text, type_ or old.type, now_ms))
     if added.outcome is CommandOutcome.REJECTED:
         return replace(added, store=snap.store)
     survivor_id = added.memory_id
     if survivor_id is None or survivor_id == target_id:
-        return replace(_unchanged(snap), outcome=CommandOutcome.UNCHANGED, memory_id=target_id)
+        return replace(unchanged(snap), outcome=CommandOutcome.UNCHANGED, memory_id=target_id)
     store = _link_replacement(added.store, target_id, survivor_id)
     event = _superseded_event(store, target_id, survivor_id, "superseded_by_user")
     return replace(added, store=store, outcome=CommandOutcome.SUPERSEDED).emitting(events((event,)))
@@ -158,7 +158,7 @@ def restore(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
             archived=tuple(m for m in store.archived if m.memory_id != target_id),
         )
     if entry is None:
-        return replace(_unchanged(snap), outcome=CommandOutcome.UNKNOWN, memory_id=target_id)
+        return replace(unchanged(snap), outcome=CommandOutcome.UNKNOWN, memory_id=target_id)
     revived = replace(
         entry,
         status=MemoryStatus.ACTIVE,

@@ -28,7 +28,7 @@ from domain.operations.common import (
     prunable_sessions,
 )
 from domain.operations.supersession import _link_retirements, _retire_for_requests
-from domain.operations.values import OpResult, Snapshot, _unchanged, is_sub_agent, operation
+from domain.operations.values import OpResult, Snapshot, is_sub_agent, operation, unchanged
 from domain.pending import append_pending
 from domain.promotion import PromotionResult, promote
 from domain.session import (
@@ -67,7 +67,7 @@ def open_session(
 
     Within a fresh epoch this is a no-op that returns the frozen text again, byte for byte."""
     if is_sub_agent(snap.session, parent_session_id):
-        return _unchanged(snap)
+        return unchanged(snap)
     root = snap.store.workspace.root
     resumed, resume = _resume(snap.session, now_ms)
     # a session that comes back after its end starts a new epoch: its end promoted what it owned
@@ -75,7 +75,7 @@ def open_session(
     opened = replace(snap, session=resumed)
     if not was_ended and _epoch_is_fresh(opened.session, now_ms):
         return replace(
-            _unchanged(opened, context_text(opened.session, root)), emitted=resume.with_session(session_id)
+            unchanged(opened, context_text(opened.session, root)), emitted=resume.with_session(session_id)
         )
     store, activity = _note_activity(opened.store, now_ms, tuning=opened.tuning)
     promoted = promote(
@@ -117,9 +117,9 @@ def observe_user_message(
     """Explicit memory requests become pending memories owned by this session; the same message id
     twice is a no-op."""
     if is_sub_agent(snap.session, parent_session_id):
-        return _unchanged(snap)
+        return unchanged(snap)
     if snap.session is not None and message_id in snap.session.processed_message_ids:
-        return _unchanged(snap)
+        return unchanged(snap)
     session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
     store, activity = _note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
     found: tuple[MemoryEntry, ...] = ()
@@ -132,11 +132,11 @@ def observe_user_message(
     owned = tuple(
         replace(e, pending_owner_session_id=session_id, pending_message_id=message_id) for e in found
     )
-    emitted = activity + events(replace(e, message_hash=message_id) for e in noted)
+    emitted = activity + events(replace(e, message_id=message_id) for e in noted)
     journal = snap.journal
     if owned:
         journal, appended = append_pending(journal, owned, now_ms, session_id=session_id)
-        emitted += events(replace(e, message_hash=e.message_hash or message_id) for e in appended)
+        emitted += events(replace(e, message_id=e.message_id or message_id) for e in appended)
         session = add_pending_memories(session, owned)
         for entry in owned:
             if entry.type is MemoryType.DECISION:
@@ -156,7 +156,7 @@ def observe_tool_result(
 ) -> OpResult:
     """Active files and open errors follow the agent's tool calls."""
     if is_sub_agent(snap.session, parent_session_id):
-        return _unchanged(snap)
+        return unchanged(snap)
     session = _session_or_new(snap, session_id, now_ms)
     session = _touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
     store, activity = _note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
@@ -184,10 +184,10 @@ def observe_compaction(
     ``compaction_summary_missing`` event: a compaction whose candidates could not be read is never
     a silent loss."""
     if is_sub_agent(snap.session, parent_session_id):
-        return _unchanged(snap)
+        return unchanged(snap)
     seen = snap.session.processed_message_ids if snap.session is not None else ()
     if summary_id is not None and summary_id in seen:
-        return _unchanged(snap)
+        return unchanged(snap)
     session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
     if summary_id is not None:
         session = _append_processed(session, summary_id)
@@ -248,7 +248,7 @@ def end_session(
     resume within :attr:`CacheLimits.RESUME_HOT_STATE_TTL_MS` shows its hot state again (with a new
     epoch, so the block shows what the end promoted)."""
     if is_sub_agent(snap.session, parent_session_id):
-        return _unchanged(snap)
+        return unchanged(snap)
     if keep_hot_state and snap.session is not None:
         return _suspend(snap, snap.session, session_id, now_ms)
     pending = snap.session.pending_memories if snap.session is not None else ()

@@ -132,7 +132,7 @@ def operation(
     return run
 
 
-def _unchanged(snap: Snapshot, output: str = "") -> OpResult:
+def unchanged(snap: Snapshot, output: str = "") -> OpResult:
     return OpResult(store=snap.store, journal=snap.journal, session=snap.session, output=output, basis=snap)
 
 

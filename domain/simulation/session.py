@@ -1,19 +1,19 @@
 """One simulated day's sessions (docs/simulation.md, "How a run works").
 
-A session opens (``open_session``), receives the user's messages (``observe_user_message``, some
-with an explicit "remember this") and tool results (``observe_tool_result``), compacts once with its
-candidates (``observe_compaction``, sometimes with a ``(supersedes Mn)`` line), may get a manual
-``remember`` or a ``forget``, and ends (``end_session``). Every random choice comes from the
-session's own stream of the seeded generator, and no draw depends on the store.
+A session opens (``OpenSession``), receives the user's messages (``UserMessage``, some with an
+explicit "remember this") and tool results (``ToolResult``), compacts once with its candidates
+(``Compacted``, sometimes with a ``(supersedes Mn)`` line), may get a manual ``Remember`` or a
+``Forget``, and ends (``EndSession``): the commands every door builds (:mod:`domain.commands`).
+Every random choice comes from the session's own stream of the seeded generator, and no draw depends
+on the store.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from functools import partial
 
-from domain import operations as ops
+from domain.commands import Compacted, EndSession, Forget, OpenSession, Remember, ToolResult, UserMessage
 from domain.model import MemoryEntry, MemoryType
 from domain.session import ToolEvent
 from domain.simulation import texts
@@ -104,7 +104,7 @@ def run_session(
     number of compaction candidates offered."""
     plan = scenario.session
     step = max(1, length_ms // 8)
-    ws.run(session_id, lambda s: ops.open_session(s, session_id, start_ms))
+    ws.execute(OpenSession(session=session_id), start_ms)
     opened = ws.sessions.get(session_id)
     shown = opened.block_ids if opened is not None else ()
 
@@ -117,18 +117,11 @@ def run_session(
             text, rng = texts.chatter(rng)
         at = start_ms + step * (1 + index % 3)
         message_id = f"{session_id}-m{index}"
-        ws.run(
-            session_id,
-            partial(
-                ops.observe_user_message, session_id=session_id, message_id=message_id, text=text, now_ms=at
-            ),
-        )
+        ws.execute(UserMessage(session=session_id, message_id=message_id, text=text), at)
     for index in range(plan.tool_results):
         event, rng = _tool_event(rng)
         at = start_ms + step * (2 + index % 3)
-        ws.run(
-            session_id, partial(ops.observe_tool_result, session_id=session_id, tool_event=event, now_ms=at)
-        )
+        ws.execute(ToolResult(session=session_id, event=event), at)
 
     count, rng = poisson(rng, plan.candidates)
     lines: list[str] = []
@@ -146,18 +139,18 @@ def run_session(
     at = start_ms + step * 6
     if lines:
         summary = _summary(lines, "Worked through the planned changes.")
-        ws.run(session_id, lambda s: ops.observe_compaction(s, session_id, summary, at))
+        ws.execute(Compacted(session=session_id, summary=summary), at)
 
     manual, rng = poisson(rng, plan.manual)
     for _ in range(manual):
         said, rng = gen.fact(rng, scenario)
-        ws.run(None, partial(ops.remember, text=said.text, type_=said.type, now_ms=at + 1))
+        ws.execute(Remember(text=said.text, type=said.type), at + 1)
     forgets, rng = chance(rng, plan.forget)
     which, rng = uniform(rng)
     if forgets:
         block = ws.block_entries(session_id)
         if block:
             target = block[min(len(block) - 1, int(which * len(block)))].id
-            ws.run(None, lambda s: ops.forget(s, target, at + 2))
-    ws.run(session_id, lambda s: ops.end_session(s, session_id, start_ms + length_ms))
+            ws.execute(Forget(memory_id=target), at + 2)
+    ws.execute(EndSession(session=session_id), start_ms + length_ms)
     return shown, count

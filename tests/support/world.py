@@ -4,26 +4,26 @@ that runs them one at a time and keeps everything they produced."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import msgspec
 
+from domain.commands import (
+    Command,
+    Compacted,
+    EndSession,
+    Forget as ForgetCommand,
+    OpenSession,
+    Remember as RememberCommand,
+    Restore as RestoreCommand,
+    Supersede as SupersedeCommand,
+    ToolResult,
+    UserMessage,
+)
 from domain.consolidation import MigrationAudit
 from domain.extraction import RejectionRecord
 from domain.model import EvidenceInput, MemoryEntry, MemoryType, WorkspaceStore
-from domain.operations import (
-    OpResult,
-    Snapshot,
-    end_session,
-    forget,
-    observe_compaction,
-    observe_tool_result,
-    observe_user_message,
-    open_session,
-    remember,
-    restore,
-    supersede,
-)
+from domain.operations import OpResult
 from domain.pending import empty_journal
 from domain.session import ToolEvent
 from domain.workspace_port import InMemoryWorkspace
@@ -91,9 +91,9 @@ class Restore(OnMemory, frozen=True):
 
 class World(InMemoryWorkspace):
     """The shell, in memory, keeping everything an operation produced: the shared in-memory
-    :class:`~domain.workspace_port.WorkspacePort`, so what an operation changed reaches it through
-    :func:`~domain.workspace_port.apply_result`, as it reaches the files through
-    ``adapters.commands._run.run_operation``."""
+    :class:`~domain.workspace_port.WorkspacePort`, so what a command changed reaches it through
+    :func:`~domain.workspace_port.apply_result`, as it reaches the files through the service
+    (``adapters/service.py``)."""
 
     def __init__(self, now: int, store: WorkspaceStore | None = None) -> None:
         super().__init__(store or builders.store(at=now), empty_journal(ROOT, KEY, now))
@@ -121,11 +121,11 @@ class World(InMemoryWorkspace):
 
     # ---- one operation ----------------------------------------------------------------------------
 
-    def run(self, session_id: str | None, step: Callable[[Snapshot], OpResult]) -> OpResult:
-        """Snapshot, pure step, result applied (what ``run_operation`` does around a transaction);
-        the output is kept too."""
-        result = super().run(session_id, step)
-        if result.output:
+    def execute(self, command: Command, now_ms: int) -> OpResult | None:
+        """The command run as the service runs it (snapshot, :func:`~domain.commands.handle`, result
+        applied); the output is kept too."""
+        result = super().execute(command, now_ms)
+        if result is not None and result.output:
             self.outputs.append(result.output)
         return result
 
@@ -138,29 +138,29 @@ class World(InMemoryWorkspace):
         # so the same request made by two sessions in one millisecond would give two journal entries
         # one id, and the evidence could not tell them apart.)
         self.now += 1
-        return self.run(getattr(op, "sid", None), lambda snap: self.step(op, snap))
+        return self.execute(self.command(op), self.now)
 
-    def step(self, op: Op, snap: Snapshot) -> OpResult:
-        """The core operation a host event (or a user command) calls."""
+    def command(self, op: Op) -> Command:
+        """The command a host event (or a user command) is at every door."""
         if isinstance(op, Open):
-            return open_session(snap, op.sid, self.now)
+            return OpenSession(session=op.sid)
         if isinstance(op, Say):
             self.messages += 1
-            return observe_user_message(snap, op.sid, f"msg-{self.messages}", op.text, self.now)
+            return UserMessage(session=op.sid, message_id=f"msg-{self.messages}", text=op.text)
         if isinstance(op, Tool):
-            return observe_tool_result(snap, op.sid, op.event, self.now)
+            return ToolResult(session=op.sid, event=op.event)
         if isinstance(op, Compact):
-            return observe_compaction(snap, op.sid, op.summary, self.now)
+            return Compacted(session=op.sid, summary=op.summary)
         if isinstance(op, End):
-            return end_session(snap, op.sid, self.now)
+            return EndSession(session=op.sid)
         if isinstance(op, Remember):
-            return remember(snap, op.text, op.memory_type, self.now)
+            return RememberCommand(text=op.text, type=op.memory_type)
         if isinstance(op, Forget):
-            return forget(snap, op.memory_id, self.now)
+            return ForgetCommand(memory_id=op.memory_id)
         if isinstance(op, Supersede):
-            return supersede(snap, op.memory_id, op.text, self.now)
+            return SupersedeCommand(memory_id=op.memory_id, text=op.text)
         if isinstance(op, Restore):
-            return restore(snap, op.memory_id, self.now)
+            return RestoreCommand(memory_id=op.memory_id)
         raise AssertionError(op)  # pragma: no cover - every Op subclass is handled above
 
 

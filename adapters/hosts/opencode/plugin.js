@@ -67,7 +67,7 @@ export function createHooks(ctx = {}, options = {}) {
     "experimental.chat.system.transform": guard("system.transform", async (input, output) => {
       const sessionID = input && input.sessionID
       if (typeof sessionID !== "string" || !sessionID || !output || !Array.isArray(output.system)) return
-      const injection = await send("context", sessionID, { session: sessionID })
+      const injection = await send("open-session", sessionID, { session: sessionID })
       output.system.push(...systemEntries(injection))
     }),
 

@@ -1,0 +1,88 @@
+"""The one service every door calls (docs/decisions.md#d13): ``execute(workspace, command, now_ms)``.
+
+The CLI, the Python API, ``workmem serve``, the MCP server, the host hooks and the hook server each
+turn their input into a :data:`domain.commands.Command` and call :func:`execute`; nothing else opens a
+workspace transaction (``tests/adapters/test_service.py`` checks it). One call is one transaction:
+lock → read what the command reads (:func:`domain.commands.footprint`) → the pure
+:func:`domain.commands.handle` → write what changed (:func:`domain.workspace_port.apply_result`) →
+evidence → unlock. Any exception before the end of the transaction leaves every file as it was.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
+
+from adapters.paths import workspace_root_hash
+from adapters.storage_io import KIND_JOURNAL
+from domain.commands import Command, footprint, handle
+from domain.operations import OpResult, Snapshot
+from domain.pending import rebuild_from_sessions
+from domain.workspace_port import apply_result
+
+if TYPE_CHECKING:
+    from adapters.filestore import Workspace
+    from adapters.transaction import Transaction
+    from domain.model import PendingJournal
+
+
+def execute(ws: Workspace, command: Command, now_ms: int) -> OpResult | None:
+    """Run ``command`` on ``ws`` at ``now_ms`` in one transaction and keep what it changed. ``None``
+    when the command reads and writes nothing (a sub-agent's event): no file is opened.
+
+    A command that usually reads only the store's workspace and activity time (a message, a tool
+    result) runs first on the store without its entries; when it changes the store it runs again on
+    the full store — a pure step gives the same result on the same values, so only the read differs."""
+    reads = footprint(command)
+    if reads is None:
+        return None
+    with ws.transaction(now_ms) as tx:
+        journal = _journal(tx, now_ms)
+        session = tx.session(reads.session_id) if reads.session_id is not None else None
+        others = (
+            tuple(s for s in tx.sessions() if s.session_id != reads.session_id)
+            if reads.other_sessions
+            else ()
+        )
+        result: OpResult | None = None
+        head = tx.store_head() if reads.store_head else None
+        if head is not None:
+            snap = Snapshot(store=head, journal=journal, session=session, others=others)
+            result = handle(snap, command, now_ms)
+            if result.store is not head:
+                result = None
+        if result is None:
+            store = tx.store
+            archive = dict(tx.archive()) if store.archived else {}
+            snap = Snapshot(store=store, journal=journal, session=session, others=others, archive=archive)
+            result = handle(snap, command, now_ms)
+        apply_result(tx, snap, reads.session_id, _labelled(ws, result))
+    return result
+
+
+def _journal(tx: Transaction, now_ms: int) -> PendingJournal:
+    """The pending journal; a damaged one gets back what the sessions still hold as pending, so the
+    damage never silently drops a pending memory."""
+    journal = tx.journal
+    if KIND_JOURNAL in tx.damaged:
+        journal, rebuilt = rebuild_from_sessions(journal, tx.sessions(), now_ms)
+        tx.put_journal(journal)
+        tx.emit(rebuilt)
+    return journal
+
+
+def _labelled(ws: Workspace, result: OpResult) -> OpResult:
+    """Rejection lines name the workspace as the shell knows it (its key and root hash)."""
+    if not result.rejections:
+        return result
+    root_hash = workspace_root_hash(ws.root)
+    labelled = tuple(
+        replace(
+            r,
+            workspace_key=r.workspace_key or ws.key,
+            workspace_root_hash=r.workspace_root_hash or root_hash,
+        )
+        for r in result.rejections
+    )
+    return replace(result, emitted=replace(result.emitted, rejections=labelled))

@@ -1,0 +1,345 @@
+"""Every way into workmem as one value: the command union and :func:`handle` (docs/decisions.md#d13).
+
+A door (the CLI, the Python API, ``workmem serve``, the MCP server, a host hook, the simulator) turns
+its input into one :data:`Command` and hands it to the one service (``adapters/service.py``), which
+runs one transaction around :func:`handle`. Nothing below the door knows which door was used: a rule
+written here holds at every door. :func:`footprint` says what a command reads, so the service can
+derive its reads from the command's type instead of taking flags from the door.
+
+The host's context model is part of a command (:class:`ContextMode`): a host that rebuilds its
+prompt from the context each turn (OpenCode, a Python host) is handed the whole context when a
+session opens; a host that appends what it is handed to the conversation (Claude Code and Codex
+``additionalContext``) is handed, on a prompt, only what changed since it was last handed something,
+and the session records what it was handed (docs/decisions.md#hook-injection).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Final, NamedTuple
+
+import msgspec
+from msgspec.structs import replace
+
+from domain import operations
+from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
+from domain.ids import hash16
+from domain.model import Importance, MemoryType, SessionState
+from domain.operations import OpResult, Snapshot
+from domain.session import ToolEvent, render_hot_state
+
+
+class ContextMode(StrEnum):
+    """How the host keeps the context it is handed."""
+
+    #: the host rebuilds its prompt from the context each turn: a session open hands the whole
+    #: context, a message hands nothing
+    REBUILT = "rebuilt"
+    #: what the host is handed is appended to its conversation: a message hands only what changed
+    #: since the last hand-out (the block after a new epoch, else the hot state when it changed)
+    APPENDED = "appended"
+
+
+class _Command(msgspec.Struct, frozen=True, kw_only=True, tag_field="op"):
+    """The base of every command (its ``op`` tag is the operation's name at every door)."""
+
+
+class _SessionCommand(_Command, frozen=True, kw_only=True):
+    """A host event of one session. ``parent`` names the parent of a sub-agent session: such a
+    session gets no injection and causes no writes."""
+
+    session: str
+    parent: str | None = None
+
+
+class OpenSession(_SessionCommand, frozen=True, kw_only=True, tag="open-session"):
+    """Open (or refresh) the session's cache epoch and hand out its context."""
+
+    context: ContextMode = ContextMode.REBUILT
+
+
+class UserMessage(_SessionCommand, frozen=True, kw_only=True, tag="message"):
+    """A message the user typed. ``message_id`` is the host's id for it (the same id twice is one
+    message); without one, the message is identified by its session, time and text."""
+
+    text: str
+    message_id: str | None = None
+    context: ContextMode = ContextMode.REBUILT
+
+
+class ToolResult(_SessionCommand, frozen=True, kw_only=True, tag="tool"):
+    """A finished tool call (the hot state's active files and open errors)."""
+
+    event: ToolEvent
+
+
+class Compacted(_SessionCommand, frozen=True, kw_only=True, tag="compacted"):
+    """The host's compaction summary (the same summary twice in a session is one observation)."""
+
+    summary: str
+
+
+class EndSession(_SessionCommand, frozen=True, kw_only=True, tag="end-session"):
+    """The session ended; ``keep_hot_state`` when the host can resume it under the same id."""
+
+    keep_hot_state: bool = False
+
+
+class Remember(_Command, frozen=True, kw_only=True, tag="remember"):
+    """A memory the user stores by hand (``type`` ``None``: classified from the text)."""
+
+    text: str
+    type: MemoryType | None = None
+    importance: Importance | None = None
+    rationale: str | None = None
+
+
+class Forget(_Command, frozen=True, kw_only=True, tag="forget"):
+    memory_id: str
+
+
+class Supersede(_Command, frozen=True, kw_only=True, tag="supersede"):
+    memory_id: str
+    text: str
+    type: MemoryType | None = None
+
+
+class Restore(_Command, frozen=True, kw_only=True, tag="restore"):
+    memory_id: str
+
+
+class Batch(_Command, frozen=True, kw_only=True, tag="batch"):
+    """Several commands as one transaction, each reading what the one before left (for example a
+    compaction followed by a new epoch). Their session commands name one session."""
+
+    steps: tuple[Command, ...]
+
+
+Command = (
+    OpenSession
+    | UserMessage
+    | ToolResult
+    | Compacted
+    | EndSession
+    | Remember
+    | Forget
+    | Supersede
+    | Restore
+    | Batch
+)
+
+SessionCommand = OpenSession | UserMessage | ToolResult | Compacted | EndSession
+
+
+class Footprint(NamedTuple):
+    """What a command reads: the session it runs for (``None``: the workspace only), whether the
+    other sessions are needed (to adopt idle owners, docs/decisions.md#d7), and whether the store
+    without its entries usually suffices (a message or a tool result changes the store at most once
+    a day; the service re-runs the command on the full store when it did)."""
+
+    session_id: str | None
+    other_sessions: bool
+    store_head: bool
+
+
+class MixedSessions(ValueError):
+    """A batch whose commands name more than one session."""
+
+
+def footprint(command: Command) -> Footprint | None:
+    """What ``command`` reads; ``None`` when it reads and writes nothing (a sub-agent's event)."""
+    match command:
+        case OpenSession() | Compacted():
+            return None if command.parent is not None else Footprint(command.session, True, False)
+        case UserMessage() | ToolResult():
+            return None if command.parent is not None else Footprint(command.session, False, True)
+        case EndSession():
+            return None if command.parent is not None else Footprint(command.session, False, False)
+        case Remember() | Forget() | Supersede() | Restore():
+            return Footprint(None, False, False)
+        case Batch(steps=steps):
+            return _batch_footprint(steps)
+
+
+def _batch_footprint(steps: tuple[Command, ...]) -> Footprint | None:
+    found = [f for f in map(footprint, steps) if f is not None]
+    if not found:
+        return None
+    sessions = {f.session_id for f in found if f.session_id is not None}
+    if len(sessions) > 1:
+        raise MixedSessions("a batch of commands may name one session only")
+    return Footprint(
+        next(iter(sessions), None),
+        any(f.other_sessions for f in found),
+        all(f.store_head for f in found),
+    )
+
+
+def message_key(message_id: str | None, text: str, now_ms: int) -> str:
+    """The id a message is recorded under: the host's id for it, else one made of its time and text
+    (the same text at another time is another message)."""
+    return message_id if message_id is not None else "msg_" + hash16(f"{now_ms}:{text}")
+
+
+#: A summary longer than this is identified by its length and its first and last
+#: :data:`_SUMMARY_KEY_WINDOW` characters (hashing 50 MB costs a quarter of a second; two different
+#: summaries of one length that agree at both ends are not a thing a host sends).
+_SUMMARY_KEY_WINDOW: Final = 1 << 20
+
+
+def summary_key(summary: str) -> str | None:
+    """The id a compaction summary is recorded under; ``None`` for an empty summary (never skipped:
+    it leaves a ``compaction_summary_missing`` event each time)."""
+    if not summary.strip():
+        return None
+    window = _SUMMARY_KEY_WINDOW
+    if len(summary) <= 2 * window:
+        return "cmp_" + hash16(summary)
+    return "cmp_" + hash16(f"{len(summary)}\x1f{summary[:window]}\x1f{summary[-window:]}")
+
+
+def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
+    """What ``command`` does to the workspace ``snap`` at ``now_ms``: the one place a command meets
+    the core operations (:mod:`domain.operations`)."""
+    match command:
+        case OpenSession():
+            opened = operations.open_session(snap, command.session, now_ms, parent_session_id=command.parent)
+            if command.context is ContextMode.APPENDED:
+                return _handed_out(opened, block=True, hot=True)
+            return opened
+        case UserMessage():
+            mid = message_key(command.message_id, command.text, now_ms)
+            seen = operations.observe_user_message(
+                snap, command.session, mid, command.text, now_ms, parent_session_id=command.parent
+            )
+            return _changes_since_handed_out(seen) if command.context is ContextMode.APPENDED else seen
+        case ToolResult():
+            return operations.observe_tool_result(
+                snap, command.session, command.event, now_ms, parent_session_id=command.parent
+            )
+        case Compacted():
+            return operations.observe_compaction(
+                snap,
+                command.session,
+                command.summary,
+                now_ms,
+                parent_session_id=command.parent,
+                summary_id=summary_key(command.summary),
+            )
+        case EndSession():
+            return operations.end_session(
+                snap,
+                command.session,
+                now_ms,
+                parent_session_id=command.parent,
+                keep_hot_state=command.keep_hot_state,
+            )
+        case Remember():
+            complete = completed(command)
+            return operations.remember(
+                snap,
+                complete.text,
+                complete.type or MemoryType.FEEDBACK,  # always set by completed()
+                now_ms,
+                importance=complete.importance,
+                rationale=complete.rationale,
+            )
+        case Forget():
+            return operations.forget(snap, command.memory_id, now_ms)
+        case Supersede():
+            return operations.supersede(snap, command.memory_id, command.text, now_ms, type_=command.type)
+        case Restore():
+            return operations.restore(snap, command.memory_id, now_ms)
+        case Batch(steps=steps):
+            return _batch(snap, steps, now_ms)
+
+
+def completed(command: Remember) -> Remember:
+    """``command`` as it is stored: its text cut at :data:`MEMORY_INPUT_CHARS` (a memory is stored
+    with 260 characters, so a huge text is never classified and gated whole) and its type classified
+    from the text when none was given."""
+    text = cut_at_whitespace(command.text, MEMORY_INPUT_CHARS)
+    if text == command.text and command.type is not None:
+        return command
+    from domain.extraction import classify_explicit_memory
+
+    return replace(command, text=text, type=command.type or classify_explicit_memory(text))
+
+
+def _batch(snap: Snapshot, steps: tuple[Command, ...], now_ms: int) -> OpResult:
+    if not steps:
+        return operations.unchanged(snap)
+
+    def step(command: Command) -> Callable[[Snapshot], OpResult]:
+        return lambda following: handle(following, command, now_ms)
+
+    result = handle(snap, steps[0], now_ms)
+    for command in steps[1:]:
+        result = result.then(step(command))
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------
+# What a host that appends its context was handed (docs/decisions.md#hook-injection)
+# ---------------------------------------------------------------------------------------------------
+
+
+def _hot_state(result: OpResult) -> str:
+    if result.session is None or result.session.parent_session_id is not None:
+        return ""
+    return render_hot_state(result.session, result.store.workspace.root)
+
+
+#: Where sessions written before the typed fields kept the same hashes (in their extras).
+_LEGACY_BLOCK_KEY: Final = "hookInjectedBlock"
+_LEGACY_HOT_STATE_KEY: Final = "claudeCodeInjectedHotState"
+
+
+def handed_out(session: SessionState) -> tuple[str | None, str | None]:
+    """The hashes of the block and of the hot state last handed to a host that appends its context
+    (``None``: nothing recorded). A session written before the typed fields kept them in its extras."""
+    block = session.injected_block_hash
+    hot = session.injected_hot_state_hash
+    if block is None and isinstance(found := session.extras.get(_LEGACY_BLOCK_KEY), str):
+        block = found
+    if hot is None and isinstance(found := session.extras.get(_LEGACY_HOT_STATE_KEY), str):
+        hot = found
+    return block, hot
+
+
+def _handed_out(result: OpResult, *, block: bool, hot: bool) -> OpResult:
+    """``result`` with its session recording that the host was handed the block and/or the hot
+    state it holds now."""
+    session = result.session
+    if session is None or session.parent_session_id is not None:
+        return result
+    block_mark, hot_mark = handed_out(session)
+    if block:
+        block_mark = hash16(session.frozen_block or "")
+    if hot:
+        hot_mark = hash16(_hot_state(result))
+    extras = session.extras
+    if _LEGACY_BLOCK_KEY in extras or _LEGACY_HOT_STATE_KEY in extras:
+        extras = {k: v for k, v in extras.items() if k not in (_LEGACY_BLOCK_KEY, _LEGACY_HOT_STATE_KEY)}
+    marked = replace(session, injected_block_hash=block_mark, injected_hot_state_hash=hot_mark, extras=extras)
+    return result if marked == session else replace(result, session=marked)
+
+
+def _changes_since_handed_out(result: OpResult) -> OpResult:
+    """A message in a host that appends its context: the block again when its epoch changed since it
+    was handed out (a compaction promoted memories), else the hot state when it changed."""
+    session = result.session
+    if session is None or session.parent_session_id is not None:
+        return result
+    block = session.frozen_block or ""
+    block_mark, hot_mark = handed_out(session)
+    if block_mark is None:  # a session that never recorded its block: the block is in context already
+        result = _handed_out(result, block=True, hot=False)
+    elif block and block_mark != hash16(block):
+        text = operations.context_text(session, result.store.workspace.root)
+        return replace(_handed_out(result, block=True, hot=True), output=text)
+    hot = _hot_state(result)
+    if hot_mark == hash16(hot):
+        return result
+    return replace(_handed_out(result, block=False, hot=True), output=hot)
