@@ -25,8 +25,11 @@ def main() -> int:
                 raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
             except (OSError, ValueError, AttributeError):
                 raw = b""
-            call = hook_client.prepare(argv, raw)
-            answer = call.ask() if call is not None else None
+            try:
+                call = hook_client.prepare(argv, raw)
+                answer = call.ask() if call is not None else None
+            except Exception:  # whatever the payload: the event is handled (and recorded) below
+                call, answer = None, None
             if answer is not None:
                 hook_client.write_output(*answer)
                 return EXIT_OK

@@ -106,22 +106,69 @@ def fingerprint() -> str:
     return f"{binascii.crc32(text):08x}{binascii.crc32(text[::-1]):08x}"
 
 
-def socket_path(home: str, print_: str) -> str:
-    return os.path.join(home, "run", f"hooks-{print_}.sock")
+RUNTIME_ENV = "XDG_RUNTIME_DIR"
+
+
+def run_dir(environ: dict[str, str] | None = None) -> str:
+    """Where the hook servers keep their sockets and locks: never in the data home (a server idles for
+    minutes, and a file it holds open there would keep that disk from being unmounted), but in the
+    user's runtime directory (``$XDG_RUNTIME_DIR/workmem``), else ``$TMPDIR/workmem-<uid>`` (or
+    ``/tmp/workmem-<uid>``). The directory is 0700 and must belong to the user (checked by
+    :func:`private_dir_ok` before it is used)."""
+    source = os.environ if environ is None else environ
+    runtime = source.get(RUNTIME_ENV, "")
+    if runtime and os.path.isabs(runtime):
+        return os.path.join(runtime, APP_NAME)
+    base = source.get("TMPDIR", "") or "/tmp"
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return os.path.join(base, f"{APP_NAME}-{uid}")
+
+
+def private_dir_ok(path: str) -> bool:
+    """``path`` is a real directory (not a link) of this user that nobody else may enter."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    import stat
+
+    if not stat.S_ISDIR(info.st_mode) or info.st_mode & 0o077:
+        return False
+    return not hasattr(os, "getuid") or info.st_uid == os.getuid()
+
+
+def _home_tag(home: str) -> str:
+    import binascii
+
+    data = os.path.abspath(home).encode("utf-8", "surrogatepass")
+    return f"{binascii.crc32(data):08x}"
+
+
+def socket_path(home: str, print_: str, environ: dict[str, str] | None = None) -> str:
+    """The server socket for the data home ``home`` and the code ``print_``."""
+    return os.path.join(run_dir(environ), f"hooks-{_home_tag(home)}-{print_}.sock")
+
+
+def lock_path(home: str, print_: str, environ: dict[str, str] | None = None) -> str:
+    """The lock a server of ``home`` and ``print_`` holds while it runs (one server each)."""
+    return os.path.join(run_dir(environ), f"hooks-{_home_tag(home)}-{print_}.lock")
 
 
 def worth_a_round_trip(raw: str) -> bool:
-    """Whether the payload is an event that touches the workspace (else it is handled in-process)."""
+    """Whether the payload is an event that touches the workspace (else it is handled in-process,
+    where anything unusable about it is recorded as a hook failure). Never raises."""
     try:
         payload = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
-    if not isinstance(payload, dict) or payload.get("hook_event_name") not in STORAGE_EVENTS:
+    if not isinstance(payload, dict):
         return False
-    if payload.get("agent_id"):
+    event = payload.get("hook_event_name")
+    if not isinstance(event, str) or event not in STORAGE_EVENTS or payload.get("agent_id"):
         return False
-    if payload.get("hook_event_name") in ("PostToolUse", "PostToolUseFailure"):
-        return payload.get("tool_name") in FOLLOWED_TOOLS
+    if event in ("PostToolUse", "PostToolUseFailure"):
+        tool = payload.get("tool_name")
+        return isinstance(tool, str) and tool in FOLLOWED_TOOLS
     return True
 
 
@@ -157,7 +204,9 @@ def _read_exactly(conn: object, size: int) -> bytes:
 def request(path: str, body: dict[str, object], timeout_s: float) -> tuple[str, str] | None:
     """Hand one event to the server at ``path``: ``(stdout, stderr)``, or ``None`` when the server
     cannot be reached or gives no usable answer (the caller then handles the event itself)."""
-    if len(path.encode("utf-8", "surrogatepass")) > MAX_SOCKET_PATH:
+    if len(path.encode("utf-8", "surrogatepass")) > MAX_SOCKET_PATH or not private_dir_ok(
+        os.path.dirname(path)
+    ):
         return None
     import socket
 
@@ -167,7 +216,7 @@ def request(path: str, body: dict[str, object], timeout_s: float) -> tuple[str, 
             conn.connect(path)
             send(conn, body)
             answer = receive(conn)
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return None
     if not isinstance(answer, dict) or answer.get("retry"):
         return None
@@ -189,6 +238,7 @@ def start(home: str, print_: str) -> None:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
             close_fds=True,
+            cwd="/",  # hold no directory of the user's: the request carries the caller's cwd
             env={**os.environ, SERVER_ENV: "0"},
         )
     except Exception:

@@ -9,12 +9,16 @@ host's dialect, one locked transaction per event, reading the files afresh every
 holds nothing the files do not, and processes that use the server and processes that do not can
 share a workspace.
 
-- The socket is ``<data home>/run/hooks-<fingerprint>.sock`` in a 0700 directory: only the user
-  can connect. The fingerprint names the installed code (its version, location and the newest
-  modification time of its modules), so an upgraded or edited install starts a server of its own;
-  a server that finds its own modules changed answers no more requests and exits.
-- One server per data home and code: it holds ``hooks-<fingerprint>.lock`` while it runs; a second
-  one exits at once. It exits after :data:`IDLE_S` seconds without a request and removes its socket.
+- The socket is ``hooks-<data home tag>-<fingerprint>.sock`` in the user's runtime directory
+  (``$XDG_RUNTIME_DIR/workmem``, else ``$TMPDIR/workmem-<uid>``), a 0700 directory of the user's own:
+  only the user can connect. Nothing of the server lives in the data home, so an idle server keeps no
+  file there open (the disk can be unmounted); it runs in ``/``. The fingerprint names the installed
+  code (its version, location and the newest modification time of its modules), so an upgraded or
+  edited install starts a server of its own; a server that finds its own modules changed answers no
+  more requests and exits.
+- One server per data home and code: it holds ``hooks-<data home tag>-<fingerprint>.lock`` (beside
+  the socket) while it runs; a second one exits at once. It exits after :data:`IDLE_S` seconds
+  without a request and removes its socket.
 - Every request carries what a process takes from its environment: the data home, the workspace
   option, ``WORKMEM_NOW``, ``WORKMEM_LOCK_TIMEOUT`` and the working directory.
 - When the server cannot be reached (none yet, a stale socket, a path too long for a socket, an
@@ -34,7 +38,14 @@ from typing import Any, Final
 
 from adapters import hook_client
 from adapters.exit_codes import EXIT_OK, EXIT_USAGE
-from adapters.hook_client import receive as _receive, send as _send, socket_path
+from adapters.hook_client import (
+    lock_path,
+    private_dir_ok,
+    receive as _receive,
+    run_dir,
+    send as _send,
+    socket_path,
+)
 
 IDLE_S: Final = 600.0
 #: How often the server looks for changed modules (an edit or upgrade under a running server).
@@ -113,7 +124,7 @@ def _payload_has_cwd(raw: str) -> bool:
     """Whether the payload names its own working directory (then it wins over the caller's)."""
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(value, dict) and "cwd" in value
 
@@ -126,10 +137,15 @@ def serve(home: str, print_: str, idle_s: float) -> int:
     from adapters import locking
     from adapters.jsonl import ensure_private_dir
 
-    run_dir = os.path.join(home, "run")
-    ensure_private_dir(Path(run_dir))
+    runtime = run_dir()
+    try:
+        ensure_private_dir(Path(runtime))
+    except OSError:
+        return EXIT_OK
+    if not private_dir_ok(runtime):  # someone else's, or open to others: serve nobody from it
+        return EXIT_OK
     path = socket_path(home, print_)
-    lock = locking.FileLock(os.path.join(run_dir, f"hooks-{print_}.lock"), timeout=0)
+    lock = locking.FileLock(lock_path(home, print_), timeout=0)
     try:
         lock.acquire()
     except (locking.Timeout, OSError):

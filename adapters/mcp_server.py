@@ -129,5 +129,71 @@ def mcp_cmd(args: argparse.Namespace) -> int:
     root = os.path.abspath(getattr(args, "workspace", None) or os.getcwd())
     home = data_home(override=getattr(args, "home", None))
     memory = WorkingMemory(root, home=home, lock_timeout_s=lock_timeout_s())
-    build_server(memory).run("stdio")
+    serve_stdio(build_server(memory))
     return EXIT_OK
+
+
+def serve_stdio(server: MCPServer) -> None:
+    """Serve ``server`` over stdin/stdout, every line checked first (:mod:`adapters.mcp_wire`): a line
+    the SDK would drop without a word gets a JSON-RPC error instead. Stray output of the process goes
+    to stderr, never onto the wire (as the SDK's own transport does)."""
+    import anyio
+
+    # The SDK offers no public way to run an MCPServer on streams of one's own; with another layout
+    # of the SDK, serve with its transport (without the checks) rather than not at all.
+    lowlevel = getattr(server, "_lowlevel_server", None)
+    if lowlevel is None:
+        server.run("stdio")
+        return
+    wire_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    wire_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)
+    anyio.run(_serve_checked, lowlevel, wire_in, wire_out)
+
+
+class _Wire:
+    """The client's side: lines in (checked), answers out (one writer at a time)."""
+
+    def __init__(self, wire_in: Any, wire_out: Any) -> None:
+        import anyio
+
+        self._in = wire_in
+        self._out = wire_out
+        self._lock = anyio.Lock()
+
+    async def write(self, text: str) -> None:
+        import anyio
+
+        data = text.encode("utf-8", "replace")
+        async with self._lock:
+            await anyio.to_thread.run_sync(self._out.write, data)
+
+    async def flush(self) -> None:
+        return None  # unbuffered
+
+    def __aiter__(self) -> _Wire:
+        return self
+
+    async def __anext__(self) -> str:
+        import anyio
+
+        from adapters.mcp_wire import check_line
+
+        while True:
+            raw = await anyio.to_thread.run_sync(self._in.readline)
+            if not raw:
+                raise StopAsyncIteration
+            checked = check_line(raw.decode("utf-8", "replace"))
+            if checked.reply is not None:
+                await self.write(checked.reply + "\n")
+            if checked.forward is not None:
+                return checked.forward + "\n"
+
+
+async def _serve_checked(lowlevel: Any, wire_in: Any, wire_out: Any) -> None:
+    from mcp.server.stdio import stdio_server
+
+    wire = _Wire(wire_in, wire_out)
+    async with stdio_server(stdin=wire, stdout=wire) as (read, write):  # type: ignore[arg-type]
+        await lowlevel.run(read, write, lowlevel.create_initialization_options())

@@ -144,6 +144,25 @@ class RequestError(Exception):
         self.code = code
 
 
+def _decode(text: str) -> Any:
+    """The request's JSON value. A lone surrogate escape (``"\\ud83d"``, which JavaScript writes
+    when it cuts a string inside a pair) becomes U+FFFD, as every other input does
+    (docs/reliability.md); anything else that is not JSON is a ``parse_error``."""
+    try:
+        try:
+            return msgspec.json.decode(text)
+        except msgspec.DecodeError as exc:
+            if "surrogate" not in str(exc):
+                raise
+            from domain.salvage import repair_text
+
+            return msgspec.json.decode(repair_text(text.encode("utf-8", "surrogatepass"))[0])
+    except msgspec.DecodeError as exc:
+        raise RequestError("parse_error", f"the request is not JSON: {exc}") from None
+    except RecursionError:
+        raise RequestError("parse_error", "the request is nested too deeply") from None
+
+
 def _one_line(text: str, limit: int = 300) -> str:
     return " ".join(str(text).split())[:limit]
 
@@ -189,12 +208,7 @@ class Server:
                 text = line.decode("utf-8")
             except UnicodeDecodeError:
                 raise RequestError("parse_error", "the request is not valid UTF-8") from None
-            try:
-                request = msgspec.json.decode(text)
-            except msgspec.DecodeError as exc:
-                raise RequestError("parse_error", f"the request is not JSON: {exc}") from None
-            except RecursionError:
-                raise RequestError("parse_error", "the request is nested too deeply") from None
+            request = _decode(text)
             if not isinstance(request, dict):
                 raise RequestError("invalid_request", "a request must be a JSON object")
             request_id = request.get("id")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, strategies as st
 
 from adapters import hook_client, paths
 from tests.support.cli import T0_ISO
@@ -45,6 +46,15 @@ def short_tmp() -> Iterator[Path]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+def runtime_env(home: Path) -> dict[str, str]:
+    """A runtime directory of the test's own (beside the data home) for the servers' sockets."""
+    return {hook_client.RUNTIME_ENV: str(home.parent / "rt")}
+
+
+def runtime_dir(home: Path) -> Path:
+    return Path(hook_client.run_dir(runtime_env(home)))
+
+
 def env_for(home: Path, *, server: bool, now: str = T0_ISO) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WORKMEM_")}
     env.update(
@@ -52,6 +62,7 @@ def env_for(home: Path, *, server: bool, now: str = T0_ISO) -> dict[str, str]:
         WORKMEM_NOW=now,
         WORKMEM_HOOK_SERVER="1" if server else "0",
         WORKMEM_HOOK_SERVER_IDLE_S="20",
+        **runtime_env(home),
     )
     return env
 
@@ -75,8 +86,10 @@ def wait_for(predicate: Any, seconds: float = 15.0) -> bool:
 
 
 def sockets(home: Path) -> list[Path]:
-    run = home / "run"
-    return sorted(run.glob("*.sock")) if run.is_dir() else []
+    """The sockets of servers of the data home ``home``."""
+    run = runtime_dir(home)
+    tag = Path(hook_client.socket_path(str(home), "x", runtime_env(home))).name.split("-")[1]
+    return sorted(run.glob(f"hooks-{tag}-*.sock")) if run.is_dir() else []
 
 
 def stop_servers(home: Path) -> None:
@@ -150,8 +163,8 @@ def test_a_session_through_the_server_equals_one_without(short_tmp: Path) -> Non
 def test_the_client_uses_a_server_that_answers(short_tmp: Path) -> None:
     """A stand-in server proves the call goes through the socket (and what it sends)."""
     home = short_tmp / "h"
-    (home / "run").mkdir(parents=True)
-    path = hook_client.socket_path(str(home), "x")
+    runtime_dir(home).mkdir(parents=True, mode=0o700)
+    path = hook_client.socket_path(str(home), "x", runtime_env(home))
     seen: list[Any] = []
 
     def serve_once(listener: socket.socket) -> None:
@@ -175,9 +188,9 @@ def test_the_client_uses_a_server_that_answers(short_tmp: Path) -> None:
 def test_an_unreachable_server_never_loses_the_event(short_tmp: Path) -> None:
     home, project = short_tmp / "h", short_tmp / "p"
     project.mkdir()
-    (home / "run").mkdir(parents=True)
+    runtime_dir(home).mkdir(parents=True, mode=0o700)
     # a stale socket file with no server behind it
-    stale = hook_client.socket_path(str(home), hook_client.fingerprint())
+    stale = hook_client.socket_path(str(home), hook_client.fingerprint(), runtime_env(home))
     with socket.socket(socket.AF_UNIX) as dead:
         dead.bind(stale)
     try:
@@ -202,18 +215,19 @@ def stale_is_live(path: str) -> bool:
 def test_one_server_per_home_and_it_leaves_when_idle(short_tmp: Path) -> None:
     home = short_tmp / "h"
     print_ = "test"
-    env = {**os.environ, hook_client.IDLE_ENV: "1.0", hook_client.SERVER_ENV: "0"}
+    env = {**os.environ, hook_client.IDLE_ENV: "1.0", hook_client.SERVER_ENV: "0", **runtime_env(home)}
     cmd = [sys.executable, "-m", "adapters.hook_server", str(home), print_]
     first = subprocess.Popen(cmd, env=env)
     try:
-        path = hook_client.socket_path(str(home), print_)
+        path = hook_client.socket_path(str(home), print_, runtime_env(home))
         assert wait_for(lambda: stale_is_live(path))
         second = subprocess.run(cmd, env=env, timeout=30)
         assert second.returncode == 0  # found the first one holding the lock, and left
         assert first.wait(timeout=30) == 0  # idle for a second: gone
         assert not os.path.exists(path)
-        mode = (home / "run").stat().st_mode & 0o777
+        mode = runtime_dir(home).stat().st_mode & 0o777
         assert mode == 0o700
+        assert not home.exists()  # nothing of the server lives in the data home
     finally:
         first.kill()
 
@@ -246,8 +260,105 @@ def test_the_server_is_off_when_asked() -> None:
 
 def test_the_thin_client_finds_the_data_home_like_the_core(tmp_path: Path) -> None:
     homes: tuple[dict[str, str], ...] = (
-        {"WORKMEM_HOME": str(tmp_path)}, {"XDG_DATA_HOME": str(tmp_path)}, {"XDG_DATA_HOME": "rel"}, {},
+        {"WORKMEM_HOME": str(tmp_path)},
+        {"XDG_DATA_HOME": str(tmp_path)},
+        {"XDG_DATA_HOME": "rel"},
+        {},
     )
     for environ in homes:
         assert hook_client.home_dir(None, environ) == str(paths.data_home(environ))
     assert hook_client.home_dir("~/x", {}) == str(paths.data_home({}, override="~/x"))
+
+
+DEEP = "[" * 200_000 + "]" * 200_000
+HOSTILE = [
+    '{"session_id": "S1", "hook_event_name": ["SessionStart"]}',
+    '{"session_id": "S1", "hook_event_name": {"a": 1}}',
+    DEEP,
+    '{"session_id": "S1", "hook_event_name": "SessionStart", "x": ' + DEEP + "}",
+]
+
+
+def test_hostile_payloads_exit_0_through_client_server_and_process(short_tmp: Path) -> None:
+    """A payload the hook cannot use exits 0 with one line on stderr and one ``hook_failed`` event,
+    whether the server is asked (and a server runs) or not."""
+    home, project = short_tmp / "h", short_tmp / "p"
+    project.mkdir()
+    try:
+        start = {"hook_event_name": "SessionStart", "source": "startup"}
+        hook(project, env_for(home, server=True), start)  # starts a server
+        assert wait_for(lambda: bool(sockets(home)))
+        for server in (True, False):
+            for raw in HOSTILE:
+                env = env_for(home, server=server)
+                done = subprocess.run(
+                    [*workmem(), "--workspace", str(project), "hook", "claude-code"],
+                    input=raw, env=env, capture_output=True, text=True, timeout=60,
+                )  # fmt: skip
+                assert done.returncode == 0, (raw[:80], done.stderr)
+                assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+                assert done.stdout == ""
+        failed = [e for e in stored(home, project)[1] if e.startswith("hook_failed@")]
+        assert len(failed) == 2 * len(HOSTILE)
+    finally:
+        stop_servers(home)
+
+
+def test_a_cwd_that_does_not_exist_creates_no_workspace(short_tmp: Path) -> None:
+    home, project = short_tmp / "h", short_tmp / "p"
+    project.mkdir()
+    for cwd in (str(short_tmp / "gone"), str(project) + "\x00x"):
+        raw = json.dumps({"session_id": "S1", "hook_event_name": "SessionStart", "cwd": cwd})
+        done = subprocess.run(
+            [*workmem(), "hook", "claude-code"], input=raw, env=env_for(home, server=False),
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0 and ("cwd" in done.stderr or "does not exist" in done.stderr), done.stderr
+    workspaces = home / "workspaces"
+    assert not workspaces.exists() or all(
+        not (d / "workspace-memory.json").exists() for d in workspaces.iterdir()
+    )
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads /proc")
+def test_an_idle_server_holds_nothing_in_the_data_home(short_tmp: Path) -> None:
+    home, project = short_tmp / "h", short_tmp / "p"
+    project.mkdir()
+    try:
+        hook(project, env_for(home, server=True), {"hook_event_name": "SessionStart", "source": "startup"})
+        assert wait_for(lambda: bool(sockets(home)))
+        found = subprocess.run(
+            ["pgrep", "-f", f"adapters.hook_server {home}"], capture_output=True, text=True
+        )
+        (pid,) = found.stdout.split()
+        held = [
+            os.path.realpath(p)
+            for p in Path(f"/proc/{pid}/fd").iterdir()
+            if not os.readlink(p).startswith(("pipe:", "socket:"))
+        ]
+        held.append(os.path.realpath(f"/proc/{pid}/cwd"))
+        assert not [p for p in held if p.startswith(str(home)) or p.startswith(str(project))], held
+    finally:
+        stop_servers(home)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=20), inner, max_size=4),
+    max_leaves=10,
+)
+
+
+@given(
+    st.dictionaries(st.sampled_from(["hook_event_name", "tool_name", "agent_id", "session_id"]), json_values)
+)
+def test_deciding_where_an_event_goes_never_raises(payload: dict[str, Any]) -> None:
+    assert hook_client.worth_a_round_trip(json.dumps(payload)) in (True, False)
+
+
+@given(json_values)
+def test_the_server_answers_any_request_body(body: Any) -> None:
+    from adapters import hook_server
+
+    answer = hook_server.handle(body)
+    assert isinstance(answer, dict) and ("retry" in answer or set(answer) == {"stdout", "stderr"})

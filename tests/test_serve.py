@@ -307,3 +307,20 @@ def test_the_protocol_doc_example_is_what_the_server_answers(tmp_path: Path) -> 
     server = Server(tmp_path / "home", lock_timeout_s=1.0, clock=lambda: 1_777_626_000_000)
     answers = [server.answer(line.encode()).decode().rstrip("\n") for line in sent]
     assert answers == expected
+
+
+def test_a_lone_surrogate_escape_becomes_a_replacement_character(tmp_path: Path, project: str) -> None:
+    """As docs/protocol.md says: the request is answered, the lone half of a pair becomes U+FFFD."""
+    server = Server(tmp_path / "home", lock_timeout_s=1.0, clock=lambda: 1_777_626_000_000)
+    line = (
+        '{"id": 7, "op": "remember", "workspace": ' + json.dumps(project)
+        + ', "text": "we deploy with blue-green \\ud83d on Mondays", "type": "project"}'
+    )  # fmt: skip
+    answer = json.loads(server.answer(line.encode()))
+    assert answer["id"] == 7 and answer["result"]["outcome"] == "promoted", answer
+    listed = json.loads(server.answer(json.dumps({"id": 8, "op": "list", "workspace": project}).encode()))
+    assert [m["text"] for m in listed["result"]["memories"]] == [
+        "we deploy with blue-green \ufffd on Mondays"
+    ]
+    bad = json.loads(server.answer(b'{"id": 9, "op": "hello", '))
+    assert bad["error"]["code"] == "parse_error"

@@ -43,7 +43,10 @@ def hook(args: argparse.Namespace) -> int:
         raw = read_stdin()
     except Exception:  # unreadable or closed input fails like bad JSON: recorded, exit 0
         raw = ""
-    stdout, stderr = _run_here(args, raw, workspace)
+    try:
+        stdout, stderr = _run_here(args, raw, workspace)
+    except Exception as exc:  # run_hook never raises; this is for a failure around it
+        stdout, stderr = "", f"workmem: {args.host} hook failed: {type(exc).__name__}\n"
     from adapters.hook_client import write_output
 
     write_output(stdout, stderr)
