@@ -137,7 +137,20 @@ class _Tour:
         self.say("7. Ninety days later: memories decay, nothing is deleted, old entries ask to be verified.")
         self.run(t0 + 90 * DAY_MS, "context", "--session", SESSION_THREE)
         self.run(t0 + 90 * DAY_MS, "list")
-        self.say('That was the tour. Try `workmem check "remember: ..."` on your own text next.')
+        self.say(f'That was the tour. Try `{invoked_as()} check "remember: ..."` on your own text next,')
+        self.say("or the short tour in README.md.")
+
+
+def invoked_as(argv0: str | None = None) -> str:
+    """How to run workmem again: ``workmem`` when that name on ``PATH`` is the command that is
+    running, else the path it was started by (``.venv/bin/workmem`` right after the set-up)."""
+    started = argv0 if argv0 is not None else sys.argv[0]
+    if os.path.basename(started) != "workmem":
+        return "workmem"  # python -m workmem, or the API
+    on_path = shutil.which("workmem")
+    if on_path is not None and os.path.realpath(on_path) == os.path.realpath(started):
+        return "workmem"
+    return started
 
 
 def run_tour(home: str | None, start_ms: int) -> int:
