@@ -123,7 +123,7 @@ class _Tour:
             "1",
         )
         self.say("3. What a host injects right now (no durable memories yet, only hot state):")
-        self.run(t0 + 3 * MINUTE, "context", "--session", SESSION_ONE)
+        self.run(t0 + 3 * MINUTE, "open-session", "--session", SESSION_ONE)
         self.say("4. The host compacts the conversation. Candidates go through the safety and quality gate;")
         self.say("   the progress note is rejected, the rest is promoted together with the pending rule.")
         summary = self.workspace / ".tour-summary.md"
@@ -131,13 +131,26 @@ class _Tour:
         self.run(t0 + 10 * MINUTE, "compacted", "--session", SESSION_ONE, str(summary))
         self.run(t0 + 11 * MINUTE, "end-session", "--session", SESSION_ONE)
         self.say("5. The next session starts with the frozen workspace block:")
-        self.run(t0 + DAY_MS, "context", "--session", SESSION_TWO)
+        self.run(t0 + DAY_MS, "open-session", "--session", SESSION_TWO)
         self.say("6. Health of the workspace memory (read-only, redacted):")
         self.run(t0 + DAY_MS, "health")
         self.say("7. Ninety days later: memories decay, nothing is deleted, old entries ask to be verified.")
-        self.run(t0 + 90 * DAY_MS, "context", "--session", SESSION_THREE)
+        self.run(t0 + 90 * DAY_MS, "open-session", "--session", SESSION_THREE)
         self.run(t0 + 90 * DAY_MS, "list")
-        self.say('That was the tour. Try `workmem check "remember: ..."` on your own text next.')
+        self.say(f'That was the tour. Try `{invoked_as()} check "remember: ..."` on your own text next,')
+        self.say("or the short tour in README.md.")
+
+
+def invoked_as(argv0: str | None = None) -> str:
+    """How to run workmem again: ``workmem`` when that name on ``PATH`` is the command that is
+    running, else the path it was started by (``.venv/bin/workmem`` right after the set-up)."""
+    started = argv0 if argv0 is not None else sys.argv[0]
+    if os.path.basename(started) != "workmem":
+        return "workmem"  # python -m workmem, or the API
+    on_path = shutil.which("workmem")
+    if on_path is not None and os.path.realpath(on_path) == os.path.realpath(started):
+        return "workmem"
+    return started
 
 
 def run_tour(home: str | None, start_ms: int) -> int:

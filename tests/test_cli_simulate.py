@@ -112,27 +112,48 @@ def test_plot_without_matplotlib_is_a_usage_error(
     assert not (tmp_path / "chart.png").exists()
 
 
-def _plotted(scenario: Path) -> int:
+def _ids(svg: Path, prefix: str) -> list[ET.Element]:
+    return [el for el in ET.parse(svg).getroot().iter() if el.get("id", "").startswith(prefix)]
+
+
+def _memories(scenario: Path) -> list[str]:
     import tomllib
 
     data = tomllib.loads(scenario.read_text(encoding="utf-8"))
-    run = simulate(decode_scenario(data).unwrap(), trace=True)
-    return sum(1 for m in run.memories if m.days_rendered > 0)
+    return [m.type for m in simulate(decode_scenario(data).unwrap(), trace=True).memories]
 
 
-def test_plot_files_are_valid_with_one_series_per_memory(cli: Cli, scenario: Path, tmp_path: Path) -> None:
+def test_plot_files_are_valid_and_deterministic(cli: Cli, scenario: Path, tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     png = tmp_path / "chart.png"
     svg = tmp_path / "chart.svg"
     cli.ok("simulate", str(scenario), "--plot", str(png))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     cli.ok("simulate", str(scenario), "--plot", str(svg))
-    root = ET.parse(svg).getroot()
-    series = [el for el in root.iter() if el.get("id", "").startswith("memory-")]
-    assert len(series) == _plotted(scenario) > 0
+    # more memories than a small store: a median line and a band per type, no line per memory
+    kinds = set(_memories(scenario))
+    assert len(_memories(scenario)) > 12 and not _ids(svg, "memory-")
+    assert {el.get("id") for el in _ids(svg, "median-")} == {f"median-{k}" for k in kinds}
     first = svg.read_bytes()
     cli.ok("simulate", str(scenario), "--plot", str(svg))
     assert svg.read_bytes() == first
+
+
+def test_a_small_store_is_plotted_one_line_per_memory(cli: Cli, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "tiny.toml"
+    path.write_text(SMALL.replace("sessions_per_weekday = 2", "sessions_per_weekday = 1")
+                    .replace("days = 10", "days = 4").replace("candidates = 3.0", "candidates = 1.0"),
+                    encoding="utf-8")  # fmt: skip
+    svg = tmp_path / "chart.svg"
+    cli.ok("simulate", str(path), "--plot", str(svg))
+    assert 0 < len(_ids(svg, "memory-")) == len(_memories(path)) <= 12
+
+
+def test_plot_into_a_missing_directory_fails_before_the_run(cli: Cli, scenario: Path, tmp_path: Path) -> None:
+    run = cli("simulate", str(scenario), "--plot", str(tmp_path / "no" / "such" / "chart.png"))
+    one_line_error(run, 2)
+    assert "no directory" in run.err and run.out == ""
 
 
 def test_compare_lists_block_differences_and_metric_deltas(cli: Cli, tmp_path: Path) -> None:
@@ -197,13 +218,13 @@ def test_help_lists_simulate(cli: Cli) -> None:
 def test_idle_stretches_are_the_long_runs_without_sessions(scenario: Path) -> None:
     import tomllib
 
-    from adapters.simulation_output import _idle_stretches
+    from adapters.simulation_plot import idle_stretches
 
     data = tomllib.loads(scenario.read_text(encoding="utf-8"))
     data["days"] = 30
     data["pattern"]["breaks"] = [{"start": "2026-01-12", "days": 9}]
     run = simulate(decode_scenario(data).unwrap())
-    assert _idle_stretches(run) == [(7, 15)]  # weekend sessions keep the short gaps out
+    assert idle_stretches(run) == [(7, 15)]  # weekend sessions keep the short gaps out
 
 
 def test_progress_bar_only_on_a_terminal_for_long_runs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -227,7 +248,6 @@ def test_compare_and_sweep_plot_the_variant_and_the_first_value(
     for mode in (["--compare", "global_cap=5"], ["--sweep", "global_cap=5,9"]):
         svg = tmp_path / "chart.svg"
         cli.ok("simulate", str(scenario), *mode, "--plot", str(svg))
-        root = ET.parse(svg).getroot()
-        lines = [el for el in root.iter() if el.get("id", "").startswith("memory-")]
+        lines = _ids(svg, "median-")
         paths = [p.get("d", "") for el in lines for p in el.iter("{http://www.w3.org/2000/svg}path")]
-        assert sum(" L " in d for d in paths) > len(lines) // 2  # lines with data, not empty series
+        assert lines and all(" L " in d for d in paths)  # lines with data, not empty series

@@ -16,7 +16,7 @@ import gc
 import os
 import sys
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Final
 
@@ -79,7 +79,8 @@ def build(data: dict[str, Any], assignments: Sequence[tuple[str, Any]], days: in
     return decoded.unwrap()
 
 
-def _idle(today: dt.date, days: int | None) -> dict[str, Any]:
+def idle_forecast(today: dt.date, days: int | None) -> dict[str, Any]:
+    """The scenario of ``--from-store`` without a scenario file: nobody works on the workspace."""
     return {
         "name": "idle forecast",
         "description": "nobody works on the workspace",
@@ -167,12 +168,12 @@ def _worker(payload: bytes) -> bytes:
 
 
 def run_many(
-    scenarios: Sequence[Scenario], start: _Start | None, *, traced: int | None = None
+    scenarios: Sequence[Scenario], start: _Start | None, *, traced: Collection[int] = ()
 ) -> list[SimRun]:
-    """Each scenario in its own process (at most one per core), results in input order; the run at
-    index ``traced`` keeps its strengths for a plot."""
+    """Each scenario in its own process (at most one per core), results in input order; the runs at
+    the indexes ``traced`` keep their strengths for a plot."""
     payloads = [
-        msgspec.json.encode(_Job(scenario=s, start=start, trace=i == traced)) for i, s in enumerate(scenarios)
+        msgspec.json.encode(_Job(scenario=s, start=start, trace=i in traced)) for i, s in enumerate(scenarios)
     ]
     workers = max(1, min(len(payloads), os.cpu_count() or 1))
     if workers == 1:
@@ -189,17 +190,17 @@ def run_many(
 
 
 def simulate_cmd(args: argparse.Namespace) -> int:
-    from adapters import simulation_output as out
+    from adapters import simulation_output as out, simulation_plot as chart
 
     if args.days is not None and not 1 <= args.days <= 3650:
         raise CommandError("--days must be between 1 and 3650")
     if args.plot is not None:
-        out.check_plot_target(args.plot)
+        chart.check_plot_target(args.plot)
     assignments = [parse_assignment(a) for a in args.set]
     start: _Start | None = None
     if args.from_store:
         start, today = _real_workspace(args)
-        data = read_scenario(args.scenario) if args.scenario else _idle(today, args.days)
+        data = read_scenario(args.scenario) if args.scenario else idle_forecast(today, args.days)
         assignments.append(("start", today))
     elif args.scenario:
         data = read_scenario(args.scenario)
@@ -213,24 +214,24 @@ def simulate_cmd(args: argparse.Namespace) -> int:
         if not name.strip() or not choices:
             raise CommandError(f"expected --sweep NAME=V1,V2,..., got {args.sweep[:60]!r}")
         variants = [build(data, [*assignments, (name.strip(), parse_value(v))], args.days) for v in choices]
-        runs = run_many(variants, start, traced=0 if args.plot is not None else None)
+        runs = run_many(variants, start, traced=(0,) if args.plot is not None else ())
         out.print_sweep(name.strip(), choices, runs, as_json=args.json)
         if args.plot is not None:
-            out.plot(runs[0], args.plot)
+            chart.plot(runs[0], variants[0].parameters.tuning(), args.plot)
         return EXIT_OK
     if args.compare is not None:
         extra = [parse_assignment(a) for a in args.compare]
         variant = build(data, [*assignments, *extra], args.days)
         base_run, variant_run = run_many(
-            [baseline, variant], start, traced=1 if args.plot is not None else None
+            [baseline, variant], start, traced=(1,) if args.plot is not None else ()
         )
         out.print_compare(base_run, variant_run, baseline, variant, as_json=args.json)
         if args.plot is not None:
-            out.plot(variant_run, args.plot)
+            chart.plot(variant_run, variant.parameters.tuning(), args.plot)
         return EXIT_OK
 
     run = run_one(baseline, start, trace=args.plot is not None, progress=not args.json)
     out.print_run(run, baseline, as_json=args.json, from_store=args.from_store)
     if args.plot is not None:
-        out.plot(run, args.plot)
+        chart.plot(run, baseline.parameters.tuning(), args.plot)
     return EXIT_OK
