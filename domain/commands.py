@@ -54,9 +54,12 @@ class _SessionCommand(_Command, frozen=True, kw_only=True):
 
 
 class OpenSession(_SessionCommand, frozen=True, kw_only=True, tag="open-session"):
-    """Open (or refresh) the session's cache epoch and hand out its context."""
+    """Open (or refresh) the session's cache epoch and hand out its context. ``resumed``: the host
+    resumes a conversation that still holds what it was handed before (Claude Code and Codex
+    ``SessionStart`` with source ``resume``; not after a compaction or a clear)."""
 
     context: ContextMode = ContextMode.REBUILT
+    resumed: bool = False
 
 
 class UserMessage(_SessionCommand, frozen=True, kw_only=True, tag="message"):
@@ -205,9 +208,11 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
     match command:
         case OpenSession():
             opened = operations.open_session(snap, command.session, now_ms, parent_session_id=command.parent)
-            if command.context is ContextMode.APPENDED:
-                return _handed_out(opened, block=True, hot=True)
-            return opened
+            if command.context is not ContextMode.APPENDED:
+                return opened
+            if command.resumed:
+                return _changes_since_handed_out(opened, resumed=True)
+            return _handed_out(opened, block=True, hot=True)
         case UserMessage():
             mid = message_key(command.message_id, command.text, now_ms)
             seen = operations.observe_user_message(
@@ -326,20 +331,23 @@ def _handed_out(result: OpResult, *, block: bool, hot: bool) -> OpResult:
     return result if marked == session else replace(result, session=marked)
 
 
-def _changes_since_handed_out(result: OpResult) -> OpResult:
-    """A message in a host that appends its context: the block again when its epoch changed since it
-    was handed out (a compaction promoted memories), else the hot state when it changed."""
+def _changes_since_handed_out(result: OpResult, *, resumed: bool = False) -> OpResult:
+    """What a host that appends its context has not been handed yet: the whole context again when the
+    block changed since it was handed out (a compaction or a session end promoted memories), else the
+    hot state when it changed, else nothing. A message in a session that never recorded its block
+    assumes the block is in the conversation already; a resumed conversation that never recorded one
+    is handed the whole context."""
     session = result.session
     if session is None or session.parent_session_id is not None:
         return result
     block = session.frozen_block or ""
     block_mark, hot_mark = handed_out(session)
-    if block_mark is None:  # a session that never recorded its block: the block is in context already
+    if block_mark is None and not resumed:  # a session from before the record: its block is handed out
         result = _handed_out(result, block=True, hot=False)
     elif block and block_mark != hash16(block):
         text = operations.context_text(session, result.store.workspace.root)
         return replace(_handed_out(result, block=True, hot=True), output=text)
     hot = _hot_state(result)
     if hot_mark == hash16(hot):
-        return result
+        return replace(result, output="")
     return replace(_handed_out(result, block=False, hot=True), output=hot)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import sys
 import threading
@@ -154,7 +155,8 @@ def test_full_session(cli: Cli) -> None:
     assert "open_errors" not in hot
 
     # PreCompact: an addendum to Claude Code's own summary prompt (appended as "Additional
-    # Instructions"): the memory rules after </summary>, no summary structure of its own; read-only
+    # Instructions"): the memory rules inside the summary block, no summary structure of its own;
+    # read-only
     before = store_path.read_bytes()
     pre = ok(hook(cli, "PreCompact", trigger="auto", custom_instructions=None))
     assert not pre.out.startswith("{")
@@ -201,8 +203,9 @@ def test_full_session(cli: Cli) -> None:
     cli.at_ms(T0 + 40 * MIN)
     assert ok(hook(cli, "SessionEnd", reason="prompt_input_exit")).out == ""
     assert len(list(layout(cli).sessions.glob("*.json"))) == 1
-    resumed = context_of(ok(hook(cli, "SessionStart", source="resume")), "SessionStart")
-    assert "- src/app.py (edit, 1x)" in resumed
+    # the resumed conversation holds what it was handed: nothing again, and the hot state is kept
+    assert ok(hook(cli, "SessionStart", source="resume")).out == ""
+    assert "- src/app.py (edit, 1x)" in cli.ok("open-session", "--session", "S1").out
     # /clear (or logout) ends it for good
     assert ok(hook(cli, "SessionEnd", reason="clear")).out == ""
     assert list(layout(cli).sessions.glob("*.json")) == []
@@ -221,12 +224,30 @@ def test_start_on_an_empty_workspace_prints_nothing(cli: Cli) -> None:
     assert ok(hook(cli, "SessionStart", source="startup")).out == ""
 
 
-def test_resume_within_the_epoch_returns_the_same_frozen_block(cli: Cli) -> None:
+def test_a_resume_hands_out_only_what_the_conversation_lacks(cli: Cli) -> None:
+    """Claude Code keeps what a hook handed out in the resumed conversation: the block again would be
+    a second copy in its history (docs/decisions.md#hook-injection)."""
     cli.ok("remember", "--type", "feedback", BRITISH)
-    first = ok(hook(cli, "SessionStart", source="startup")).out
+    first = context_of(ok(hook(cli, "SessionStart", source="startup")), "SessionStart")
+    assert BRITISH in first
     cli.ok("remember", "--type", "project", PNPM)
     cli.at_ms(T0 + 5 * MIN)
-    assert ok(hook(cli, "SessionStart", source="resume")).out == first
+    assert ok(hook(cli, "SessionStart", source="resume")).out == ""  # same epoch, same block
+    ok(hook(cli, "PostToolUse", tool_name="Edit", tool_input={"file_path": str(cli.workspace / "a.py")}))
+    cli.at_ms(T0 + 6 * MIN)
+    ok(hook(cli, "SessionEnd", reason="prompt_input_exit"))
+    cli.at_ms(T0 + 7 * MIN)
+    resumed = context_of(ok(hook(cli, "SessionStart", source="resume")), "SessionStart")
+    assert HEADER in resumed and PNPM in resumed  # the end started a new epoch: the block changed
+    cli.at_ms(T0 + 8 * MIN)
+    assert ok(hook(cli, "SessionStart", source="resume")).out == ""  # nothing new since
+    ok(hook(cli, "PostToolUse", tool_name="Edit", tool_input={"file_path": str(cli.workspace / "b.py")}))
+    cli.at_ms(T0 + 9 * MIN)
+    again = context_of(ok(hook(cli, "SessionStart", source="resume")), "SessionStart")
+    assert HEADER not in again and "b.py" in again  # only the hot state changed
+    cli.at_ms(T0 + 10 * MIN)
+    compacted = context_of(ok(hook(cli, "SessionStart", source="compact")), "SessionStart")
+    assert compacted.startswith(HEADER)  # a compaction replaced the conversation: everything again
 
 
 def test_post_compact_without_a_summary_still_promotes_and_leaves_evidence(cli: Cli) -> None:
@@ -531,3 +552,31 @@ def test_a_cwd_that_is_not_a_path_is_a_recorded_failure_not_a_fallback(cli: Cli)
     run = hook(cli, "SessionStart", cwd=123)
     assert run.code == 0 and run.out == ""
     assert run.err.count("\n") == 1
+
+
+def obedient_model(instructions: str, candidates: list[str]) -> str:
+    """A summariser that writes only what it is asked for: an analysis block and a summary block and
+    nothing after ``</summary>`` (Claude Code's own reminder, which follows any additional
+    instructions, asks for exactly that). A Memory candidates section asked for inside the summary
+    block becomes its last part; one asked for after it is never written."""
+    lines = ["<analysis>The user wants safer HTTP retries.</analysis>", "<summary>", "1. Intent: ship.", ""]
+    if re.search(r"inside your <summary> block", instructions, re.IGNORECASE):
+        lines += ["Memory candidates:", *(f"- {c}" for c in candidates)]
+    lines.append("</summary>")
+    return "\n".join(lines)
+
+
+OLD_ADDENDUM_HEAD = "After the closing </summary> tag, add a Memory candidates section"
+CANDIDATES = ["[decision] Use exponential backoff with jitter for every HTTP retry in the client"]
+
+
+def test_candidates_reach_the_store_from_a_model_that_stops_at_the_summary_end(cli: Cli) -> None:
+    ok(hook(cli, "SessionStart", source="startup"))
+    instructions = ok(hook(cli, "PreCompact", trigger="auto")).out
+    summary = obedient_model(instructions, CANDIDATES)
+    assert summary.endswith("</summary>")
+    ok(hook(cli, "PostCompact", trigger="auto", compact_summary=summary))
+    stored = [m["text"] for m in cli.memories()]
+    assert stored == ["Use exponential backoff with jitter for every HTTP retry in the client"]
+    # what the addendum asked for before: the same model writes no candidates at all
+    assert "Memory candidates" not in obedient_model(OLD_ADDENDUM_HEAD, CANDIDATES)

@@ -82,7 +82,7 @@ def test_claude_code_recorded_session(cli: Cli) -> None:
     assert send(cli, host, recorded("claude_code", "Stop", cli)).out == ""
 
     pre = send(cli, host, recorded("claude_code", "PreCompact", cli)).out
-    assert pre.startswith("After the closing </summary> tag") and "## Goal" not in pre
+    assert pre.startswith("Inside your <summary> block") and "## Goal" not in pre
     assert len(pre) <= 10_000
     cli.at_ms(T0 + 2 * MIN)
     start = context(send(cli, host, recorded("claude_code", "SessionStart-compact", cli)), "SessionStart")

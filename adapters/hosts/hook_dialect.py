@@ -274,7 +274,8 @@ def command_of(payload: Mapping[str, Any], event: str, dialect: Dialect) -> Sess
         raise HookError("payload has no session_id")
     parent = text_field(payload, "agent_id")
     if event == SESSION_START:
-        return OpenSession(session=sid, parent=parent, context=ContextMode.APPENDED)
+        resumed = payload.get("source") == "resume"  # the conversation still holds what it was handed
+        return OpenSession(session=sid, parent=parent, context=ContextMode.APPENDED, resumed=resumed)
     if event == USER_PROMPT_SUBMIT:
         source = payload.get("source")
         if source is not None and source not in TYPED_PROMPT_SOURCES:

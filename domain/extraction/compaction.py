@@ -33,9 +33,11 @@ __all__ = ["parse_compaction_candidates"]
 #: The candidate block formats, in priority order: the first one found wins.
 _BLOCK_FORMATS: Final = (
     # Plain label (what the compaction prompt asks for). It ends at a line made of two ASCII words
-    # and a colon (``Next steps:``), at a ``## `` heading, or at the end of the summary.
+    # and a colon (``Next steps:``), at a ``## `` heading, at the ``</summary>`` tag that closes the
+    # summary block it was written in (docs/hosts.md, Claude Code), or at the end of the summary.
     lazy_compile(
-        f"Memory candidates:[{WS}]*\\n((?s:.)*?)(?:\\n[A-Za-z][A-Za-z]+ [A-Za-z]+:|\\n##[{WS}]|\\Z)",
+        f"Memory candidates:[{WS}]*\\n((?s:.)*?)"
+        f"(?:\\n[A-Za-z][A-Za-z]+ [A-Za-z]+:|\\n##[{WS}]|</summary>|\\Z)",
         re.IGNORECASE,
     ),
     lazy_compile(f"##[{WS}]*Memory Candidates[{WS}]*\\n((?s:.)*?)(?:\\n##[{WS}]|\\Z)", re.IGNORECASE),

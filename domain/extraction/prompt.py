@@ -115,12 +115,15 @@ def static_compaction_prompt() -> str:
     return "\n".join(_PROMPT_LINES[:_BACKGROUND_START]).rstrip("\n") + "\n"
 
 
-#: The opening of the addendum for hosts that keep their own summary prompt and append ours to it
-#: (Claude Code appends a PreCompact hook's output as additional instructions and keeps what follows
-#: its ``</summary>`` tag). See docs/hosts.md.
+#: The opening of the addendum for hosts that keep their own summary prompt and append ours to it.
+#: Claude Code appends a PreCompact hook's output as additional instructions, then reminds the model
+#: to answer with an analysis block and a summary block only: a section asked for after
+#: ``</summary>`` is lost with a model that obeys that reminder, so the candidates are asked for as
+#: the summary block's last part (the parser reads them wherever they are). See docs/hosts.md.
 _ADDENDUM_HEAD: Final = (
-    "After the closing </summary> tag, add a Memory candidates section, only if there are durable facts"
-    " that will change future behavior. Keep your summary's own structure; this section comes after it.",
+    "Inside your <summary> block, as its last section (just before the closing </summary> tag), add a"
+    " Memory candidates section, only if there are durable facts that will change future behavior."
+    " Keep your summary's own structure; this section is its last part.",
     "",
 )
 _ADDENDUM_BACKGROUND: Final = (
