@@ -8,7 +8,14 @@ import { join } from "node:path"
 import { after, describe, test } from "node:test"
 
 import { WorkmemPlugin } from "../../adapters/hosts/opencode/index.js"
-import { messageFields, summaryText, systemEntries, toolFields, userText } from "../../adapters/hosts/opencode/mapping.js"
+import {
+  isHelperAgent,
+  messageFields,
+  summaryText,
+  systemEntries,
+  toolFields,
+  userText,
+} from "../../adapters/hosts/opencode/mapping.js"
 import { createHooks } from "../../adapters/hosts/opencode/plugin.js"
 import { ServeClient } from "../../adapters/hosts/opencode/serve-client.js"
 
@@ -174,6 +181,19 @@ describe("with a real workmem serve", () => {
     assert.deepEqual(await system(hooks, "ses_child"), []) // parent found with client.session.get
     const texts = (await probe.request("list", { workspace: project, all: true })).memories.map((m) => m.text)
     assert.ok(!texts.includes("sub-agents never write memories"))
+  })
+
+  test("the title generator and the compaction summariser get no memory", async () => {
+    for (const prompt of [
+      "You are a title generator. You output ONLY a thread title. Nothing else.",
+      "You are a context summarization agent. You are given a conversation between a user and an agent.",
+    ]) {
+      const output = { system: [prompt] }
+      await hooks["experimental.chat.system.transform"]({ sessionID: "ses_a", model: { id: "m" } }, output)
+      assert.deepEqual(output.system, [prompt])
+    }
+    assert.ok(!isHelperAgent(["You are opencode, an interactive CLI tool"]))
+    assert.ok(!isHelperAgent([]) && !isHelperAgent(null))
   })
 
   test("a request without a session id (the title agent) is skipped", async () => {

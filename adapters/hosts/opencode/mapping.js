@@ -66,6 +66,17 @@ export function summaryText(messages) {
   return null
 }
 
+// OpenCode's own helper agents get the system transform too, with the session's id: the title
+// generator (on a session's first prompt) and the compaction summariser (whose compaction prompt already
+// holds the block and the hot state as background). Their prompt comes first in output.system; they get
+// no memory, and their requests open no epoch.
+const HELPER_AGENT_PROMPTS = [/^You are a title generator\b/, /^You are a context summarization agent\b/]
+
+export function isHelperAgent(system) {
+  const first = Array.isArray(system) ? system[0] : undefined
+  return typeof first === "string" && HELPER_AGENT_PROMPTS.some((marker) => marker.test(first.trimStart()))
+}
+
 // The system entries to add: the frozen block as one entry, the hot state as the next one.
 export function systemEntries(injection) {
   if (!injection) return []

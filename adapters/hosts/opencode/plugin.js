@@ -3,7 +3,7 @@
 // or its child died, the hooks do nothing (no memory, no crash) and the failure is logged once.
 import { isAbsolute, resolve } from "node:path"
 
-import { messageFields, summaryText, systemEntries, toolFields } from "./mapping.js"
+import { isHelperAgent, messageFields, summaryText, systemEntries, toolFields } from "./mapping.js"
 import { ServeClient } from "./serve-client.js"
 
 function logger(client) {
@@ -67,6 +67,7 @@ export function createHooks(ctx = {}, options = {}) {
     "experimental.chat.system.transform": guard("system.transform", async (input, output) => {
       const sessionID = input && input.sessionID
       if (typeof sessionID !== "string" || !sessionID || !output || !Array.isArray(output.system)) return
+      if (isHelperAgent(output.system)) return
       const injection = await send("open-session", sessionID, { session: sessionID })
       output.system.push(...systemEntries(injection))
     }),
