@@ -84,7 +84,9 @@ def _outcome(result: OpResult) -> str:
 class WorkingMemory:
     """Working memory of one workspace.
 
-    ``workspace`` is the project root (made absolute). ``home`` is the data directory (default:
+    ``workspace`` is a directory of the project: the workspace is the repository that holds it
+    (:func:`adapters.paths.workspace_root_of`); a directory that does not exist is
+    :class:`InvalidInput`. ``home`` is the data directory (default:
     ``WORKMEM_HOME``, else the platform's user data directory). ``clock`` returns epoch milliseconds
     (default: the real clock, or ``WORKMEM_NOW`` when set). ``lock_timeout_s`` bounds the wait for the
     workspace lock. ``cache`` (an :class:`adapters.filestore.SnapshotCache`) lets a long-running
@@ -102,9 +104,12 @@ class WorkingMemory:
         lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
         cache: SnapshotCache | None = None,
     ) -> None:
-        from adapters.paths import data_home
+        from adapters.paths import NoSuchWorkspace, data_home, workspace_root_of
 
-        self.root = os.path.abspath(os.fspath(workspace))
+        try:
+            self.root = workspace_root_of(os.fspath(workspace))
+        except NoSuchWorkspace as exc:
+            raise InvalidInput(str(exc)) from None
         self.home: Path = data_home(override=os.fspath(home) if home is not None else None)
         self._clock = clock
         self.lock_timeout_s = lock_timeout_s

@@ -128,7 +128,10 @@ def mcp_cmd(args: argparse.Namespace) -> int:
         raise CommandError("the MCP server needs the mcp extra: pip install 'workmem[mcp]'") from None
     root = os.path.abspath(getattr(args, "workspace", None) or os.getcwd())
     home = data_home(override=getattr(args, "home", None))
-    memory = WorkingMemory(root, home=home, lock_timeout_s=lock_timeout_s())
+    try:
+        memory = WorkingMemory(root, home=home, lock_timeout_s=lock_timeout_s())
+    except InvalidInput as exc:  # a workspace directory that does not exist
+        raise CommandError(str(exc)) from None
     serve_stdio(build_server(memory))
     return EXIT_OK
 

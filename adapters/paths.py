@@ -68,6 +68,36 @@ def data_home(env: Mapping[str, str] | None = None, override: str | None = None)
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
+#: What marks a workspace root, looked for from a directory upwards (docs/decisions.md#d15): a
+#: ``.workmem`` folder (the shared projection, or a root someone marked by hand) or ``.git`` (a git work
+#: tree; a worktree's or a submodule's ``.git`` is a file).
+ROOT_MARKERS: Final = (".workmem", ".git")
+
+
+class NoSuchWorkspace(ValueError):
+    """A workspace directory that does not exist (or is not a path); the message is one line."""
+
+
+def workspace_root_of(path: str) -> str:
+    """The workspace a directory belongs to: the nearest directory from ``path`` upwards (``path``
+    included) that holds a :data:`ROOT_MARKERS` entry, else ``path`` itself (made absolute, ``~``
+    expanded). So ``proj/src`` and ``proj`` of one repository are one workspace. Raises
+    :class:`NoSuchWorkspace` when ``path`` names no directory."""
+    if "\x00" in path:
+        raise NoSuchWorkspace("the workspace is not a path (it holds a NUL character)")
+    start = os.path.abspath(os.path.expanduser(path))
+    if not os.path.isdir(start):
+        raise NoSuchWorkspace(f"the workspace directory {start} does not exist")
+    current = start
+    while True:
+        if any(os.path.lexists(os.path.join(current, marker)) for marker in ROOT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return start
+        current = parent
+
+
 def resolved_root(root: str) -> str:
     """``realpath(root)`` when the root exists, else the raw string (the reference's fallback)."""
     try:

@@ -423,3 +423,36 @@ def test_arguments_that_are_not_utf8_are_stored_replaced_not_half_written(cli: C
     run = cli("message", "--session", "s\udcff", "remember: always say caf\udce9 in the docs")
     assert run.code == 0, run
     assert cli("message", "--session", "ok", "remember: we use pnpm, never npm").code == 0
+
+
+def test_the_workspace_is_the_repository_from_any_of_its_directories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``cd proj && workmem remember x && cd src && workmem list`` shows it (docs/decisions.md#d15)."""
+    from adapters.cli import main
+
+    repo = tmp_path / "proj"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    monkeypatch.setenv("WORKMEM_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("WORKMEM_NOW", "2026-05-01T09:00:00Z")
+    monkeypatch.chdir(repo)
+    assert main(["remember", "--type", "project", "The importer reads CSV files with a header row"]) == 0
+    monkeypatch.chdir(repo / "src")
+    capsys.readouterr()
+    assert main(["list"]) == 0
+    assert "The importer reads CSV files with a header row" in capsys.readouterr().out
+    assert main(["--workspace", str(repo / "src"), "list"]) == 0
+    assert "The importer reads CSV files" in capsys.readouterr().out
+
+
+def test_a_workspace_that_does_not_exist_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from adapters.cli import main
+
+    monkeypatch.setenv("WORKMEM_HOME", str(tmp_path / "home"))
+    assert main(["--workspace", str(tmp_path / "nowhere"), "remember", "The importer reads CSV files"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "does not exist" in err
+    assert not (tmp_path / "home").exists()

@@ -580,3 +580,13 @@ def test_candidates_reach_the_store_from_a_model_that_stops_at_the_summary_end(c
     assert stored == ["Use exponential backoff with jitter for every HTTP retry in the client"]
     # what the addendum asked for before: the same model writes no candidates at all
     assert "Memory candidates" not in obedient_model(OLD_ADDENDUM_HEAD, CANDIDATES)
+
+
+def test_a_session_started_in_a_sub_directory_gets_the_repositorys_block(cli: Cli) -> None:
+    """docs/decisions.md#d15: Claude Code started in ``proj/src`` is the workspace ``proj``."""
+    (cli.workspace / ".git").mkdir()
+    (cli.workspace / "src").mkdir()
+    cli.ok("remember", "--type", "feedback", BRITISH)
+    payload = {"session_id": "S9", "cwd": str(cli.workspace / "src"), "hook_event_name": "SessionStart"}
+    start = ok(raw_hook(cli, json.dumps({**payload, "source": "startup"})))
+    assert BRITISH in context_of(start, "SessionStart")

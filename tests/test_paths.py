@@ -125,3 +125,37 @@ def test_the_interpreter_digests_equal_hashlibs() -> None:
         assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
         assert sha256(data).digest() == hashlib.sha256(data).digest()
         assert sha1(data).hexdigest() == hashlib.sha1(data).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------------
+# A workspace is the repository, not the exact directory (docs/decisions.md#d15)
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_a_directory_of_a_repository_belongs_to_its_root(tmp_path: Path) -> None:
+    from adapters.paths import workspace_root_of
+
+    repo = tmp_path / "proj"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "deep").mkdir(parents=True)
+    assert workspace_root_of(str(repo / "src" / "deep")) == str(repo)
+    assert workspace_root_of(str(repo)) == str(repo)
+    (repo / "src" / ".workmem").mkdir()  # a root marked by hand, nearer than the repository's
+    assert workspace_root_of(str(repo / "src" / "deep")) == str(repo / "src")
+    worktree = tmp_path / "wt"
+    (worktree / "pkg").mkdir(parents=True)
+    (worktree / ".git").write_text("gitdir: /elsewhere\n")  # a worktree's .git is a file
+    assert workspace_root_of(str(worktree / "pkg")) == str(worktree)
+    loose = tmp_path / "loose" / "dir"
+    loose.mkdir(parents=True)
+    assert workspace_root_of(str(loose)) == str(loose)  # no marker anywhere: the directory itself
+
+
+def test_a_workspace_that_does_not_exist_is_refused(tmp_path: Path) -> None:
+    from adapters.paths import NoSuchWorkspace, workspace_root_of
+
+    for bad in (str(tmp_path / "gone"), str(tmp_path) + "\x00x", str(tmp_path / "file")):
+        if bad.endswith("file"):
+            Path(bad).write_text("x")
+        with pytest.raises(NoSuchWorkspace):
+            workspace_root_of(bad)

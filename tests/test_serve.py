@@ -305,8 +305,11 @@ def test_the_protocol_doc_example_is_what_the_server_answers(tmp_path: Path) -> 
     expected = [line[2:] for line in example.splitlines() if line.startswith("← ")]
     assert len(sent) == len(expected) >= 10
     server = Server(tmp_path / "home", lock_timeout_s=1.0, clock=lambda: 1_777_626_000_000)
-    answers = [server.answer(line.encode()).decode().rstrip("\n") for line in sent]
-    assert answers == expected
+    project = tmp_path / "home" / "me" / "project"  # the doc's /home/me/project, which must exist
+    project.mkdir(parents=True)
+    here = [line.replace("/home/me/project", str(project)) for line in sent]
+    answers = [server.answer(line.encode()).decode().rstrip("\n") for line in here]
+    assert [a.replace(str(project), "/home/me/project") for a in answers] == expected
 
 
 def test_a_lone_surrogate_escape_becomes_a_replacement_character(tmp_path: Path, project: str) -> None:

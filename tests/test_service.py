@@ -87,6 +87,7 @@ def test_a_commands_reads_come_from_its_type() -> None:
 
 
 def test_a_sub_agents_command_opens_no_file(tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
     memory = WorkingMemory(tmp_path / "project", home=tmp_path / "home", clock=lambda: NOW)
     assert memory.user_message("s", REQUEST, parent="p").decisions == ()
     assert not (tmp_path / "home").exists()

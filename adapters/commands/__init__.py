@@ -49,13 +49,18 @@ class Context(NamedTuple):
 
 
 def context(args: argparse.Namespace) -> Context:
-    """Data home (``--home``, ``WORKMEM_HOME``, platform default), the workspace root (``--workspace``
-    or the current directory, made absolute) and the time (``WORKMEM_NOW`` or the real clock)."""
+    """Data home (``--home``, ``WORKMEM_HOME``, platform default), the workspace root (the repository
+    that holds ``--workspace`` or the current directory, :func:`adapters.paths.workspace_root_of`) and
+    the time (``WORKMEM_NOW`` or the real clock). A workspace directory that does not exist is a usage
+    error: memories stored for it would be stored where nobody looks."""
     from adapters.clock import now_ms
-    from adapters.paths import data_home
+    from adapters.paths import NoSuchWorkspace, data_home, workspace_root_of
 
     home = data_home(override=getattr(args, "home", None))
-    root = os.path.abspath(getattr(args, "workspace", None) or os.getcwd())
+    try:
+        root = workspace_root_of(getattr(args, "workspace", None) or os.getcwd())
+    except NoSuchWorkspace as exc:
+        raise CommandError(str(exc)) from None
     return Context(home, root, now_ms())
 
 

@@ -142,18 +142,18 @@ def session_id(payload: Mapping[str, Any]) -> str | None:
 
 
 def workspace_root(payload: Mapping[str, Any], chosen: str | None) -> str:
-    """The workspace: ``--workspace`` if given, else the payload's ``cwd``, else the process's.
-    A ``cwd`` that is present but not a path, or names no directory, is an error (never a silent
-    fallback, and never a workspace created for a directory nobody will open)."""
+    """The workspace: the repository that holds ``--workspace`` if given, else the payload's ``cwd``,
+    else the process's directory (:func:`adapters.paths.workspace_root_of`). A ``cwd`` that is present
+    but not a path, or names no directory, is an error (never a silent fallback, and never a
+    workspace created for a directory nobody will open)."""
     if chosen is None and "cwd" in payload and text_field(payload, "cwd") is None:
         raise HookError("the payload's cwd is not a path")
-    root = chosen or text_field(payload, "cwd") or os.getcwd()
-    if "\x00" in root:
-        raise HookError("the payload's cwd is not a path")
-    root = os.path.abspath(os.path.expanduser(root))
-    if not os.path.isdir(root):
-        raise HookError("the workspace directory does not exist")
-    return root
+    from adapters.paths import NoSuchWorkspace, workspace_root_of
+
+    try:
+        return workspace_root_of(chosen or text_field(payload, "cwd") or os.getcwd())
+    except NoSuchWorkspace as exc:
+        raise HookError(str(exc)) from None
 
 
 def host_message_id(payload: Mapping[str, Any]) -> str | None:
