@@ -7,7 +7,9 @@ access to the user's commands on memories: the tools ``remember``, ``forget``, `
 by a tool call passes the same safety gate as any other; a refusal, an unknown id or a storage failure
 comes back as a tool error with its reason, and the server keeps serving.
 
-Only this module imports ``mcp``, and only the ``mcp`` command imports this module.
+Only this module imports ``mcp``, and only the ``mcp`` command imports this module. The command
+starts behind :mod:`adapters.mcp_start`, which answers the host's handshake while the SDK (and the
+workspace API) are still being imported, so this module imports both only where they are used.
 """
 
 from __future__ import annotations
@@ -16,14 +18,13 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any, Final
 
-import msgspec
-
 from adapters import __version__
-from adapters.api import Edit, InvalidInput, Remembered, StorageError, WorkingMemory
 from adapters.exit_codes import EXIT_OK
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+
+    from adapters.api import Edit, Remembered, WorkingMemory
 
 BLOCK_URI: Final = "workmem://block"
 INSTRUCTIONS: Final = (
@@ -36,6 +37,8 @@ INSTRUCTIONS: Final = (
 
 def _refused(result: Remembered | Edit) -> str | None:
     """The tool error for a result the caller should see as a failure, else ``None``."""
+    from adapters.api import Edit
+
     if result.outcome == "rejected":
         return f"rejected by the safety gate: {', '.join(result.reasons) or 'rejected'}"
     if isinstance(result, Edit) and result.outcome == "unknown":
@@ -45,8 +48,11 @@ def _refused(result: Remembered | Edit) -> str | None:
 
 def build_server(memory: WorkingMemory) -> MCPServer:
     """The MCP server for one workspace (tools and the block resource)."""
+    import msgspec
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
+
+    from adapters.api import Edit, InvalidInput, Remembered, StorageError
 
     server: MCPServer = MCPServer(
         name="workmem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
@@ -119,15 +125,28 @@ def build_server(memory: WorkingMemory) -> MCPServer:
 
 def mcp_cmd(args: argparse.Namespace) -> int:
     """The ``workmem mcp`` command: serve MCP over stdio until the client closes the connection."""
+    import importlib.util
+    from pathlib import Path
+
     from adapters.commands import CommandError, lock_timeout_s
+    from adapters.mcp_start import CACHE_FILE, cache_key, serve
     from adapters.paths import data_home
 
-    try:
-        import mcp.server.mcpserver  # noqa: F401
-    except ImportError:
-        raise CommandError("the MCP server needs the mcp extra: pip install 'workmem[mcp]'") from None
+    missing = CommandError("the MCP server needs the mcp extra: pip install 'workmem[mcp]'")
+    if importlib.util.find_spec("mcp") is None:
+        raise missing
     root = os.path.abspath(getattr(args, "workspace", None) or os.getcwd())
     home = data_home(override=getattr(args, "home", None))
-    memory = WorkingMemory(root, home=home, lock_timeout_s=lock_timeout_s())
-    build_server(memory).run("stdio")
+
+    def run_sdk() -> None:
+        try:
+            import mcp.server.mcpserver  # noqa: F401
+        except ImportError:
+            raise missing from None
+        from adapters.api import WorkingMemory
+
+        memory = WorkingMemory(root, home=home, lock_timeout_s=lock_timeout_s())
+        build_server(memory).run("stdio")
+
+    serve(home / CACHE_FILE, cache_key(Path(__file__), __version__), run_sdk)
     return EXIT_OK
