@@ -1,18 +1,21 @@
 """The start of ``workmem mcp``: answer the host's handshake while the MCP SDK is still loading.
 
 Importing the MCP Python SDK takes most of ``workmem mcp``'s start-up (it builds several hundred
-pydantic models; docs/performance.md), and a host shows a server that has not answered
-``initialize`` as still connecting. So the command puts a small relay between the host and the SDK:
-the SDK serves its stdin and stdout as always, but they are pipes; the relay reads the host's
-messages, passes every one of them to the SDK in order, and passes the SDK's messages back.
+pydantic models; docs/performance.md), and a host shows a server that has not answered its first
+requests as still connecting. So the command puts a small relay between the host and the SDK: the
+SDK serves its stdin and stdout as always, but they are pipes; the relay reads the host's messages,
+passes every one of them to the SDK in order, and passes the SDK's messages back.
 
-The SDK's answers to the handshake (``initialize`` and the ``tools/list``, ``resources/list``,
-``resources/templates/list`` and ``prompts/list`` that follow it) depend only on the protocol
-version the host asks for, workmem's version, ``adapters/mcp_server.py`` and the installed SDK. The
-relay keeps them in ``mcp-handshake.json`` in the data home, under a key made of those, and from
-the second start on answers them at once from there; the SDK still gets every request, and its own
-answer to one the relay already answered is dropped. When an answer differs from the kept one (or
-none was kept), the file is written again for the next start. Everything else, every tool call
+The SDK's answer to a handshake request (``initialize``, ``server/discover`` and the ``tools/list``,
+``resources/list``, ``resources/templates/list`` and ``prompts/list`` a host sends next) depends on
+nothing but the messages the host sent before it on the same connection (the protocol version
+asked for, whether the connection began with ``initialize`` or ``server/discover``, ...), workmem's
+version, ``adapters/mcp_server.py`` and the installed SDK. The relay keeps the SDK's answers in
+``mcp-handshake.json`` in the data home, each under the hash of every message of the connection up
+to its request (ids left out), in a file marked with a key made of the rest; from the next start on
+it answers such a request at once when that hash is known. The SDK still gets every message, and
+its own answer to a request the relay already answered is dropped. Answers the file did not hold,
+or held differently, are written to it for the next start. Everything else, every tool call
 included, is answered by the SDK.
 """
 
@@ -31,8 +34,16 @@ from typing import IO, Any, Final
 
 CACHE_FILE: Final = "mcp-handshake.json"
 ANSWERED: Final = frozenset(
-    {"initialize", "tools/list", "resources/list", "resources/templates/list", "prompts/list"}
+    {
+        "initialize",
+        "server/discover",
+        "tools/list",
+        "resources/list",
+        "resources/templates/list",
+        "prompts/list",
+    }
 )
+KEPT: Final = 256  # answers kept in the file, the most recent
 _PACKAGES: Final = ("mcp", "mcp_types", "pydantic", "pydantic_core")
 #: written after the SDK's last line: the SDK keeps its copy of the pipe open, so no end of file comes
 _END: Final = b"\0workmem relay end\n"
@@ -56,8 +67,8 @@ class Relay:
         self.host_in, self.host_out = host_in, host_out
         self.known = self._load()
         self.learned: dict[str, Any] = {}
-        self.version = ""  # the protocol version the host asked for
-        self.pending: dict[str, tuple[str, bool]] = {}  # request id -> (slot, answered already)
+        self.connection = hashlib.sha256()  # every message from the host so far, ids left out
+        self.pending: dict[str, tuple[str, bool]] = {}  # request id -> (its hash, answered already)
         self.lock = threading.Lock()
 
     def _load(self) -> dict[str, Any]:
@@ -77,10 +88,10 @@ class Relay:
                 view = view[os.write(self.host_out, view) :]
 
     def from_host(self, sdk_in: int) -> None:
-        """Every line from the host to the SDK; the handshake answered from the cache on the way."""
+        """Every line from the host to the SDK; the handshake answered from the file on the way."""
         try:
             for line in self.host_in:
-                self._look_at_request(line)
+                self.take_request(line)
                 view = memoryview(line)
                 while view:
                     view = view[os.write(sdk_in, view) :]
@@ -89,26 +100,25 @@ class Relay:
         finally:
             os.close(sdk_in)
 
-    def _look_at_request(self, line: bytes) -> None:
+    def take_request(self, line: bytes) -> None:
+        """One message from the host: answered here when the file holds the SDK's answer to it."""
         try:
             message = json.loads(line)
         except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            self.connection.update(line)
             return
-        if not isinstance(message, dict) or message.get("method") not in ANSWERED or "id" not in message:
+        self.connection.update(
+            json.dumps({k: v for k, v in message.items() if k != "id"}, sort_keys=True).encode()
+        )
+        if message.get("method") not in ANSWERED or "id" not in message:
             return
-        params = message.get("params") or {}
-        if not isinstance(params, dict):
-            return
-        if message["method"] == "initialize":
-            self.version = str(params.get("protocolVersion", ""))
-        elif params.get("cursor") is not None:
-            return
-        slot = f"{message['method']}|{self.version}"
-        answer = self.known.get(slot)
-        ident = json.dumps(message["id"])
-        self.pending[ident] = (slot, answer is not None)
-        if answer is not None:
-            answered = {"jsonrpc": "2.0", "id": message["id"], "result": answer}
+        where = self.connection.hexdigest()
+        answer = self.known.get(where)
+        self.pending[json.dumps(message["id"])] = (where, isinstance(answer, dict))
+        if isinstance(answer, dict):
+            answered = {"jsonrpc": "2.0", "id": message["id"], **answer}
             self._send(json.dumps(answered, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
 
     def from_sdk(self, sdk_out: IO[bytes]) -> None:
@@ -116,19 +126,21 @@ class Relay:
         for line in sdk_out:
             if line == _END:
                 return
-            if self._keep_answer(line):
+            if self.take_answer(line):
                 self._send(line)
 
-    def _keep_answer(self, line: bytes) -> bool:
+    def take_answer(self, line: bytes) -> bool:
+        """One message from the SDK: learned when it answers the handshake; ``False`` when the relay
+        answered that request already."""
         try:
             message = json.loads(line)
         except ValueError:
             return True
         if not isinstance(message, dict) or "method" in message:
             return True
-        slot, answered = self.pending.pop(json.dumps(message.get("id")), ("", False))
-        if slot and "result" in message:
-            self.learned[slot] = message["result"]
+        where, answered = self.pending.pop(json.dumps(message.get("id")), ("", False))
+        if where:
+            self.learned[where] = {k: message[k] for k in ("result", "error") if k in message}
             if not self.pending and any(self.known.get(k) != v for k, v in self.learned.items()):
                 self._save()
         return not answered
@@ -136,10 +148,11 @@ class Relay:
     def _save(self) -> None:
         from adapters.jsonl import atomic_write, ensure_private_dir
 
-        self.known = {**self.known, **self.learned}
+        self.known = {**self._load(), **self.known, **self.learned}  # another start may have added some
+        kept = dict(list(self.known.items())[-KEPT:])
         try:
             ensure_private_dir(self.cache.parent)
-            atomic_write(self.cache, json.dumps({"key": self.key, "answers": self.known}).encode())
+            atomic_write(self.cache, json.dumps({"key": self.key, "answers": kept}).encode())
         except OSError:
             pass  # only the next start is slower
 

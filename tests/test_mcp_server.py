@@ -3,6 +3,7 @@ arguments and refusals are tool errors, and the server keeps serving after them.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
@@ -173,19 +174,44 @@ def test_the_handshake_is_answered_from_the_cache_and_learned_again(tmp_path: Pa
     key = cache_key(Path(mcp_server.__file__), __version__)
     saved = json.loads(cache.read_text())
     assert saved["key"] == key
-    assert saved["answers"]["initialize|2025-06-18"] == first[1]
-    assert saved["answers"]["tools/list|2025-06-18"] == first[2]
+    assert sorted(saved["answers"].values(), key=json.dumps) == sorted(
+        [{"result": first[1]}, {"result": first[2]}], key=json.dumps
+    )  # the answers to initialize and tools/list, not the tool call's
     assert {t["name"] for t in first[2]["tools"]} >= TOOLS
 
     marked = {**first[1], "serverInfo": {**first[1]["serverInfo"], "name": "from the cache"}}
-    cache.write_text(
-        json.dumps({"key": key, "answers": {**saved["answers"], "initialize|2025-06-18": marked}})
-    )
+    (where,) = [k for k, v in saved["answers"].items() if v == {"result": first[1]}]
+    cache.write_text(json.dumps({"key": key, "answers": {**saved["answers"], where: {"result": marked}}}))
     second = _answers(_exchange(home, project))
     assert second[1] == marked  # answered by the relay; the SDK's own answer was dropped
     assert second[2] == first[2] and second[3] == first[3]  # the tool call is the SDK's
-    assert json.loads(cache.read_text())["answers"]["initialize|2025-06-18"] == first[1]  # learned again
+    assert json.loads(cache.read_text())["answers"][where] == {"result": first[1]}  # learned again
 
-    cache.write_text(json.dumps({"key": "another SDK", "answers": {"initialize|2025-06-18": marked}}))
+    cache.write_text(json.dumps({"key": "another SDK", "answers": {where: {"result": marked}}}))
     assert _answers(_exchange(home, project))[1] == first[1]  # a cache for something else is not used
     assert stat.S_IMODE(cache.stat().st_mode) == 0o600
+
+
+def test_an_answer_is_kept_for_the_messages_that_came_before_it(tmp_path: Path) -> None:
+    """Another client (another protocol version, or a connection that began differently) never gets
+    an answer the SDK gave to someone else."""
+    from adapters.mcp_start import Relay
+
+    read, write = os.pipe()
+    relay = Relay(tmp_path / "cache.json", "k", io.BytesIO(), write)
+    relay.known = {}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}
+    relay.take_request(json.dumps(hello).encode())
+    ((where, answered),) = relay.pending.values()
+    assert not answered
+    other = Relay(tmp_path / "cache.json", "k", io.BytesIO(), write)
+    other.known = {where: {"result": {"answer": "kept"}}}
+    other.take_request(json.dumps({**hello, "id": 7}).encode())  # another id: the same request
+    assert json.loads(os.read(read, 4096)) == {"jsonrpc": "2.0", "id": 7, "result": {"answer": "kept"}}
+    later = Relay(tmp_path / "cache.json", "k", io.BytesIO(), write)
+    later.known = other.known
+    later.take_request(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "server/discover"}).encode())
+    later.take_request(json.dumps(hello).encode())  # after another message: not the same place
+    assert list(later.pending.values())[-1] == (later.connection.hexdigest(), False)
+    os.close(read)
+    os.close(write)
