@@ -50,8 +50,12 @@ _END: Final = b"\0workmem relay end\n"
 
 
 def cache_key(server_source: Path, version: str) -> str:
-    """What the handshake answers depend on: workmem's version, the server module and the SDK."""
-    parts = [version, hashlib.sha256(server_source.read_bytes()).hexdigest()]
+    """What the handshake answers depend on: workmem's version, the server module and the SDK
+    (``""``, which turns the file off, when the server module's source cannot be read)."""
+    try:
+        parts = [version, hashlib.sha256(server_source.read_bytes()).hexdigest()]
+    except OSError:
+        return ""
     for name in _PACKAGES:
         spec = importlib.util.find_spec(name)
         origin = spec.origin if spec else None
@@ -76,7 +80,7 @@ class Relay:
             saved = json.loads(self.cache.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
-        if not isinstance(saved, dict) or saved.get("key") != self.key:
+        if not self.key or not isinstance(saved, dict) or saved.get("key") != self.key:
             return {}
         answers = saved.get("answers")
         return answers if isinstance(answers, dict) else {}
@@ -141,7 +145,8 @@ class Relay:
         where, answered = self.pending.pop(json.dumps(message.get("id")), ("", False))
         if where:
             self.learned[where] = {k: message[k] for k in ("result", "error") if k in message}
-            if not self.pending and any(self.known.get(k) != v for k, v in self.learned.items()):
+            changed = any(self.known.get(k) != v for k, v in self.learned.items())
+            if self.key and not self.pending and changed:
                 self._save()
         return not answered
 

@@ -215,3 +215,12 @@ def test_an_answer_is_kept_for_the_messages_that_came_before_it(tmp_path: Path) 
     assert list(later.pending.values())[-1] == (later.connection.hexdigest(), False)
     os.close(read)
     os.close(write)
+
+
+def test_without_the_server_source_the_handshake_file_is_not_used(tmp_path: Path) -> None:
+    from adapters.mcp_start import Relay, cache_key
+
+    assert cache_key(tmp_path / "missing.py", "1") == ""
+    cache = tmp_path / "cache.json"
+    cache.write_text(json.dumps({"key": "", "answers": {"x": {"result": {}}}}))
+    assert Relay(cache, "", io.BytesIO(), 1).known == {}
