@@ -246,10 +246,7 @@ def test_the_server_is_off_when_asked() -> None:
 
 def test_the_thin_client_finds_the_data_home_like_the_core(tmp_path: Path) -> None:
     homes: tuple[dict[str, str], ...] = (
-        {"WORKMEM_HOME": str(tmp_path)},
-        {"XDG_DATA_HOME": str(tmp_path)},
-        {"XDG_DATA_HOME": "rel"},
-        {},
+        {"WORKMEM_HOME": str(tmp_path)}, {"XDG_DATA_HOME": str(tmp_path)}, {"XDG_DATA_HOME": "rel"}, {},
     )
     for environ in homes:
         assert hook_client.home_dir(None, environ) == str(paths.data_home(environ))
