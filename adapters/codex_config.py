@@ -3,15 +3,20 @@
 Install adds, keeping every other line, comment and blank line as it was:
 
 * ``hooks = true`` in ``[features]`` (Codex runs no hook without it). A line we add carries the
-  comment ``# added by workmem install``; when the file said ``hooks = false`` the comment is
-  ``# set by workmem install (was false)``. A ``[features]`` table we create carries the same
-  "added" comment on its header. ``hooks = true`` already there is the user's and is left alone.
+  comment ``# added by workmem install``; when the file said ``hooks = false`` only the value
+  changes and ``# set by workmem install (was false)`` is appended to the line's own comment, if
+  any. A ``[features]`` table we create carries the same "added" comment on its header.
+  ``hooks = true`` already there is the user's and is left alone. Turning hooks on makes Codex run
+  every hook configured for it, so install warns.
 * ``compact_prompt = <multi-line string> # added by workmem install`` first in the file: the
   compaction prompt that asks for a ``Memory candidates:`` section. A ``compact_prompt`` that is
   neither marked nor equal to workmem's prompt is the user's: install keeps it and warns.
-* with ``--mcp``: a ``[mcp_servers.workmem]`` table (``command``, ``args = ["mcp"]``).
+* with ``--mcp``: a ``[mcp_servers.workmem]`` table (``command``, ``args = ["mcp"]`` and
+  ``env_vars``: Codex starts an MCP server with only a few variables such as ``HOME`` and
+  ``PATH``, so the ones that choose workmem's data home are forwarded by name, as the hooks see them).
 
-Uninstall removes exactly those: marked lines (``was false`` restores ``hooks = false``), a
+Uninstall removes exactly those: marked lines (``was false`` restores ``hooks = false`` and the
+line's comment as it was), a
 ``compact_prompt`` that is marked or equal to workmem's prompt, the ``[features]`` table when we
 created it and it holds nothing else, and a ``[mcp_servers.workmem]`` whose command is a
 ``workmem`` executable. A block still exactly as install wrote it is cut from the text; anything
@@ -39,6 +44,9 @@ from adapters.config_files import ConfigError
 ADDED: Final = "added by workmem install"
 WAS_FALSE: Final = "set by workmem install (was false)"
 MCP_NAME: Final = "workmem"
+#: what the hooks read from Codex's environment and the MCP server would otherwise not get
+MCP_ENV_VARS: Final = ("WORKMEM_HOME", "XDG_DATA_HOME", "WORKMEM_LOCK_TIMEOUT", "WORKMEM_NOW")
+_WAS_FALSE_COMMENT: Final = f"# {WAS_FALSE}"
 _UNSAFE: Final = "cannot be edited safely (unexpected layout); "
 
 
@@ -57,7 +65,11 @@ def _features_block() -> str:
 
 
 def _mcp_block(command: str) -> str:
-    return f'\n[mcp_servers.{MCP_NAME}]\ncommand = {tomlkit.string(command).as_string()}\nargs = ["mcp"]\n'
+    env_vars = tomlkit.item(list(MCP_ENV_VARS)).as_string()
+    return (
+        f"\n[mcp_servers.{MCP_NAME}]\ncommand = {tomlkit.string(command).as_string()}\n"
+        f'args = ["mcp"]\nenv_vars = {env_vars}\n'
+    )
 
 
 def _parse(path: Path, text: str) -> tomlkit.TOMLDocument:
@@ -119,8 +131,14 @@ class CodexConfigEdit:
         self.is_workmem_exe = is_workmem_exe
         self.warnings: list[str] = []
 
-    # --- install ---------------------------------------------------------------------------------
     def install(self, text: str, prompt: str, mcp_command: str | None) -> str:
+        return _keeping_the_end(text, lambda t: self._install(t, prompt, mcp_command))
+
+    def uninstall(self, text: str, prompt: str, mcp: bool) -> str:
+        return _keeping_the_end(text, lambda t: self._uninstall(t, prompt, mcp))
+
+    # --- install ---------------------------------------------------------------------------------
+    def _install(self, text: str, prompt: str, mcp_command: str | None) -> str:
         doc = _parse(self.path, text)
         before = _plain(self.path, text)
         prefix, suffix = "", ""
@@ -132,13 +150,24 @@ class CodexConfigEdit:
         elif current is True:
             pass
         elif features is not None and current in (None, False):
-            marker = WAS_FALSE if current is False else ADDED
-            if "hooks" in features:
-                features["hooks"] = _marked_bool(marker)
+            hooks = features.item("hooks") if "hooks" in features else None
+            if isinstance(hooks, Bool):
+                trivia = hooks.trivia
+                if trivia.comment:
+                    trivia.comment = f"{trivia.comment} {_WAS_FALSE_COMMENT}"
+                else:
+                    trivia.comment_ws, trivia.comment = " ", _WAS_FALSE_COMMENT
+                features["hooks"] = Bool(True, trivia)
             else:
-                features.append("hooks", _marked_bool(marker))
+                features.append("hooks", _marked_bool(ADDED))
         else:
             raise ConfigError(self.path, "cannot set hooks = true in [features] safely; add it by hand")
+        if current is not True:
+            self.warnings.append(
+                f"{self.path}: [features] hooks = true (it was {'false' if current is False else 'unset'})"
+                " makes Codex run every hook configured for it, not only workmem's: review them with"
+                " /hooks in Codex"
+            )
         ours_prompt = False
         if "compact_prompt" in doc:
             item = doc.item("compact_prompt")
@@ -157,9 +186,7 @@ class CodexConfigEdit:
             prefix = _prompt_block(prompt)
         if mcp_command is not None:
             suffix += self._install_mcp(doc, before, mcp_command)
-        new = prefix + doc.as_string()
-        if suffix:
-            new = (new if not new or new.endswith("\n") else new + "\n") + suffix
+        new = prefix + doc.as_string() + suffix
         after = _plain(self.path, new)
         ok = (
             after.get("features", {}).get("hooks") is True
@@ -181,47 +208,53 @@ class CodexConfigEdit:
             raise ConfigError(
                 self.path, f"[mcp_servers.{MCP_NAME}] exists and is not workmem's; remove it first"
             )
+        table = doc["mcp_servers"][MCP_NAME]
         if entry.get("command") != command:
-            table = doc["mcp_servers"][MCP_NAME]
             table["command"] = command
+        if entry.get("env_vars") != list(MCP_ENV_VARS):
+            table["env_vars"] = list(MCP_ENV_VARS)
         return ""
 
     # --- uninstall -------------------------------------------------------------------------------
-    def uninstall(self, text: str, prompt: str, mcp: bool) -> str:
+    def _uninstall(self, text: str, prompt: str, mcp: bool) -> str:
         doc = _parse(self.path, text)
         before = _plain(self.path, text)
-        cuts: list[str] = []
-        prompt_block = _prompt_block(prompt)
+        cuts: list[tuple[str, bool, Callable[[tomlkit.TOMLDocument], object]]] = []  # block, first?, else
         ours_prompt = False
         if "compact_prompt" in doc:
             item = doc.item("compact_prompt")
             if _comment(item) == ADDED or before.get("compact_prompt") == prompt:
                 ours_prompt = True
-                if text.startswith(prompt_block):
-                    cuts.append(prompt_block)
-                else:
-                    doc.remove("compact_prompt")
+                cuts.append((_prompt_block(prompt), True, lambda d: d.remove("compact_prompt")))
         features = _plain_table(doc, "features")
         if features is not None and "hooks" in features:
             marker = _comment(features.item("hooks"))
             if marker == ADDED:
                 if _comment(features) == ADDED and len(features) == 1:
-                    if text.count(_features_block()) == 1:
-                        cuts.append(_features_block())
-                    else:
-                        doc.remove("features")
+                    cuts.append((_features_block(), False, lambda d: d.remove("features")))
                 else:
                     features.remove("hooks")
-            elif marker == WAS_FALSE:
-                features["hooks"] = False
-                replaced = features.item("hooks")  # it keeps the comment of the item it replaced
-                if isinstance(replaced, Bool):
-                    replaced.trivia.comment_ws, replaced.trivia.comment = "", ""
-        if mcp:
-            self._uninstall_mcp(doc, text, before, cuts)
+            elif isinstance(hooks := features.item("hooks"), Bool):
+                trivia = hooks.trivia
+                if trivia.comment == _WAS_FALSE_COMMENT:
+                    trivia.comment_ws, trivia.comment = "", ""
+                    features["hooks"] = Bool(False, trivia)
+                elif trivia.comment.endswith(f" {_WAS_FALSE_COMMENT}"):
+                    trivia.comment = trivia.comment.removesuffix(f" {_WAS_FALSE_COMMENT}")
+                    features["hooks"] = Bool(False, trivia)
+        servers = before.get("mcp_servers")
+        entry = servers.get(MCP_NAME) if isinstance(servers, dict) else None
+        if mcp and is_workmem_server(entry, self.is_workmem_exe):
+            assert isinstance(entry, dict)
+            cuts.append((_mcp_block(str(entry["command"])), False, _remove_server))
         new = doc.as_string()
-        for block in cuts:
-            new = new.replace(block, "", 1)
+        for block, first, remove in cuts:  # a block still as install wrote it is cut, else removed
+            if new.startswith(block) if first else new.count(block) == 1:
+                new = new.replace(block, "", 1)
+            else:
+                edited = _parse(self.path, new)
+                remove(edited)
+                new = edited.as_string()
         after = _plain(self.path, new)
         if _without_ours(after, ours_prompt, mcp) != _without_ours(before, ours_prompt, mcp) or (
             mcp and is_workmem_server(after.get("mcp_servers", {}).get(MCP_NAME), self.is_workmem_exe)
@@ -229,22 +262,19 @@ class CodexConfigEdit:
             raise ConfigError(self.path, _UNSAFE + "remove the settings by hand")
         return new
 
-    def _uninstall_mcp(
-        self, doc: tomlkit.TOMLDocument, text: str, before: dict[str, Any], cuts: list[str]
-    ) -> None:
-        servers = before.get("mcp_servers")
-        entry = servers.get(MCP_NAME) if isinstance(servers, dict) else None
-        if not is_workmem_server(entry, self.is_workmem_exe):
-            return
-        assert isinstance(entry, dict)
-        block = _mcp_block(str(entry["command"]))
-        if text.count(block) == 1:
-            cuts.append(block)
-            return
-        container = doc["mcp_servers"]
-        container.remove(MCP_NAME)
-        if not container and isinstance(container, Table) and container.is_super_table():
-            doc.remove("mcp_servers")
+
+def _keeping_the_end(text: str, edit: Callable[[str], str]) -> str:
+    """``edit`` of a text that ends with a newline; a file without a final newline stays without."""
+    if not text or text.endswith("\n"):
+        return edit(text)
+    return edit(text + "\n").removesuffix("\n")
+
+
+def _remove_server(doc: tomlkit.TOMLDocument) -> None:
+    container = doc["mcp_servers"]
+    container.remove(MCP_NAME)
+    if not container and isinstance(container, Table) and container.is_super_table():
+        doc.remove("mcp_servers")
 
 
 def _marked_bool(marker: str) -> Bool:
@@ -254,4 +284,4 @@ def _marked_bool(marker: str) -> Bool:
 
 
 def _server(command: str) -> dict[str, Any]:
-    return {"command": command, "args": ["mcp"]}
+    return {"command": command, "args": ["mcp"], "env_vars": list(MCP_ENV_VARS)}

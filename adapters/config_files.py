@@ -9,7 +9,8 @@ reformatted beyond what JSON allows.
 A file that cannot be read or decoded is a :class:`ConfigError` (exit 2) and is left untouched.
 Writes go through :func:`adapters.jsonl.atomic_write` (temp file, fsync, rename), keep an existing
 file's permission bits, follow a symlink to the file it names, and create a missing file 0600 in
-missing directories created 0700 (existing directories keep their mode).
+missing directories created 0700 (existing directories keep their mode). A file is only replaced or
+removed when it still holds the text the edit was computed from.
 """
 
 from __future__ import annotations
@@ -115,12 +116,22 @@ def unified_diff(path: Path, old: str | None, new: str | None) -> str:
     )
 
 
+def _unchanged_since(path: Path, expected_old: str | None) -> None:
+    if read_text(path) != expected_old:
+        raise ConfigError(path, "changed while workmem was editing it; nothing written, run it again")
+
+
+def remove_file(path: Path, expected_old: str | None) -> None:
+    """Delete ``path`` (uninstall left nothing in it), unless it changed since it read ``expected_old``."""
+    _unchanged_since(path, expected_old)
+    path.unlink()
+
+
 def replace_file(path: Path, expected_old: str | None, new: str) -> None:
     """Write ``new`` over ``path`` atomically, unless the file changed since it read
     ``expected_old`` (another program writing it meanwhile): then ConfigError, nothing written."""
     target = Path(os.path.realpath(path))
-    if read_text(target) != expected_old:
-        raise ConfigError(path, "changed while workmem was editing it; nothing written, run it again")
+    _unchanged_since(target, expected_old)
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:

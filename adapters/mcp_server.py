@@ -7,7 +7,9 @@ access to the user's commands on memories: the tools ``remember``, ``forget``, `
 by a tool call passes the same safety gate as any other; a refusal, an unknown id or a storage failure
 comes back as a tool error with its reason, and the server keeps serving.
 
-Only this module imports ``mcp``, and only the ``mcp`` command imports this module.
+Only this module imports ``mcp``, and only the ``mcp`` command imports this module. The command
+starts behind :mod:`adapters.mcp_start`, which answers the host's handshake while the SDK (and the
+workspace API) are still being imported, so this module imports both only where they are used.
 """
 
 from __future__ import annotations
@@ -16,14 +18,13 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any, Final
 
-import msgspec
-
 from adapters import __version__
-from adapters.api import Edit, InvalidInput, Remembered, StorageError, WorkingMemory
 from adapters.exit_codes import EXIT_OK
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+
+    from adapters.api import Edit, Remembered, WorkingMemory
 
 BLOCK_URI: Final = "workmem://block"
 INSTRUCTIONS: Final = (
@@ -36,6 +37,8 @@ INSTRUCTIONS: Final = (
 
 def _refused(result: Remembered | Edit) -> str | None:
     """The tool error for a result the caller should see as a failure, else ``None``."""
+    from adapters.api import Edit
+
     if result.outcome == "rejected":
         return f"rejected by the safety gate: {', '.join(result.reasons) or 'rejected'}"
     if isinstance(result, Edit) and result.outcome == "unknown":
@@ -45,8 +48,11 @@ def _refused(result: Remembered | Edit) -> str | None:
 
 def build_server(memory: WorkingMemory) -> MCPServer:
     """The MCP server for one workspace (tools and the block resource)."""
+    import msgspec
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
+
+    from adapters.api import Edit, InvalidInput, Remembered, StorageError
 
     server: MCPServer = MCPServer(
         name="workmem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
@@ -119,20 +125,33 @@ def build_server(memory: WorkingMemory) -> MCPServer:
 
 def mcp_cmd(args: argparse.Namespace) -> int:
     """The ``workmem mcp`` command: serve MCP over stdio until the client closes the connection."""
-    from adapters.commands import CommandError, lock_timeout_s
-    from adapters.paths import data_home
+    import importlib.util
+    from pathlib import Path
 
-    try:
-        import mcp.server.mcpserver  # noqa: F401
-    except ImportError:
-        raise CommandError("the MCP server needs the mcp extra: pip install 'workmem[mcp]'") from None
-    root = os.path.abspath(getattr(args, "workspace", None) or os.getcwd())
-    home = data_home(override=getattr(args, "home", None))
-    try:
-        memory = WorkingMemory(root, home=home, lock_timeout_s=lock_timeout_s())
-    except InvalidInput as exc:  # a workspace directory that does not exist
+    from adapters.commands import CommandError, lock_timeout_s
+    from adapters.mcp_start import CACHE_FILE, cache_key, serve
+    from adapters.paths import NoSuchWorkspace, data_home, workspace_root_of
+
+    missing = CommandError("the MCP server needs the mcp extra: pip install 'workmem[mcp]'")
+    if importlib.util.find_spec("mcp") is None:
+        raise missing
+    try:  # a workspace directory that does not exist is refused before anything starts
+        root = workspace_root_of(getattr(args, "workspace", None) or os.getcwd())
+    except NoSuchWorkspace as exc:
         raise CommandError(str(exc)) from None
-    serve_stdio(build_server(memory))
+    home = data_home(override=getattr(args, "home", None))
+
+    def run_sdk() -> None:
+        try:
+            import mcp.server.mcpserver  # noqa: F401
+        except ImportError:
+            raise missing from None
+        from adapters.api import WorkingMemory
+
+        memory = WorkingMemory(root, home=home, lock_timeout_s=lock_timeout_s())
+        serve_stdio(build_server(memory))
+
+    serve(home / CACHE_FILE, cache_key(Path(__file__), __version__), run_sdk)
     return EXIT_OK
 
 
@@ -148,11 +167,21 @@ def serve_stdio(server: MCPServer) -> None:
     if lowlevel is None:
         server.run("stdio")
         return
+    saved = os.dup(0), os.dup(1)
     wire_in = os.fdopen(os.dup(0), "rb", buffering=0)
     wire_out = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
     os.dup2(2, 1)
-    anyio.run(_serve_checked, lowlevel, wire_in, wire_out)
+    try:
+        anyio.run(_serve_checked, lowlevel, wire_in, wire_out)
+    finally:  # the wire back on fds 0 and 1 (the start-up relay writes its end mark there)
+        for fd, original in enumerate(saved):
+            os.dup2(original, fd)
+            os.close(original)
+        wire_in.close()
+        wire_out.close()
 
 
 class _Wire:

@@ -68,6 +68,14 @@ def workmem_command() -> list[str]:
     return [script] if script else [sys.executable, "-m", "adapters.cli"]
 
 
+def use_checkout(env: dict[str, str], scratch: Path) -> None:
+    """Time this checkout, with byte code cached as an installed package has it (in ``scratch``, so
+    the source tree stays untouched); a warm-up round fills that cache."""
+    repo = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH", "")) if p)
+    env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+
+
 def build_store(home: Path, root: str, entries: int) -> None:
     """A workspace store with ``entries`` distinct active memories created over the last 20 days."""
     stamp = iso_from_ms(NOW)
@@ -261,15 +269,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         build_store(home, str(root), args.entries)
         rollout = Path(scratch) / "rollout.jsonl"
         write_rollout(rollout)
-        repo = str(Path(__file__).resolve().parent.parent)
         env = {**os.environ, "WORKMEM_HOME": str(home), "WORKMEM_NOW": NOW_ISO}
         env.pop("WORKMEM_DEBUG", None)
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         if not args.installed:
-            # this checkout, with byte code cached as an installed package has it (in the scratch
-            # directory, so the source tree stays untouched); the warm-up round fills that cache
-            env["PYTHONPATH"] = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH", "")) if p)
-            env["PYTHONPYCACHEPREFIX"] = str(Path(scratch) / "pycache")
+            use_checkout(env, Path(scratch))
         if args.no_bytecode:
             env["PYTHONDONTWRITEBYTECODE"] = "1"
         # the hook server the first hook call starts (adapters/hook_server.py) ends soon after the run

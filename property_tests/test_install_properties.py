@@ -1,14 +1,16 @@
 """Properties of ``workmem install`` / ``uninstall`` over arbitrary pre-existing settings:
-install∘install = install, and uninstall∘install gives back the same JSON value (and, for a file
-written in a regular JSON or TOML layout, the same text).
+install∘install = install, and uninstall∘install gives back the same JSON value and, whatever the
+layout of the JSON files (inline or one item per line, indent, CRLF, final newline) and of the Codex
+``config.toml`` (comments, ``hooks = false  # why``), the same bytes; files install created are gone.
 
-The one documented exception is excluded from the generated files: an *empty* list or object under
-a key install writes to (``"hooks": {}``, ``"SessionStart": []``, ``"plugin": []``) is removed by
-uninstall, because nothing tells it apart from one install created (docs/hosts.md, "Installing")."""
+The documented exceptions are excluded from the generated files: an *empty* list or object under a
+key install writes to (``"hooks": {}``, ``"SessionStart": []``, ``"plugin": []``) is removed by
+uninstall, because nothing tells it apart from one install created, and a file holding nothing else
+(``{}``) is removed (docs/hosts.md, "Installing")."""
 
 from __future__ import annotations
 
-import json
+import os
 import tempfile
 import tomllib
 from collections.abc import Callable
@@ -19,38 +21,26 @@ import tomlkit
 from hypothesis import given, strategies as st
 
 from adapters.codex_config import CodexConfigEdit
-from adapters.install import (
+from adapters.install import Where, plan
+from adapters.settings_edits import (
     CLAUDE_EVENTS,
     CODEX_EVENTS,
-    Where,
-    _is_claude_server,
-    _is_opencode_server,
-    _opencode_server,
     edit_entry,
     edit_hooks,
     edit_plugins,
+    is_claude_server,
+    is_opencode_server,
     is_workmem_command,
     is_workmem_exe,
-    plan,
+    opencode_server,
 )
 from domain.extraction import static_compaction_prompt
+from property_tests.json_documents import Layout, json_values, layouts, write
 
 EXE = "/opt/venv b/bin/workmem"
 HERE = Path("settings.json")
 EVENT_NAMES = [name for name, _ in CLAUDE_EVENTS] + ["Stop", "Notification", "PreToolUse"]
 
-json_scalars: st.SearchStrategy[Any] = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(10**6), 10**6),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=8),
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-    max_leaves=8,
-)
 commands = st.text(max_size=20) | st.sampled_from(
     ["echo hi", "workmem --home x hook claude-code", "/x/workmem hook codex", "/x/workmem hook claude-code"]
 )
@@ -125,45 +115,113 @@ def test_opencode_plugin_round_trip(settings: dict[str, Any]) -> None:
 
 @given(settings_with("mcp", servers))
 def test_opencode_mcp_round_trip(settings: dict[str, Any]) -> None:
-    wanted = _opencode_server(EXE)
+    wanted = opencode_server(EXE)
     check_round_trip(
-        lambda v, on: edit_entry(HERE, v, "mcp", wanted if on else None, _is_opencode_server), settings
+        lambda v, on: edit_entry(HERE, v, "mcp", wanted if on else None, is_opencode_server), settings
     )
 
 
-@given(
-    settings_with("hooks", hook_tables(("hook", "claude-code"))),
-    settings_with("mcpServers", servers),
-    st.sampled_from([2, 4, "\t", None]),
-    st.booleans(),
-    st.booleans(),
+def others() -> st.SearchStrategy[dict[str, Any]]:
+    """Keys of the user's that no install touches (at least one: a file never starts empty)."""
+    ours = ("hooks", "mcpServers", "projects", "plugin", "mcp")
+    names = st.text(max_size=6).filter(lambda k: k not in ours)
+    return st.dictionaries(names, json_values, min_size=1, max_size=3)
+
+
+def with_key(key: str, values: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    def build(rest: dict[str, Any], value: Any, first: bool) -> dict[str, Any]:
+        if value is None:
+            return rest
+        return {key: value, **rest} if first else {**rest, key: value}
+
+    return st.builds(build, others(), st.none() | values, st.booleans())
+
+
+ROOT = "<the project>"  # replaced by the project's real path
+projects = st.dictionaries(
+    st.sampled_from(["/elsewhere", ROOT]),
+    st.dictionaries(st.sampled_from(["allowedTools", "x"]), json_values, min_size=1),
 )
-def test_claude_files_round_trip_as_text(
-    settings: dict[str, Any], mcp: dict[str, Any], indent: int | str | None, newline: bool, ascii: bool
+host_files = {
+    "claude-code": {
+        ".claude/settings.local.json": with_key("hooks", hook_tables(("hook", "claude-code"))),
+        ".claude/settings.json": with_key("hooks", hook_tables(("hook", "claude-code"))),
+        "home/.claude.json": with_key("mcpServers", servers).flatmap(
+            lambda d: st.builds(lambda p: {**d, "projects": p} if p else d, projects)
+        ),
+        ".mcp.json": with_key("mcpServers", servers),
+    },
+    "codex": {".codex/hooks.json": with_key("hooks", hook_tables(("hook", "codex")))},
+    "opencode": {
+        "opencode.json": with_key("plugin", st.lists(plugin_specs, min_size=1, max_size=3)).flatmap(
+            lambda d: st.builds(lambda m: {**d, "mcp": m} if m else d, st.none() | servers)
+        )
+    },
+}
+
+
+@st.composite
+def host_settings(draw: st.DrawFn) -> tuple[str, dict[str, tuple[Any, Layout]]]:
+    """A host and, for some of the JSON files install edits for it, their value and a layout."""
+    host = draw(st.sampled_from(sorted(host_files)))
+    files = {}
+    for name, values in host_files[host].items():
+        if draw(st.booleans()):
+            files[name] = (draw(values), draw(layouts()))
+    return host, files
+
+
+@given(host_settings(), st.booleans(), st.booleans())
+def test_install_then_uninstall_gives_every_json_file_back_byte_for_byte(
+    case: tuple[str, dict[str, tuple[Any, Layout]]], user: bool, mcp: bool
 ) -> None:
-    """Through the whole plan, on files: the text itself comes back after install then uninstall."""
+    host, files = case
     with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch)
-        (root / ".claude").mkdir()
-        files = {root / ".claude" / "settings.json": settings, root / ".mcp.json": mcp}
-        originals = {}
-        for path, value in files.items():
-            originals[path] = json.dumps(value, indent=indent, ensure_ascii=ascii) + ("\n" if newline else "")
-            path.write_text(originals[path])
-        where = Where(user=False, root=root, env={}, home=root / "home")
+        base = Path(scratch)
+        root, home = base / "proj", base / "home"
+        root.mkdir()
+        for name, (value, layout) in files.items():
+            if "projects" in value:
+                value = {
+                    **value,
+                    "projects": {
+                        os.path.realpath(root) if k == ROOT else k: v for k, v in value["projects"].items()
+                    },
+                }
+            path = base / name if name.startswith("home/") else root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(write(value, layout).encode())
+        before = snapshot(base)
+        env = {"XDG_CONFIG_HOME": str(home / ".config"), "CODEX_HOME": str(home / ".codex")}
+        where = Where(user=user, root=root, env=env, home=home)
 
         def apply(remove: bool) -> bool:
-            changes = plan("claude-code", where, EXE, mcp=True, remove=remove).changes
-            for change in changes:
-                if change.changed and change.new is not None:
-                    change.path.write_text(change.new)
-            return any(c.changed for c in changes)
+            result = plan(host, where, EXE, mcp=mcp, remove=remove)
+            for change in result.changes:
+                if change.changed and change.new is None:
+                    change.path.unlink()
+                elif change.changed and change.new is not None:
+                    change.path.parent.mkdir(parents=True, exist_ok=True)
+                    change.path.write_bytes(change.new.encode())
+            for directory in result.prune if remove else []:
+                if directory.is_dir() and not any(directory.iterdir()):
+                    directory.rmdir()
+            return any(c.changed for c in result.changes)
 
-        assert apply(remove=False)
+        apply(remove=False)
         assert not apply(remove=False)
-        assert apply(remove=True)
-        for path, text in originals.items():
-            assert path.read_text() == text
+        apply(remove=True)
+        for path in sorted(home.rglob("*"), reverse=True):
+            if path.is_dir() and not any(path.iterdir()):
+                path.rmdir()  # directories the plan created for files it then removed
+        if home.is_dir() and not any(home.iterdir()):
+            home.rmdir()
+        assert snapshot(base) == before
+
+
+def snapshot(base: Path) -> dict[str, bytes | None]:
+    paths = sorted(base.rglob("*"))
+    return {str(p.relative_to(base)): p.read_bytes() if p.is_file() else None for p in paths}
 
 
 # --- the Codex config.toml ---------------------------------------------------------------------------
@@ -193,12 +251,13 @@ def toml_documents(draw: st.DrawFn) -> str:
     out = ["# a Codex configuration"] if draw(st.booleans()) else []
     out += draw(toml_lines())
     if draw(st.booleans()):
-        out += ["[features]", *draw(toml_lines(st.sampled_from([[], ["hooks = false"]])))]
+        hooks = ["hooks = false", "hooks = false  # off for now", "hooks=false#x", "  hooks = false # a # b"]
+        out += ["[features]", *draw(toml_lines(st.sampled_from([[], *([line] for line in hooks)])))]
     if draw(st.booleans()):
         out += ["[mcp_servers.other]", 'command = "node"', ""]
     for name in draw(st.lists(table_names, max_size=2, unique=True)):
         out += [f"[{name}]", *draw(toml_lines())]
-    return "\n".join(out) + "\n" if out else ""
+    return "\n".join(out) + ("\n" if draw(st.booleans()) else "") if out else ""
 
 
 @given(toml_documents(), st.booleans())
@@ -213,4 +272,4 @@ def test_codex_config_round_trip(text: str, mcp: bool) -> None:
     removed = edit.uninstall(installed, prompt, mcp)
     assert tomllib.loads(removed) == tomllib.loads(text)
     assert removed == text
-    assert not _is_claude_server(value.get("mcp_servers", {}).get("other"))
+    assert not is_claude_server(value.get("mcp_servers", {}).get("other"))

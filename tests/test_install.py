@@ -1,6 +1,7 @@
-"""``workmem install`` / ``uninstall``: every host and scope on temporary directories with a fake HOME,
-CODEX_HOME and XDG_CONFIG_HOME; merging, idempotence, exact undo, formatting, permissions, dry runs
-and the refusal of files that cannot be edited safely."""
+"""``workmem install`` / ``uninstall`` for Claude Code, and what every host shares: merging,
+idempotence, the exact undo of the text, per-user files for machine-specific paths, files removed
+when nothing is left in them, next steps, permissions, dry runs and the refusal of files that cannot
+be edited safely. Codex and OpenCode: tests/test_install_codex_opencode.py."""
 
 from __future__ import annotations
 
@@ -8,16 +9,24 @@ import json
 import os
 import stat
 import sys
-import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
 
 import pytest
 
-import adapters.install
 from adapters.cli import main
 from adapters.install import CLAUDE_TOOL_MATCHER, find_executable, is_workmem_command
-from domain.extraction import static_compaction_prompt
+from tests.support.install import (
+    Env,
+    Run,
+    commands,
+    files_lines,
+    hook_cmd,
+    make_env,
+    next_steps,
+    read_json,
+    runner,
+)
 
 CLAUDE_EVENTS = [
     "SessionStart",
@@ -28,68 +37,30 @@ CLAUDE_EVENTS = [
     "PostCompact",
     "SessionEnd",
 ]
-CODEX_EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostCompact", "SessionEnd"]
-
-
-class Run(NamedTuple):
-    code: int
-    out: str
-    err: str
-
-
-class Env(NamedTuple):
-    root: Path
-    home: Path
-    exe: str
-    plugin: Path
 
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
-    root, home = tmp_path / "proj", tmp_path / "home"
-    root.mkdir()
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "WORKMEM_DEBUG"):
-        monkeypatch.delenv(name, raising=False)
-    exe = str(tmp_path / "venv one" / "bin" / "workmem")  # a space: the command must be quoted
-    monkeypatch.setattr(adapters.install, "find_executable", lambda: exe)
-    plugin = tmp_path / "site" / "adapters" / "hosts" / "opencode"
-    plugin.mkdir(parents=True)
-    (plugin / "index.js").write_text("export default {}\n")
-    monkeypatch.setattr(adapters.install, "opencode_plugin_dir", lambda: plugin)
-    return Env(root, home, exe, plugin)
+    return make_env(tmp_path, monkeypatch)
 
 
 @pytest.fixture
-def run(env: Env, capsys: pytest.CaptureFixture[str]) -> Any:
-    def call(*args: str) -> Run:
-        capsys.readouterr()
-        code = main(["--workspace", str(env.root), *args])
-        out, err = capsys.readouterr()
-        return Run(code, out, err)
-
-    return call
+def run(env: Env, capsys: pytest.CaptureFixture[str]) -> Callable[..., Run]:
+    return runner(env, capsys)
 
 
-def read_json(path: Path) -> Any:
-    return json.loads(path.read_text())
-
-
-def commands(settings: dict[str, Any], event: str) -> list[str]:
-    return [h["command"] for g in settings["hooks"][event] for h in g["hooks"]]
-
-
-def hook_cmd(env: Env, host: str) -> str:
-    return f"'{env.exe}' hook {host}"
+def local(env: Env) -> Path:
+    return env.root / ".claude" / "settings.local.json"
 
 
 # --- Claude Code ------------------------------------------------------------------------------------
-def test_claude_project_install_writes_every_event_with_timeout_and_private_files(env: Env, run: Any) -> None:
+def test_claude_project_install_writes_the_per_user_file_with_every_event_and_private_modes(
+    env: Env, run: Callable[..., Run]
+) -> None:
     result = run("install", "claude-code")
     assert result.code == 0, result.err
-    path = env.root / ".claude" / "settings.json"
-    assert result.out == f"created {path}\n"
+    path = local(env)
+    assert files_lines(result.out) == [f"created {path}"]
     settings = read_json(path)
     assert list(settings["hooks"]) == CLAUDE_EVENTS
     for event in CLAUDE_EVENTS:
@@ -100,38 +71,62 @@ def test_claude_project_install_writes_every_event_with_timeout_and_private_file
     assert "MultiEdit" not in CLAUDE_TOOL_MATCHER
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert not (env.root / ".claude" / "settings.json").exists()  # the team's file gets no local path
 
 
-def test_claude_install_merges_keeps_layout_and_is_idempotent(env: Env, run: Any) -> None:
-    path = env.root / ".claude" / "settings.json"
+def test_claude_project_install_moves_an_older_entry_out_of_the_teams_file(
+    env: Env, run: Callable[..., Run]
+) -> None:
+    shared = env.root / ".claude" / "settings.json"
+    shared.parent.mkdir()
+    older = {"type": "command", "command": "/old/venv/bin/workmem hook claude-code", "timeout": 10}
+    mine = {"type": "command", "command": "echo mine"}
+    original = {"model": "opus", "hooks": {"Stop": [{"hooks": [mine]}]}}
+    with_older = {**original, "hooks": {"Stop": [{"hooks": [mine]}], "SessionStart": [{"hooks": [older]}]}}
+    shared.write_text(json.dumps(with_older, indent=2) + "\n")
+    assert run("install", "claude-code").code == 0
+    assert shared.read_text() == json.dumps(original, indent=2) + "\n"
+    assert commands(read_json(local(env)), "SessionStart") == [hook_cmd(env, "claude-code")]
+
+
+def test_claude_install_merges_keeps_the_text_and_uninstall_gives_it_back(
+    env: Env, run: Callable[..., Run]
+) -> None:
+    path = local(env)
     path.parent.mkdir(mode=0o755)
     os.chmod(path.parent, 0o755)
-    mine = {"type": "command", "command": "echo mine"}
-    original = {
-        "model": "opus",
-        "hooks": {"Stop": [{"hooks": [mine]}], "SessionStart": [{"matcher": "startup", "hooks": [mine]}]},
-        "permissions": {"allow": ["Bash(ls)"]},
-    }
-    text = json.dumps(original, indent="\t")  # tab indent, no final newline
-    path.write_text(text)
+    text = (
+        '{\r\n\t"permissions": {"allow": ["Bash(ls)", "Read"], "deny": []},\r\n'
+        '\t"hooks": {\r\n\t\t"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}],\r\n'
+        '\t\t"SessionStart": [\r\n'
+        '\t\t\t{"matcher": "startup", "hooks": [{"type": "command", "command": "echo s"}]}\r\n'
+        "\t\t]\r\n\t},\r\n"
+        '\t"model": "opus"\r\n}'
+    )  # CRLF, tabs, inline arrays and objects, no final newline
+    path.write_text(text, newline="")
     os.chmod(path, 0o644)
     assert run("install", "claude-code").code == 0
-    new_text = path.read_text()
-    assert new_text.startswith('{\n\t"model": "opus",') and not new_text.endswith("\n")
-    settings = read_json(path)
-    assert list(settings) == ["model", "hooks", "permissions"]
-    assert settings["hooks"]["Stop"] == original["hooks"]["Stop"]  # type: ignore[index]
-    assert commands(settings, "SessionStart") == ["echo mine", hook_cmd(env, "claude-code")]
+    new_text = path.read_bytes().decode()
+    for line in text.split("\r\n"):
+        if not line.strip().startswith(("]", "}")):
+            assert line in new_text  # nothing of the user's is re-flowed
+    assert "\n" not in new_text.replace("\r\n", "") and not new_text.endswith("\n")
+    settings = json.loads(new_text)
+    assert list(settings) == ["permissions", "hooks", "model"]
+    assert commands(settings, "SessionStart") == ["echo s", hook_cmd(env, "claude-code")]
+    assert '\t\t\t{\r\n\t\t\t\t"hooks": [\r\n' in new_text  # our group: one item per line, the file's indent
     assert stat.S_IMODE(path.stat().st_mode) == 0o644  # the file's mode is kept
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o755  # a user's directory is not chmodded
     again = run("install", "claude-code")
-    assert again.out == f"unchanged {path}\n" and path.read_text() == new_text
+    assert files_lines(again.out) == [f"unchanged {path}"] and path.read_bytes().decode() == new_text
     assert run("uninstall", "claude-code").code == 0
-    assert path.read_text() == text
+    assert path.read_bytes().decode() == text
 
 
-def test_claude_reinstall_from_another_environment_replaces_the_old_entry(env: Env, run: Any) -> None:
-    path = env.root / ".claude" / "settings.json"
+def test_claude_reinstall_from_another_environment_replaces_the_old_entry(
+    env: Env, run: Callable[..., Run]
+) -> None:
+    path = local(env)
     path.parent.mkdir()
     other = {"type": "command", "command": "echo other"}
     old = {"type": "command", "command": "/old/venv/bin/workmem hook claude-code", "timeout": 30}
@@ -150,7 +145,29 @@ def test_claude_reinstall_from_another_environment_replaces_the_old_entry(env: E
     assert read_json(path) == {"hooks": {"UserPromptSubmit": [{"hooks": [other]}, {"hooks": [custom]}]}}
 
 
-def test_claude_user_scope_and_claude_config_dir(env: Env, run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_uninstall_removes_the_files_and_directory_install_created(env: Env, run: Callable[..., Run]) -> None:
+    assert run("install", "claude-code", "--mcp").code == 0
+    claude_json = env.home / ".claude.json"
+    assert local(env).is_file() and claude_json.is_file()
+    result = run("uninstall", "claude-code", "--mcp")
+    assert result.code == 0
+    assert files_lines(result.out) == [f"removed {local(env)}", f"removed {claude_json}"]
+    assert not (env.root / ".claude").exists() and not claude_json.exists()
+    assert next_steps(result.out) == ""
+
+
+def test_uninstall_keeps_a_file_with_something_else_in_it(env: Env, run: Callable[..., Run]) -> None:
+    assert run("install", "claude-code").code == 0
+    (env.root / ".claude" / "agents.md").write_text("mine\n")
+    settings = read_json(local(env))
+    local(env).write_text(json.dumps({**settings, "model": "opus"}, indent=2) + "\n")
+    assert run("uninstall", "claude-code").code == 0
+    assert local(env).read_text() == '{\n  "model": "opus"\n}\n'
+
+
+def test_claude_user_scope_and_claude_config_dir(
+    env: Env, run: Callable[..., Run], monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert run("install", "claude-code", "--user").code == 0
     assert (env.home / ".claude" / "settings.json").is_file()
     assert not (env.root / ".claude").exists()
@@ -164,32 +181,50 @@ def test_claude_user_scope_and_claude_config_dir(env: Env, run: Any, monkeypatch
     }
 
 
-def test_claude_mcp_project_and_user_files(env: Env, run: Any) -> None:
+def test_claude_project_mcp_goes_to_the_users_own_scope_for_the_project(
+    env: Env, run: Callable[..., Run]
+) -> None:
     claude_json = env.home / ".claude.json"
-    claude_json.write_text(
-        json.dumps({"numStartups": 3, "mcpServers": {"other": {"command": "x"}}}, indent=2)
-    )
+    original = {"numStartups": 3, "mcpServers": {"other": {"command": "x"}}, "projects": {"/p": {"a": 1}}}
+    claude_json.write_text(json.dumps(original, indent=2))
+    shared = env.root / ".mcp.json"
+    older = {"command": "/old/bin/workmem", "args": ["mcp"]}
+    shared.write_text(json.dumps({"mcpServers": {"workmem": older}}))
     assert run("install", "claude-code", "--mcp").code == 0
-    assert read_json(env.root / ".mcp.json") == {
-        "mcpServers": {"workmem": {"command": env.exe, "args": ["mcp"]}}
+    project = os.path.realpath(env.root)
+    assert read_json(claude_json)["projects"] == {
+        "/p": {"a": 1},
+        project: {"mcpServers": {"workmem": {"command": env.exe, "args": ["mcp"]}}},
     }
+    assert not shared.exists()  # an older install's entry left the team's file, and nothing else was in it
     assert run("install", "claude-code", "--user", "--mcp").code == 0
     assert list(read_json(claude_json)["mcpServers"]) == ["other", "workmem"]
     assert run("uninstall", "claude-code", "--user", "--mcp").code == 0
-    assert read_json(claude_json) == {"numStartups": 3, "mcpServers": {"other": {"command": "x"}}}
     assert run("uninstall", "claude-code", "--mcp").code == 0
-    assert read_json(env.root / ".mcp.json") == {}
+    assert claude_json.read_text() == json.dumps(original, indent=2)
 
 
-def test_an_mcp_entry_named_workmem_that_is_not_ours_is_refused(env: Env, run: Any) -> None:
-    path = env.root / ".mcp.json"
-    text = json.dumps({"mcpServers": {"workmem": {"command": "node", "args": ["server.js"]}}})
+def test_an_mcp_entry_named_workmem_that_is_not_ours_is_refused(env: Env, run: Callable[..., Run]) -> None:
+    path = env.home / ".claude.json"
+    project = os.path.realpath(env.root)
+    theirs = {"command": "node", "args": ["server.js"]}
+    text = json.dumps({"projects": {project: {"mcpServers": {"workmem": theirs}}}})
     path.write_text(text)
     result = run("install", "claude-code", "--mcp")
     assert result.code == 2 and "not workmem's" in result.err and result.err.count("\n") == 1
     assert path.read_text() == text
     assert run("uninstall", "claude-code", "--mcp").code == 0
     assert path.read_text() == text
+
+
+def test_claude_next_steps(env: Env, run: Callable[..., Run]) -> None:
+    steps = next_steps(run("install", "claude-code", "--mcp").out)
+    assert steps.startswith("next steps for claude-code:\n  1. restart Claude Code in ")
+    assert "/hooks" in steps and "workmem health" in steps and "workmem list" in steps
+    assert "/mcp lists the workmem server" in steps and "nothing to approve" in steps
+    assert "settings.local.json is yours" in steps
+    user = next_steps(run("install", "claude-code", "--user").out)
+    assert "every project" in user and "settings.local.json" not in user and "/mcp" not in user
 
 
 @pytest.mark.parametrize(
@@ -204,9 +239,9 @@ def test_an_mcp_entry_named_workmem_that_is_not_ours_is_refused(env: Env, run: A
     ],
 )
 def test_a_bad_settings_file_is_exit_2_one_line_and_untouched(
-    env: Env, run: Any, content: bytes, reason: str
+    env: Env, run: Callable[..., Run], content: bytes, reason: str
 ) -> None:
-    path = env.root / ".claude" / "settings.json"
+    path = local(env)
     path.parent.mkdir()
     path.write_bytes(content)
     for command in ("install", "uninstall"):
@@ -214,193 +249,60 @@ def test_a_bad_settings_file_is_exit_2_one_line_and_untouched(
         assert result.code == 2, result
         assert reason in result.err and result.err.count("\n") == 1 and "Traceback" not in result.err
         assert path.read_bytes() == content
-    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]  # no temp file left
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.local.json"]  # no temp file left
 
 
-def test_an_unreadable_settings_file_is_exit_2(env: Env, run: Any) -> None:
-    path = env.root / ".claude" / "settings.json"
-    path.mkdir(parents=True)  # a directory where the file should be
+def test_a_duplicate_key_on_the_way_to_an_edit_is_refused(env: Env, run: Callable[..., Run]) -> None:
+    path = local(env)
+    path.parent.mkdir()
+    content = '{"hooks": {}, "model": "a", "hooks": {"Stop": []}}'
+    path.write_text(content)
+    result = run("install", "claude-code")
+    assert result.code == 2 and '"hooks" appears 2 times' in result.err and path.read_text() == content
+    path.write_text('{"model": "a", "model": "b"}')  # elsewhere it does not matter
+    assert run("install", "claude-code").code == 0
+
+
+def test_an_unreadable_settings_file_is_exit_2(env: Env, run: Callable[..., Run]) -> None:
+    local(env).mkdir(parents=True)  # a directory where the file should be
     result = run("install", "claude-code")
     assert result.code == 2 and "cannot read it" in result.err
 
 
-def test_a_symlinked_settings_file_is_written_through_the_link(env: Env, run: Any) -> None:
-    real = env.home / "dotfiles" / "settings.json"
+def test_a_symlinked_settings_file_is_written_through_the_link_and_kept(
+    env: Env, run: Callable[..., Run]
+) -> None:
+    real = env.home / "dotfiles" / "settings.local.json"
     real.parent.mkdir()
-    real.write_text('{"model": "opus"}\n')
-    link = env.root / ".claude" / "settings.json"
+    real.write_text("{}\n")
+    link = local(env)
     link.parent.mkdir()
     link.symlink_to(real)
     assert run("install", "claude-code").code == 0
     assert link.is_symlink() and "hooks" in read_json(real)
+    assert run("uninstall", "claude-code").code == 0
+    assert link.is_symlink() and real.read_text() == "{}\n"
 
 
-def test_dry_run_prints_a_diff_and_writes_nothing(env: Env, run: Any) -> None:
+def test_dry_run_prints_a_diff_and_writes_nothing(env: Env, run: Callable[..., Run]) -> None:
     result = run("install", "claude-code", "--dry-run", "--mcp")
     assert result.code == 0
-    settings = env.root / ".claude" / "settings.json"
+    settings = local(env)
     assert f"--- /dev/null\n+++ {settings}\n" in result.out
-    assert '+  "mcpServers": {' in result.out
-    assert not (env.root / ".claude").exists() and not (env.root / ".mcp.json").exists()
+    assert '+  "projects": {' in result.out and "next steps" not in result.out
+    assert not (env.root / ".claude").exists() and not (env.home / ".claude.json").exists()
     assert run("install", "claude-code").code == 0
     before = settings.read_text()
     assert run("install", "claude-code", "--dry-run").out == "no changes\n"
     diff = run("uninstall", "claude-code", "--dry-run").out
-    assert diff.startswith(f"--- {settings}\n+++ {settings}\n") and '-  "hooks": {' in diff
+    assert diff.startswith(f"--- {settings}\n+++ /dev/null\n") and '-  "hooks": {' in diff
     assert settings.read_text() == before
 
 
-# --- Codex ------------------------------------------------------------------------------------------
-def test_codex_project_install_hooks_features_and_compact_prompt(env: Env, run: Any) -> None:
-    assert run("install", "codex").code == 0
-    hooks = read_json(env.root / ".codex" / "hooks.json")
-    assert list(hooks["hooks"]) == CODEX_EVENTS
-    for event in CODEX_EVENTS:
-        assert hooks["hooks"][event] == [
-            {"hooks": [{"type": "command", "command": hook_cmd(env, "codex"), "timeout": 10}]}
-        ]
-    text = (env.root / ".codex" / "config.toml").read_text()
-    config = tomllib.loads(text)
-    assert config == {"compact_prompt": static_compaction_prompt(), "features": {"hooks": True}}
-    assert "Memory candidates:" in config["compact_prompt"]
-    assert "[features] # added by workmem install\nhooks = true # added by workmem install\n" in text
-    assert run("install", "codex").out.count("unchanged") == 2
-    assert run("uninstall", "codex").code == 0
-    assert (env.root / ".codex" / "config.toml").read_text() == ""
-    assert read_json(env.root / ".codex" / "hooks.json") == {}
-
-
-def test_codex_user_scope_honours_codex_home(env: Env, run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert run("install", "codex", "--user").code == 0
-    assert (env.home / ".codex" / "hooks.json").is_file() and (env.home / ".codex" / "config.toml").is_file()
-    codex_home = env.home / "elsewhere"
-    monkeypatch.setenv("CODEX_HOME", str(codex_home))
-    assert run("install", "codex", "--user", "--mcp").code == 0
-    config = tomllib.loads((codex_home / "config.toml").read_text())
-    assert config["mcp_servers"] == {"workmem": {"command": env.exe, "args": ["mcp"]}}
-
-
-CODEX_CONFIG = """# my Codex settings
-model = "o3"  # the model
-
-[features]
-hooks = false
-web_search = true
-
-[projects."/src/app"]
-trust_level = "trusted"
-"""
-
-
-def test_codex_config_keeps_comments_and_undoes_exactly(env: Env, run: Any) -> None:
-    path = env.root / ".codex" / "config.toml"
-    path.parent.mkdir()
-    path.write_text(CODEX_CONFIG)
-    assert run("install", "codex", "--mcp").code == 0
-    text = path.read_text()
-    assert "hooks = true # set by workmem install (was false)\nweb_search = true\n" in text
-    assert '# my Codex settings\nmodel = "o3"  # the model\n' in text
-    config = tomllib.loads(text)
-    assert config["features"] == {"hooks": True, "web_search": True}
-    assert config["mcp_servers"]["workmem"] == {"command": env.exe, "args": ["mcp"]}
-    assert run("install", "codex", "--mcp").code == 0 and path.read_text() == text
-    assert run("uninstall", "codex", "--mcp").code == 0
-    assert path.read_text() == CODEX_CONFIG
-
-
-def test_codex_keeps_the_users_own_hooks_true_and_compact_prompt(env: Env, run: Any) -> None:
-    path = env.root / ".codex" / "config.toml"
-    path.parent.mkdir()
-    original = 'compact_prompt = "Summarise tersely."\n\n[features]\nhooks = true\n'
-    path.write_text(original)
-    result = run("install", "codex")
-    assert result.code == 0 and "kept your own compact_prompt" in result.err
-    assert path.read_text() == original  # nothing of ours to add to config.toml
-    assert run("uninstall", "codex").code == 0 and path.read_text() == original
-
-
-def test_codex_replaces_an_older_workmem_prompt(env: Env, run: Any) -> None:
-    path = env.root / ".codex" / "config.toml"
-    path.parent.mkdir()
-    path.write_text('model = "o3"\ncompact_prompt = "old workmem prompt" # added by workmem install\n')
-    assert run("install", "codex").code == 0
-    assert tomllib.loads(path.read_text())["compact_prompt"] == static_compaction_prompt()
-    assert run("uninstall", "codex").code == 0
-    assert tomllib.loads(path.read_text()) == {"model": "o3"}
-
-
-@pytest.mark.parametrize(
-    ("content", "reason"),
-    [
-        ("model = \n", "not valid TOML"),
-        ("features = { web = true }\n", "cannot set hooks = true"),
-        ('[mcp_servers.workmem]\ncommand = "node"\n', "not workmem's"),
-    ],
-)
-def test_a_bad_codex_config_is_exit_2_and_untouched(env: Env, run: Any, content: str, reason: str) -> None:
-    path = env.root / ".codex" / "config.toml"
-    path.parent.mkdir()
-    path.write_text(content)
-    result = run("install", "codex", "--mcp")
-    assert result.code == 2 and reason in result.err and result.err.count("\n") == 1
-    assert path.read_text() == content
-    assert not (env.root / ".codex" / "hooks.json").exists()  # nothing is written when one file is bad
-
-
-# --- OpenCode ---------------------------------------------------------------------------------------
-def test_opencode_project_plugin_and_mcp(env: Env, run: Any) -> None:
-    path = env.root / "opencode.json"
-    original = {"$schema": "https://opencode.ai/config.json", "plugin": ["opencode-foo"], "mcp": {"x": {}}}
-    path.write_text(json.dumps(original, indent=4) + "\n")
-    assert run("install", "opencode", "--mcp").code == 0
-    config = read_json(path)
-    assert config["plugin"] == ["opencode-foo", f"file://{env.plugin}"]
-    assert config["mcp"]["workmem"] == {"type": "local", "command": [env.exe, "mcp"], "enabled": True}
-    assert path.read_text().startswith('{\n    "$schema"')
-    assert run("uninstall", "opencode", "--mcp").code == 0
-    assert read_json(path) == original
-
-
-def test_opencode_user_scope_honours_xdg_config_home(
-    env: Env, run: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    assert run("install", "opencode", "--user").code == 0
-    assert read_json(env.home / ".config" / "opencode" / "opencode.json") == {
-        "plugin": [f"file://{env.plugin}"]
-    }
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(env.home / "xdg"))
-    assert run("install", "opencode", "--user").code == 0
-    assert (env.home / "xdg" / "opencode" / "opencode.json").is_file()
-
-
-def test_opencode_reinstall_replaces_a_plugin_path_from_another_install(env: Env, run: Any) -> None:
-    path = env.root / "opencode.json"
-    path.write_text(json.dumps({"plugin": ["file:///old/site/adapters/hosts/opencode", "other"]}))
-    assert run("install", "opencode").code == 0
-    assert read_json(path)["plugin"] == ["other", f"file://{env.plugin}"]
-
-
-def test_opencode_jsonc_is_edited_only_when_it_is_plain_json(env: Env, run: Any) -> None:
-    path = env.root / "opencode.jsonc"
-    commented = '{\n  // my plugins\n  "plugin": []\n}\n'
-    path.write_text(commented)
-    result = run("install", "opencode")
-    assert result.code == 2 and "not plain JSON (comments or trailing commas?)" in result.err
-    assert path.read_text() == commented and not (env.root / "opencode.json").exists()
-    path.write_text('{"plugin": ["a"]}\n')
-    assert run("install", "opencode").code == 0
-    assert read_json(path)["plugin"] == ["a", f"file://{env.plugin}"]
-
-
-def test_opencode_install_refuses_without_the_plugin_files(env: Env, run: Any) -> None:
-    (env.plugin / "index.js").unlink()
-    result = run("install", "opencode")
-    assert result.code == 2 and "plugin is missing" in result.err
-    assert not (env.root / "opencode.json").exists()
-
-
 # --- the command line -------------------------------------------------------------------------------
-def test_usage_errors_are_exit_2(env: Env, run: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_are_exit_2(
+    env: Env, run: Callable[..., Run], capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["--workspace", str(env.root / "missing"), "install", "claude-code"]) == 2
     assert "is not a directory" in capsys.readouterr().err
     assert not (env.root / "missing").exists()
@@ -437,23 +339,27 @@ def test_recognising_our_hook_command(command: str, ours: bool) -> None:
     assert is_workmem_command(command, "hook", "codex") is ours
 
 
-def test_a_file_changed_during_the_edit_is_not_overwritten(tmp_path: Path) -> None:
-    from adapters.config_files import ConfigError, replace_file
+def test_a_file_changed_during_the_edit_is_not_overwritten_or_removed(tmp_path: Path) -> None:
+    from adapters.config_files import ConfigError, remove_file, replace_file
 
     path = tmp_path / "settings.json"
     path.write_text('{"a": 2}')
     with pytest.raises(ConfigError, match="changed while workmem was editing it"):
         replace_file(path, '{"a": 1}', '{"a": 1, "hooks": {}}')
+    with pytest.raises(ConfigError, match="changed while workmem was editing it"):
+        remove_file(path, '{"a": 1}')
     assert path.read_text() == '{"a": 2}'
     replace_file(path, '{"a": 2}', "{}")
     assert path.read_text() == "{}"
+    remove_file(path, "{}")
+    assert not path.exists()
 
 
 def test_the_plugin_directory_is_inside_the_installed_hosts_package() -> None:
-    import adapters.hosts
+    from adapters import hosts, install
 
-    found = adapters.install.opencode_plugin_dir()
-    assert found == Path(adapters.hosts.__file__).resolve().parent / "opencode"
+    found = install.opencode_plugin_dir()
+    assert found == Path(hosts.__file__).resolve().parent / "opencode"
 
 
 def test_a_hook_process_never_imports_the_installer(tmp_path: Path) -> None:
@@ -462,7 +368,8 @@ def test_a_hook_process_never_imports_the_installer(tmp_path: Path) -> None:
     code = (
         "import sys, io; from adapters.cli import main; sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'));"
         " main(['hook', 'claude-code']); print(sorted(m for m in sys.modules"
-        " if m.startswith(('tomlkit', 'adapters.install', 'adapters.codex_config'))))"
+        " if m.startswith(('tomlkit', 'adapters.install', 'adapters.codex_config', 'adapters.json_splice',"
+        " 'adapters.settings_edits'))))"
     )
     env = {**os.environ, "WORKMEM_HOME": str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)

@@ -3,8 +3,10 @@ arguments and refusals are tool errors, and the server keeps serving after them.
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +19,8 @@ pytest.importorskip("mcp")
 import anyio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from bench.mcp import MESSAGES  # the handshake and a tool call, as a host sends them
 
 NOW = "2026-05-01T09:00:00Z"
 ROOT = str(Path(__file__).resolve().parent.parent)
@@ -144,3 +148,94 @@ def test_hook_start_up_never_imports_mcp(tmp_path: Path) -> None:
         [sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+# --- the start: the handshake answered from the cache while the SDK loads ---------------------------
+def _exchange(home: Path, project: Path) -> list[dict[str, Any]]:
+    """The handshake and one tool call against a fresh ``workmem mcp``; every message it sent."""
+    env = {**os.environ, "WORKMEM_HOME": str(home), "WORKMEM_NOW": NOW, "PYTHONPATH": ROOT}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "adapters.cli", "--workspace", str(project), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in MESSAGES))
+    process.stdin.flush()
+    seen: list[dict[str, Any]] = []
+    while {m.get("id") for m in seen} < {1, 2, 3}:
+        seen.append(json.loads(process.stdout.readline()))
+    process.stdin.close()
+    seen += [json.loads(line) for line in process.stdout.read().splitlines()]
+    assert process.wait(timeout=30) == 0
+    return seen
+
+
+def _answers(seen: list[dict[str, Any]]) -> dict[int, Any]:
+    ids = [m["id"] for m in seen if "id" in m]
+    assert sorted(ids) == [1, 2, 3], seen  # every request answered exactly once
+    return {m["id"]: m.get("result") for m in seen if "id" in m}
+
+
+def test_the_handshake_is_answered_from_the_cache_and_learned_again(tmp_path: Path) -> None:
+    from adapters import __version__, mcp_server
+    from adapters.mcp_start import CACHE_FILE, cache_key
+
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    first = _answers(_exchange(home, project))
+    cache = home / CACHE_FILE
+    key = cache_key(Path(mcp_server.__file__), __version__)
+    saved = json.loads(cache.read_text())
+    assert saved["key"] == key
+    assert sorted(saved["answers"].values(), key=json.dumps) == sorted(
+        [{"result": first[1]}, {"result": first[2]}], key=json.dumps
+    )  # the answers to initialize and tools/list, not the tool call's
+    assert {t["name"] for t in first[2]["tools"]} >= TOOLS
+
+    marked = {**first[1], "serverInfo": {**first[1]["serverInfo"], "name": "from the cache"}}
+    (where,) = [k for k, v in saved["answers"].items() if v == {"result": first[1]}]
+    cache.write_text(json.dumps({"key": key, "answers": {**saved["answers"], where: {"result": marked}}}))
+    second = _answers(_exchange(home, project))
+    assert second[1] == marked  # answered by the relay; the SDK's own answer was dropped
+    assert second[2] == first[2] and second[3] == first[3]  # the tool call is the SDK's
+    assert json.loads(cache.read_text())["answers"][where] == {"result": first[1]}  # learned again
+
+    cache.write_text(json.dumps({"key": "another SDK", "answers": {where: {"result": marked}}}))
+    assert _answers(_exchange(home, project))[1] == first[1]  # a cache for something else is not used
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o600
+
+
+def test_an_answer_is_kept_for_the_messages_that_came_before_it(tmp_path: Path) -> None:
+    """Another client (another protocol version, or a connection that began differently) never gets
+    an answer the SDK gave to someone else."""
+    from adapters.mcp_start import Relay
+
+    read, write = os.pipe()
+    relay = Relay(tmp_path / "cache.json", "k", io.BytesIO(), write)
+    relay.known = {}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}
+    relay.take_request(json.dumps(hello).encode())
+    ((where, answered),) = relay.pending.values()
+    assert not answered
+    other = Relay(tmp_path / "cache.json", "k", io.BytesIO(), write)
+    other.known = {where: {"result": {"answer": "kept"}}}
+    other.take_request(json.dumps({**hello, "id": 7}).encode())  # another id: the same request
+    assert json.loads(os.read(read, 4096)) == {"jsonrpc": "2.0", "id": 7, "result": {"answer": "kept"}}
+    later = Relay(tmp_path / "cache.json", "k", io.BytesIO(), write)
+    later.known = other.known
+    later.take_request(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "server/discover"}).encode())
+    later.take_request(json.dumps(hello).encode())  # after another message: not the same place
+    assert list(later.pending.values())[-1] == (later.connection.hexdigest(), False)
+    os.close(read)
+    os.close(write)
+
+
+def test_without_the_server_source_the_handshake_file_is_not_used(tmp_path: Path) -> None:
+    from adapters.mcp_start import Relay, cache_key
+
+    assert cache_key(tmp_path / "missing.py", "1") == ""
+    cache = tmp_path / "cache.json"
+    cache.write_text(json.dumps({"key": "", "answers": {"x": {"result": {}}}}))
+    assert Relay(cache, "", io.BytesIO(), 1).known == {}

@@ -1,19 +1,70 @@
 """``workmem install HOST`` / ``workmem uninstall HOST``: register workmem with a host, or remove
 exactly that registration. ``--dry-run`` prints the unified diff of every file and writes nothing.
-See docs/hosts.md ("Installing")."""
+After an install, the steps left to the user for that host are printed. See docs/hosts.md
+("Installing")."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
 
 from adapters.commands import EXIT_OK, CommandError, write
 
+_CHECK = (
+    'try it: in a session, say "remember: <something lasting>"; `workmem health` counts it in the'
+    " pending journal at once, and `workmem list` shows it once the session ends or compacts"
+)
+
+
+def next_steps(host: str, *, user: bool, mcp: bool, root: Path) -> list[str]:
+    """What the user still has to do after ``workmem install HOST`` (docs/hosts.md, "Installing")."""
+    where = "every project" if user else str(root)
+    if host == "claude-code":
+        steps = [
+            f"restart Claude Code in {where}: it reads hooks when a session starts (/hooks lists them)",
+            _CHECK,
+        ]
+        if mcp:
+            steps.append("/mcp lists the workmem server (your own scope: there is nothing to approve)")
+        if not user:
+            steps.append(
+                ".claude/settings.local.json is yours, not the team's: keep it out of git"
+                " (`git check-ignore .claude/settings.local.json` prints it when git ignores it)"
+            )
+    elif host == "codex":
+        steps = []
+        if not user:
+            steps.append(
+                f"trust the project when Codex asks: Codex reads {root / '.codex'} only in a trusted project"
+            )
+        steps += [
+            "start Codex and trust workmem's hooks when it says hooks need review (or with /hooks):"
+            " until then Codex does not run them, and says nothing (`codex exec` runs untrusted hooks"
+            " only with --dangerously-bypass-hook-trust)",
+            _CHECK + " (every `codex exec` ends its session)",
+        ]
+        if mcp:
+            steps.append("/mcp lists the workmem server")
+    else:
+        steps = [
+            f"restart OpenCode in {where}: it loads plugins when it starts; the plugin runs"
+            " `workmem serve` from PATH",
+            _CHECK + " (an OpenCode session ends when it is deleted)",
+        ]
+        if not user:
+            steps.append(
+                "opencode.json names the plugin directory of this machine (file://...): OpenCode has no"
+                " per-user file for one project, so keep that entry out of a shared opencode.json, or"
+                " install with --user instead"
+            )
+    return steps
+
 
 def _run(args: argparse.Namespace, *, remove: bool) -> int:
-    from adapters.config_files import replace_file, unified_diff
+    from adapters.config_files import remove_file, replace_file, unified_diff
     from adapters.install import Where, find_executable, plan
 
     root = Path(os.path.abspath(getattr(args, "workspace", None) or os.getcwd()))
@@ -29,12 +80,24 @@ def _run(args: argparse.Namespace, *, remove: bool) -> int:
         write("".join(diffs) if diffs else "no changes")
         return EXIT_OK
     for change in result.changes:
-        if change.changed and change.new is not None:
+        if change.old is None and change.new is None:
+            continue
+        if not change.changed:
+            verb = "unchanged"
+        elif change.new is None:
+            remove_file(change.path, change.old)
+            verb = "removed"
+        else:
             replace_file(change.path, change.old, change.new)
             verb = "created" if change.old is None else "updated"
-        else:
-            verb = "unchanged"
         write(f"{verb} {change.path}")
+    if remove:
+        for directory in result.prune:
+            with contextlib.suppress(OSError):
+                directory.rmdir()  # only when empty
+    else:
+        steps = next_steps(args.host, user=bool(args.user), mcp=bool(args.mcp), root=root)
+        write(f"next steps for {args.host}:\n" + "".join(f"  {i}. {s}\n" for i, s in enumerate(steps, 1)))
     return EXIT_OK
 
 

@@ -1,0 +1,74 @@
+"""JSON values, and JSON documents in assorted layouts, for the install and splice properties: one
+line or indented by two or four spaces or a tab, each container inline or one item per line, LF or
+CRLF, with or without a final newline, a byte-order mark, ``\\uXXXX`` escapes, compact or spaced
+separators."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any, NamedTuple
+
+from hypothesis import strategies as st
+
+json_scalars: st.SearchStrategy[Any] = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+class Layout(NamedTuple):
+    indent: str | None
+    newline: str
+    colon: str
+    comma: str
+    ascii: bool
+    final: bool
+    bom: bool
+    multi_line: tuple[bool, ...]  # per container, in turn, cycled: one item per line or inline
+
+
+def layouts() -> st.SearchStrategy[Layout]:
+    return st.builds(
+        Layout,
+        st.sampled_from([None, "  ", "    ", "\t"]),
+        st.sampled_from(["\n", "\r\n"]),
+        st.sampled_from([": ", ":", " : "]),
+        st.sampled_from([", ", ",", " , "]),
+        st.booleans(),
+        st.booleans(),
+        st.booleans(),
+        st.lists(st.booleans(), min_size=1, max_size=4).map(tuple),
+    )
+
+
+def write(value: Any, layout: Layout) -> str:
+    """``value`` as a document in ``layout`` (the root object one item per line when indented)."""
+    choices = itertools.cycle(layout.multi_line)
+
+    def scalar(v: Any) -> str:
+        return json.dumps(v, ensure_ascii=layout.ascii)
+
+    def dump(v: Any, depth: int) -> str:
+        if not isinstance(v, dict | list) or not v:
+            return scalar(v)
+        if isinstance(v, dict):
+            items = [scalar(k) + layout.colon + dump(x, depth + 1) for k, x in v.items()]
+        else:
+            items = [dump(x, depth + 1) for x in v]
+        open_, close = ("{", "}") if isinstance(v, dict) else ("[", "]")
+        if layout.indent is not None and (depth == 0 or next(choices)):
+            inner = layout.newline + layout.indent * (depth + 1)
+            return open_ + inner + ("," + inner).join(items) + layout.newline + layout.indent * depth + close
+        return open_ + layout.comma.join(items) + close
+
+    text = dump(value, 0)
+    return ("\ufeff" if layout.bom else "") + text + (layout.newline if layout.final else "")
