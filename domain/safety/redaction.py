@@ -26,6 +26,7 @@ from domain.safety.redaction_patterns import (
     TOKEN_PASSES,
     VALUE_GROUPS,
 )
+from domain.safety.rule_corpus import has_active_rules, secret_spans
 from domain.text import JS_WHITESPACE, collapse_whitespace, strip_controls, truncate
 
 __all__ = ["REDACTED", "preview", "redact", "stored_text"]
@@ -104,9 +105,35 @@ def _replace_token(match: re.Match[str]) -> str:
     return (keep or "") + REDACTED
 
 
+def _redact_corpus(text: str) -> str:
+    """The secrets the rule corpus finds (docs/decisions.md#credential-rule-corpus), replaced."""
+    spans = secret_spans(text)
+    if not spans:
+        return text
+    out: list[str] = []
+    last = 0
+    for start, end in spans:
+        out += (text[last:start], REDACTED)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _may_need_hand_passes(text: str) -> bool:
+    """Whether a format or label pass of :mod:`domain.safety.redaction_patterns` could change ``text``."""
+    if text.isascii():
+        return MAY_NEED_REDACTION_ASCII.search(text.lower()) is not None
+    return MAY_NEED_REDACTION.search(text) is not None
+
+
 def _redact_once(text: str) -> str:
-    for token in TOKEN_PASSES:
-        text = token.sub(_replace_token, text)
+    hand = _may_need_hand_passes(text)
+    if hand:
+        for token in TOKEN_PASSES:
+            text = token.sub(_replace_token, text)
+    text = _redact_corpus(text)
+    if not hand:
+        return text
     for label in LABEL_PASSES:
         text = _label_pass(label, text)
     return _label_pass(PLURAL_PASS, text, always_check_value=True)
@@ -134,10 +161,7 @@ def redact(text: str) -> str:
     them out of the store, the rendered block and the terminal.
     """
     text = strip_controls(text)
-    if text.isascii():
-        if not MAY_NEED_REDACTION_ASCII.search(text.lower()):
-            return text
-    elif not MAY_NEED_REDACTION.search(text):
+    if not (has_active_rules(text) or _may_need_hand_passes(text)):
         return text
     return _redact_unfiltered(text)
 
