@@ -39,7 +39,8 @@ _TOKEN_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU
 class _Allowlist(NamedTuple):
     target: str  # secret, match or line
     patterns: tuple[re.Pattern[str], ...]
-    stopwords: tuple[str, ...]
+    #: Finds any of the allowlist's stopwords in a lower-cased secret (``None``: it has none).
+    stopwords: re.Pattern[str] | None
 
 
 class _Rule(NamedTuple):
@@ -58,7 +59,7 @@ class _Corpus(NamedTuple):
     #: A keyword as found -> the rules that it, and every keyword that is a prefix of it, switch on.
     by_keyword: Mapping[str, tuple[int, ...]]
     allow: tuple[re.Pattern[str], ...]
-    stopwords: tuple[str, ...]
+    stopwords: re.Pattern[str] | None
 
 
 def _trie(words: Iterable[str]) -> str:
@@ -93,7 +94,7 @@ def _corpus() -> _Corpus:
     owners: dict[str, list[int]] = {}
     for index, (rule_id, pattern, keywords, group, entropy, widened, allowlists) in enumerate(RULES):
         allow = tuple(
-            _Allowlist(target, tuple(lazy_compile(r, re.ASCII) for r in regexes), tuple(words))
+            _Allowlist(target, tuple(lazy_compile(r, re.ASCII) for r in regexes), _any_of(words))
             for target, regexes, words in allowlists
         )
         rules.append(_Rule(rule_id, lazy_compile(pattern, re.ASCII), group, entropy, widened, allow))
@@ -108,8 +109,14 @@ def _corpus() -> _Corpus:
         keywords=lazy_compile(_trie(owners)),
         by_keyword=MappingProxyType(by_keyword),
         allow=tuple(lazy_compile(r, re.ASCII) for r in GLOBAL_ALLOW_REGEXES),
-        stopwords=tuple(GLOBAL_STOPWORDS),
+        stopwords=_any_of(GLOBAL_STOPWORDS),
     )
+
+
+def _any_of(words: Iterable[str]) -> re.Pattern[str] | None:
+    """One pattern that finds any of ``words`` (a trie: a long stopword list is one search)."""
+    words = tuple(words)
+    return lazy_compile(_trie(words)) if words else None
 
 
 def rule_ids() -> tuple[str, ...]:
@@ -169,10 +176,12 @@ def _target(target: str, text: str, match: re.Match[str], rule: _Rule, secret: s
 
 def _allowed(corpus: _Corpus, rule: _Rule, text: str, match: re.Match[str], secret: str) -> bool:
     lowered = secret.lower()
-    if any(p.search(secret) for p in corpus.allow) or any(w in lowered for w in corpus.stopwords):
+    if any(p.search(secret) for p in corpus.allow):
+        return True
+    if corpus.stopwords is not None and corpus.stopwords.search(lowered):
         return True
     for allow in rule.allowlists:
-        if any(w in lowered for w in allow.stopwords):
+        if allow.stopwords is not None and allow.stopwords.search(lowered):
             return True
         if allow.patterns:
             target = _target(allow.target, text, match, rule, secret)
