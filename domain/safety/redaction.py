@@ -1,11 +1,15 @@
 """Credential redaction: :func:`redact`, and the excerpts built on it (:func:`preview`,
 :func:`stored_text`).
 
-First, well-known credential *formats* are replaced wherever they appear (PEM private-key blocks,
-JWTs, ``sk-``/``github_pat_``/``ghp_``/``AKIA``/``xoxb-`` style tokens). Then the reference's *label*
-passes run in their order (PIN, username + password pair, password, Bearer, sensitive labels): a
-label, a delimiter and the value after it; the value becomes ``[REDACTED]`` and the label, the
-delimiter and any quotes are kept. The patterns are in :mod:`domain.safety.redaction_patterns`.
+Each round (repeated until nothing changes, docs/decisions.md#redaction): the credential *formats*
+workmem writes itself are replaced wherever they appear (:mod:`domain.safety.format_passes`); then
+the secrets the maintained rule corpus finds (:mod:`domain.safety.rule_corpus`,
+docs/decisions.md#credential-rule-corpus); then the reference's *label* passes run in their order
+(PIN, username + password pair, password, Bearer, sensitive labels, plurals): a label, a delimiter and
+the value after it; the value becomes ``[REDACTED]`` and the label, the delimiter and any quotes are
+kept (:mod:`domain.safety.redaction_patterns`); last the prose passes (CJK labels, long random values
+after a label, tokens without a label: :mod:`domain.safety.prose_rules`). Each stage runs only on a
+text that holds one of its triggers.
 """
 
 from __future__ import annotations
@@ -15,6 +19,19 @@ from functools import lru_cache
 from typing import Final
 
 from domain.bounds import cut_at_whitespace
+from domain.safety.format_passes import TOKEN_PASSES
+from domain.safety.prose_rules import (
+    CJK_LABEL_PASS,
+    CJK_LABEL_TRIGGER,
+    ENTROPY_LABEL_PASS,
+    OPAQUE_TOKEN,
+    is_opaque_token,
+    looks_random,
+    may_hold_opaque_token,
+    may_hold_random_value,
+    replace_prefixed_tokens,
+    replace_values,
+)
 from domain.safety.redaction_patterns import (
     EXPLICIT_DELIM_CHARS,
     LABEL_PASSES,
@@ -23,9 +40,9 @@ from domain.safety.redaction_patterns import (
     MAY_NEED_REDACTION_ASCII,
     PLURAL_PASS,
     STOP_WORDS,
-    TOKEN_PASSES,
     VALUE_GROUPS,
 )
+from domain.safety.rule_corpus import has_active_rules, secret_spans
 from domain.text import JS_WHITESPACE, collapse_whitespace, strip_controls, truncate
 
 __all__ = ["REDACTED", "preview", "redact", "stored_text"]
@@ -33,6 +50,10 @@ __all__ = ["REDACTED", "preview", "redact", "stored_text"]
 #: What a redacted value becomes. It starts with ``[``, which no value may start with, so it is never
 #: redacted again.
 REDACTED: Final = "[REDACTED]"
+#: What may follow a stop word that is a whole value (``the password is required.``).
+_TRAILING_PUNCTUATION: Final = frozenset(".,;:!?)")
+#: A value that ends with one of these, or is followed by one, is the label of the next value.
+_LABEL_DELIMITERS: Final = frozenset("=:：＝")
 
 
 def _redact_values(match: re.Match[str]) -> str:
@@ -71,8 +92,30 @@ def _is_prose(match: re.Match[str], always_check_value: bool = False) -> bool:
         if explicit and not always_check_value:
             continue
         word = LEADING_WORD.match(text, start, end)
-        if word is not None and word.group(0).lower() in STOP_WORDS:
+        # the whole value is the word (``required.``), not a value that starts with one
+        # (``correct-horse-battery-staple``)
+        whole = word is not None and _is_punctuation(text[word.end() : end])
+        if word is not None and whole and word.group(0).lower() in STOP_WORDS:
             return True
+    return False
+
+
+def _is_punctuation(rest: str) -> bool:
+    return all(ch in _TRAILING_PUNCTUATION for ch in rest)
+
+
+def _names_the_next_value(match: re.Match[str]) -> bool:
+    """True when an unquoted value is itself a label with its own delimiter after it (``the deploy
+    credential is aws_secret_access_key = X``): the value is X, found when the search goes on."""
+    text = match.string
+    for tag in ("2", "1"):
+        group = f"v{tag}"
+        if group in match.re.groupindex and match.start(group) >= 0:
+            end = match.end(group)
+            if text[end - 1] in _LABEL_DELIMITERS:
+                return True
+            rest = text[end : end + 8].lstrip(JS_WHITESPACE)
+            return rest[:1] in _LABEL_DELIMITERS and not rest.startswith("=>")
     return False
 
 
@@ -86,7 +129,7 @@ def _label_pass(pattern: re.Pattern[str], text: str, *, always_check_value: bool
         match = pattern.search(text, pos)
         if match is None:
             break
-        if _is_prose(match, always_check_value):
+        if _is_prose(match, always_check_value) or _names_the_next_value(match):
             pos = match.start() + 1
             continue
         out.append(text[last : match.start()])
@@ -104,12 +147,47 @@ def _replace_token(match: re.Match[str]) -> str:
     return (keep or "") + REDACTED
 
 
+def _redact_corpus(text: str) -> str:
+    """The secrets the rule corpus finds (docs/decisions.md#credential-rule-corpus), replaced."""
+    spans = secret_spans(text)
+    if not spans:
+        return text
+    out: list[str] = []
+    last = 0
+    for start, end in spans:
+        out += (text[last:start], REDACTED)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _may_need_hand_passes(text: str) -> bool:
+    """Whether a format or label pass of :mod:`domain.safety.redaction_patterns` could change ``text``."""
+    if text.isascii():
+        return MAY_NEED_REDACTION_ASCII.search(text.lower()) is not None
+    return MAY_NEED_REDACTION.search(text) is not None
+
+
 def _redact_once(text: str) -> str:
-    for token in TOKEN_PASSES:
-        text = token.sub(_replace_token, text)
-    for label in LABEL_PASSES:
-        text = _label_pass(label, text)
-    return _label_pass(PLURAL_PASS, text, always_check_value=True)
+    hand = _may_need_hand_passes(text)
+    if hand:
+        lowered = text.lower()
+        for triggers, token in TOKEN_PASSES:
+            if any(t in lowered for t in triggers):
+                text = token.sub(_replace_token, text)
+    text = _redact_corpus(text)
+    if hand:
+        for label in LABEL_PASSES:
+            text = _label_pass(label, text)
+        text = _label_pass(PLURAL_PASS, text, always_check_value=True)
+    cjk = not text.isascii() and CJK_LABEL_TRIGGER.search(text) is not None
+    if cjk:
+        text = replace_values(CJK_LABEL_PASS, text)
+    if (hand or cjk) and may_hold_random_value(text):
+        text = replace_values(ENTROPY_LABEL_PASS, text, looks_random)
+    if may_hold_opaque_token(text):
+        text = replace_prefixed_tokens(replace_values(OPAQUE_TOKEN, text, is_opaque_token))
+    return text
 
 
 def _redact_unfiltered(text: str) -> str:
@@ -134,10 +212,12 @@ def redact(text: str) -> str:
     them out of the store, the rendered block and the terminal.
     """
     text = strip_controls(text)
-    if text.isascii():
-        if not MAY_NEED_REDACTION_ASCII.search(text.lower()):
-            return text
-    elif not MAY_NEED_REDACTION.search(text):
+    if not (
+        has_active_rules(text)
+        or _may_need_hand_passes(text)
+        or may_hold_opaque_token(text)
+        or (not text.isascii() and CJK_LABEL_TRIGGER.search(text) is not None)
+    ):
         return text
     return _redact_unfiltered(text)
 

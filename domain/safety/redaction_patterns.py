@@ -3,9 +3,9 @@
 * The **label passes** (:data:`LABEL_PASSES`, then :data:`PLURAL_PASS`), in the reference's order: a
   label, a delimiter and a value slot (:func:`_value`), whose groups :data:`VALUE_GROUPS` name what
   is replaced. :data:`STOP_WORDS` are the words that make a bare-space or ``is`` value prose.
-* The **format passes** (:data:`TOKEN_PASSES`): well-known credential formats, replaced whole.
 * The **pre-filter** (:data:`MAY_NEED_REDACTION`, :data:`MAY_NEED_REDACTION_ASCII`): a text that
-  matches neither cannot be changed by any pass.
+  matches neither cannot be changed by a label pass or a format pass
+  (:mod:`domain.safety.format_passes`).
 
 How the passes are applied is :mod:`domain.safety.redaction`. Every pattern is compiled on first use.
 """
@@ -24,6 +24,7 @@ from domain.jsregex import (
     WORD_CHAR,
     ascii_only,
 )
+from domain.safety.format_passes import FORMAT_TRIGGERS
 from domain.text import WS, lazy_compile
 
 __all__ = [
@@ -34,7 +35,6 @@ __all__ = [
     "MAY_NEED_REDACTION_ASCII",
     "PLURAL_PASS",
     "STOP_WORDS",
-    "TOKEN_PASSES",
     "VALUE_GROUPS",
 ]
 
@@ -103,7 +103,7 @@ _HARD_DELIM: Final = f"{_S}*{_ANY_DELIM}{_S}*"
 #: The sensitive-label passes also accept the reference's odd ``推``.
 _HARD_DELIM_SENSITIVE: Final = f"{_S}*(?:{_ARROW}|推|{_DELIM}){_S}*"
 #: ``is`` as a delimiter (``password is X``, ``password is: X``); the value must not be a stop word.
-_IS_DELIM: Final = f"{_S}+is(?:{_S}*(?-i:[:：=]){_S}*|{_S}+)"
+_IS_DELIM: Final = f"{_S}+(?:is|was|equals)(?:{_S}*(?-i:[:：=]){_S}*|{_S}+)"
 #: A bare run of whitespace (``Password sushi``); the value must not be a stop word.
 _BARE_DELIM: Final = f"{_S}+(?!{_ANY_DELIM}|(?-i:[-–—]){_S})"
 _SOFT_DELIM: Final = f"(?:{_IS_DELIM}|{_BARE_DELIM})"
@@ -126,13 +126,13 @@ def _value(tag: str) -> str:
 
 
 _PASSWORD_LABELS: Final = (
-    "password|passwd|passphrase|pwd|密碼|密码|パスワード|비밀번호|contraseña|mot de passe|passwort"
+    "password|passwd|passphrase|passcode|pwd|密碼|密码|パスワード|비밀번호|contraseña|mot de passe|passwort"
 )
 _USERNAME_LABELS: Final = "username|user name|用戶名|用户名|ユーザー名|사용자명|usuario|utilisateur|benutzer"
 _SENSITIVE_LABELS: Final = (
     f"(?:api|auth|private|secret|access)(?:[_-]|{_S})?key|token|bearer|secret|credential|auth"
 )
-_PIN_INFIX: Final = f"(?:{_S}+(?:code|number))?"
+_PIN_INFIX: Final = f"(?:{_S}+(?:code|number)|{_S}*(?-i:码|碼|번호|番号|コード))?"
 _PIN_ANY_CASE: Final = f"{JS_BOUNDARY_BEFORE_WORD}PIN{_PIN_INFIX}{JS_BOUNDARY_AFTER_WORD}"
 _PIN_UPPER: Final = f"{JS_BOUNDARY_BEFORE_WORD}(?-i:PIN){_PIN_INFIX}{JS_BOUNDARY_AFTER_WORD}"
 #: A lower- or mixed-case ``pin`` before a bare space is usually the verb (``Pin the version``); it
@@ -148,14 +148,20 @@ _PIN_PREFIX: Final = (
 _LABEL_QUOTE: Final = f"{_QUOTE}?"
 #: Words between a password label and ``is`` (``the password for the db is X``): a preposition and
 #: at most four short words.
-_QUALIFIER: Final = f"{_S}+(?:for|of|on|to|in|at){_S}+(?:{_NOT_S}{{1,40}}{_S}+){{0,3}}?{_NOT_S}{{1,40}}"
+_QUALIFIER: Final = (
+    f"(?:{_S}+(?:for|of|on|to|in|at){_S}+(?:{_NOT_S}{{1,40}}{_S}+){{0,3}}?{_NOT_S}{{1,40}}"
+    # a clause between commas: ``the password, if you need it, is X``
+    f"|{_S}*,(?:{_S}+{_NOT_S}{{1,20}}){{1,6}}?{_S}*,)"
+)
+#: After a qualifier, a colon also introduces the value (``the token for the metrics API: X``).
+_QUALIFIED: Final = f"{_QUALIFIER}(?:{_IS_DELIM}|{_S}*(?-i:[:：]){_S}*)"
 _PASSWORD_PREFIX: Final = (
-    f"(?:{_PASSWORD_LABELS})(?:{_QUALIFIER}{_IS_DELIM}|{_LABEL_QUOTE}{_HARD_DELIM}|{_SOFT_DELIM})"
+    f"(?:{_PASSWORD_LABELS})(?:{_QUALIFIED}|{_LABEL_QUOTE}{_HARD_DELIM}|{_SOFT_DELIM})"
 )
 _USERNAME_PREFIX: Final = f"(?:{_USERNAME_LABELS})(?:{_HARD_DELIM}|{_SOFT_DELIM})"
 _BEARER_PREFIX: Final = f"Bearer(?:{_S}+token)?(?:{_HARD_DELIM}|{_SOFT_DELIM})(?!token{_S}*(?-i:[:=：]))"
 _SENSITIVE_PREFIX: Final = (
-    f"(?:{_SENSITIVE_LABELS})(?:{_LABEL_QUOTE}{_HARD_DELIM_SENSITIVE}|{_QUALIFIER}{_IS_DELIM}|{_IS_DELIM})"
+    f"(?:{_SENSITIVE_LABELS})(?:{_LABEL_QUOTE}{_HARD_DELIM_SENSITIVE}|{_QUALIFIED}|{_IS_DELIM})"
 )
 #: Plural labels (``secrets: X``) with an explicit delimiter. A count is prose (``tokens: 5``), and
 #: so is a stop word after the delimiter (``secrets: none``), so this pass always checks the value.
@@ -179,61 +185,8 @@ PLURAL_PASS: Final = lazy_compile(_PLURAL_PREFIX + _value("1"), _I)
 VALUE_GROUPS: Final = ("qv1", "cv1", "v1", "qv2", "cv2", "v2")
 
 # ---------------------------------------------------------------------------------------------
-# Format passes and the pre-filter
+# The pre-filter
 # ---------------------------------------------------------------------------------------------
-
-_TOKEN_BEFORE: Final = "(?<![A-Za-z0-9])"
-#: Well-known credential formats, redacted whole wherever they appear (no label needed).
-TOKEN_PASSES: Final[tuple[re.Pattern[str], ...]] = (
-    # PEM private-key blocks, through the END line; an unterminated block runs over its base64 body.
-    lazy_compile(
-        "-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----"
-        f"(?:(?:(?!-----BEGIN).)*?-----END[A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=:,{WS}-]*)",
-        re.DOTALL,
-    ),
-    # JSON Web Tokens: header.payload.signature, both JSON parts base64url of "{".
-    lazy_compile(f"{_TOKEN_BEFORE}eyJ[A-Za-z0-9_-]{{5,}}\\.eyJ[A-Za-z0-9_-]{{5,}}\\.[A-Za-z0-9_-]*"),
-    # GitHub fine-grained and classic tokens.
-    lazy_compile(f"{_TOKEN_BEFORE}github_pat_[A-Za-z0-9_]{{20,}}"),
-    lazy_compile(f"{_TOKEN_BEFORE}gh[pousr]_[A-Za-z0-9]{{20,}}"),
-    # OpenAI/Anthropic style secret keys: ``sk-proj-...`` / ``sk-ant-...`` / ``sk-svcacct-...``
-    # whatever their characters; a bare ``sk-...`` only when long and holding a digit.
-    lazy_compile(f"{_TOKEN_BEFORE}sk-(?:proj|ant|svcacct|admin)-[A-Za-z0-9_-]{{16,}}"),
-    lazy_compile(f"{_TOKEN_BEFORE}sk-(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{{20,}}"),
-    # Stripe-style live/test keys.
-    lazy_compile(f"{_TOKEN_BEFORE}[rs]k_(?:live|test)_[A-Za-z0-9]{{16,}}"),
-    # AWS access key ids.
-    lazy_compile(f"{_TOKEN_BEFORE}(?:AKIA|ASIA)[A-Z0-9]{{16,}}"),
-    # Slack tokens.
-    lazy_compile(f"{_TOKEN_BEFORE}xox[abprs]-[A-Za-z0-9-]{{10,}}"),
-    # GitLab tokens (personal, deploy, runner, pipeline trigger, feed, OAuth application secrets).
-    lazy_compile(f"{_TOKEN_BEFORE}gl(?:pat|dt|rt|ptt|ft|cbt|oas|soat|agent)-[A-Za-z0-9_-]{{20,}}"),
-    # Slack incoming-webhook and workflow URLs: the path after the host is the secret.
-    lazy_compile("(?P<keep>hooks\\.slack\\.com/)(?:services|workflows|triggers)/[A-Za-z0-9_/-]{10,}", re.I),
-    # Google API keys and OAuth client secrets.
-    lazy_compile(f"{_TOKEN_BEFORE}AIza[A-Za-z0-9_-]{{30,}}"),
-    lazy_compile(f"{_TOKEN_BEFORE}GOCSPX-[A-Za-z0-9_-]{{20,}}"),
-    # npm and PyPI tokens.
-    lazy_compile(f"{_TOKEN_BEFORE}npm_[A-Za-z0-9]{{30,}}"),
-    lazy_compile(f"{_TOKEN_BEFORE}pypi-[A-Za-z0-9_-]{{40,}}"),
-    # SendGrid keys: SG.<id>.<secret>.
-    lazy_compile(f"{_TOKEN_BEFORE}SG\\.[A-Za-z0-9_-]{{16,}}\\.[A-Za-z0-9_-]{{16,}}"),
-    # Twilio API keys: SK and 32 hex digits.
-    lazy_compile(f"{_TOKEN_BEFORE}SK[0-9a-fA-F]{{32}}(?![A-Za-z0-9])"),
-    # HashiCorp Vault service, batch and recovery tokens.
-    lazy_compile(f"{_TOKEN_BEFORE}hv[sbr]\\.[A-Za-z0-9_-]{{20,}}"),
-    # DigitalOcean personal, OAuth and refresh tokens.
-    lazy_compile(f"{_TOKEN_BEFORE}do[opr]_v1_[a-fA-F0-9]{{40,}}"),
-    # Shopify access, custom-app, private-app tokens and shared secrets.
-    lazy_compile(f"{_TOKEN_BEFORE}shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32,}}"),
-    # Azure storage account keys and shared access keys in connection strings.
-    lazy_compile("(?P<keep>(?:AccountKey|SharedAccessKey)=)(?!\\[REDACTED\\])[A-Za-z0-9+/=]{16,}", re.I),
-    # The password of a URL's user information (``scheme://user:password@host``); the user is kept.
-    lazy_compile(
-        f"(?P<keep>{_TOKEN_BEFORE}[A-Za-z][A-Za-z0-9+.-]{{0,30}}://[^{WS}:/@?#\\[]{{0,200}}:)"
-        f"(?!\\[REDACTED\\])[^{WS}/@?#]{{1,300}}(?=@)"
-    ),
-)
 
 #: A cheap pre-filter: a text that contains none of these (in any case) cannot be changed by any pass.
 _TRIGGERS: Final = "|".join(
@@ -250,22 +203,15 @@ _TRIGGERS: Final = "|".join(
         "eyj",
         "github_pat_",
         "gh[pousr]_",
-        "[rs]k[-_]",
+        "sk-",
         "akia",
         "asia",
         "xox",
-        "gl[a-z]{1,5}-",
-        "hooks\\.slack",
         "aiza",
         "gocspx",
-        "npm_",
-        "pypi-",
-        "sg\\.",
-        "sk[0-9a-f]{32}",
         "hv[sbr]\\.",
-        "do[opr]_v1",
-        "shp[a-z]{2}_",
         "://[^@]{0,600}@",
+        FORMAT_TRIGGERS,
     )
 )
 MAY_NEED_REDACTION: Final = lazy_compile(_TRIGGERS, _I)
@@ -273,7 +219,7 @@ MAY_NEED_REDACTION: Final = lazy_compile(_TRIGGERS, _I)
 #: factored by first letter: one branch is tried per position instead of every trigger (this runs
 #: on every stored memory at every session start).
 MAY_NEED_REDACTION_ASCII: Final = lazy_compile(
-    "a(?:uth|kia|sia|iza)|bearer|credential|do[opr]_v1|eyj|g(?:ithub_pat_|h[pousr]_|l[a-z]{1,5}-|ocspx)"
-    "|h(?:ooks\\.slack|v[sbr]\\.)|key|mot de passe|npm_|p(?:ass(?:word|wd|phrase|wort)|wd|in|ypi-)|rk[-_]"
-    "|s(?:ecret|k[-_]|k[0-9a-f]{32}|g\\.|hp[a-z]{2}_)|token|xox|-----begin|://[^@]{0,600}@"
+    "a(?:uth|kia|sia|iza)|bearer|credential|eyj|g(?:ithub_pat_|h[pousr]_|ocspx)|hv[sbr]\\.|key"
+    "|mot de passe|p(?:ass(?:word|wd|phrase|wort|code)|wd|in)|s(?:ecret|k-)|token|xox|-----begin"
+    f"|://[^@]{{0,600}}@|{FORMAT_TRIGGERS}"
 )
