@@ -226,6 +226,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.ages: dict[tuple[str, float], float] = {}
         self.said: list[str] = []
         self.summarised: list[str] = []
+        self.compactions = 0
         self.records: list[EvidenceEvent] = []  # the world's events as the evidence log keeps them
 
     # -- the model -----------------------------------------------------------------------------
@@ -326,7 +327,11 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.said.append(message)
 
     def _compact(self, sid: str, lines: list[str]) -> None:
-        summary = "## Goal\nKeep going.\n\nMemory candidates:\n" + ("\n".join(lines) or "(none)") + "\n"
+        # every compaction writes its own summary (the same summary twice in a session is observed
+        # once, docs/decisions.md#d13; a host never sends one summary for two compactions)
+        self.compactions += 1
+        goal = f"## Goal\nKeep going (part {self.compactions}).\n\n"
+        summary = goal + "Memory candidates:\n" + ("\n".join(lines) or "(none)") + "\n"
         self._apply(Compact(sid=sid, summary=summary))
         self._promote(self.pending.pop(sid, set()), requested=True)
         self._adopt_idle(sid)
