@@ -54,11 +54,16 @@ class PromotionRetryLimits:
 
 
 class PendingJournalLimits:
+    #: The journal's bound: compaction candidates beyond the 50 newest entries are cleared, requests
+    #: a person made are promoted early instead (docs/decisions.md#pending-journal-bound).
     MAX_ENTRIES: Final = 50
     MAX_AGE_DAYS: Final = 30
     #: Owned entries of a session idle this long are adopted by the next promotion
     #: (docs/decisions.md#d7).
     ORPHAN_ADOPT_AFTER_MS: Final = DAY_MS
+    #: A record of a request promoted for its owner is kept as long as an idle owner's session file
+    #: may be (docs/decisions.md#pending-journal-bound).
+    PROMOTED_RECORD_TTL_MS: Final = SessionFileLimits.PRUNE_IDLE_AFTER_MS
 
 
 class CacheLimits:

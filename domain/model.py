@@ -167,6 +167,19 @@ class WorkspaceStore(_Base):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
+class PromotedForOwner(_Base):
+    """A request that left the journal through a promotion other than its owner's: adopted from an
+    idle owner (docs/decisions.md#d7) or promoted early over the journal's bound
+    (docs/decisions.md#pending-journal-bound). The owner's session drops its copy of it; a copy whose
+    journal entry is gone without such a record is kept."""
+
+    memory_id: str
+    owner_session_id: str = msgspec.field(name="ownerSessionID")
+    reason: str
+    promoted_at: str
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
+
+
 class PendingJournal(_Base):
     """``workspace-pending-journal.json``."""
 
@@ -175,6 +188,10 @@ class PendingJournal(_Base):
     entries: tuple[MemoryEntry, ...] = ()
     updated_at: str
     revision: int | None = None
+    # --- workmem additions ---
+    #: requests promoted for their owners, until the owner's session has seen it
+    #: (docs/decisions.md#pending-journal-bound)
+    promoted_for_owners: tuple[PromotedForOwner, ...] = ()
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 

@@ -8,6 +8,12 @@ candidates and legacy entries). The same text owned by two sessions is two entri
 Every operation returns the new journal plus the evidence it caused. Unlike the reference, nothing
 leaves the journal silently: each removal (retention, clear) yields one
 ``pending_memory_cleared`` event naming the entry and the reason (docs/decisions.md#b26).
+
+The journal's bound never removes a request a person made (docs/decisions.md#pending-journal-bound):
+retention clears only compaction candidates beyond the 50 newest entries and keeps requests over the
+bound (:func:`over_bound`) for an operation to promote early. The journal also remembers which
+requests a promotion other than their owner's took out (``promotedForOwners``), so that the owner's
+session can tell such a request from one whose journal entry went missing otherwise.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from domain.model import (
     MemorySource,
     PendingJournal,
     PendingJournalLimits,
+    PromotedForOwner,
     SessionState,
     WorkspaceRef,
 )
@@ -73,6 +80,20 @@ def _sort_key(entry: MemoryEntry) -> tuple[int, str]:
     return (time if time is not None else 0, entry.id)
 
 
+def _newest_first(entries: Iterable[MemoryEntry]) -> list[MemoryEntry]:
+    """Newest first: later entry time first, ties by id (the smaller id first)."""
+    return sorted(entries, key=lambda e: (-_sort_key(e)[0], e.id))
+
+
+#: Sources of what a person asked for: never cleared by the journal's bound or its TTL.
+REQUEST_SOURCES: Final = frozenset({MemorySource.EXPLICIT, MemorySource.MANUAL})
+
+
+def is_request(entry: MemoryEntry) -> bool:
+    """Whether a person asked for ``entry`` (an explicit request or a manual memory)."""
+    return entry.source in REQUEST_SOURCES
+
+
 def cleared_event(
     entry: MemoryEntry,
     reasons: Sequence[str],
@@ -103,8 +124,11 @@ def _retain(
        source priority (explicit > manual > compaction) replaces a lower one
        (docs/decisions.md#b29);
     3. compaction entries older than 30 days go; explicit and manual entries never age out;
-    4. the 50 newest stay (newest = later entry time, ties by id), stored oldest first.
-    """
+    4. the bound: of the entries beyond the 50 newest (newest = later entry time, ties by id),
+       compaction entries go and requests stay, over the bound until an operation promotes them
+       early (:func:`over_bound`, docs/decisions.md#pending-journal-bound).
+
+    What stays is stored oldest first."""
     events: list[EvidenceInput] = []
 
     valid: list[MemoryEntry] = []
@@ -135,10 +159,65 @@ def _retain(
             fresh.append(entry)
 
     cap = PendingJournalLimits.MAX_ENTRIES
-    newest_first = sorted(fresh, key=lambda e: (-_sort_key(e)[0], e.id))
-    kept = newest_first[:cap]
-    events.extend(cleared_event(entry, (REASON_CAP,)) for entry in newest_first[cap:])
+    newest_first = _newest_first(fresh)
+    beyond = newest_first[cap:]
+    kept = newest_first[:cap] + [entry for entry in beyond if is_request(entry)]
+    events.extend(cleared_event(entry, (REASON_CAP,)) for entry in beyond if not is_request(entry))
     return tuple(sorted(kept, key=_sort_key)), tuple(events)
+
+
+def over_bound(journal: PendingJournal) -> tuple[MemoryEntry, ...]:
+    """The requests beyond the journal's 50 newest entries, oldest first: retention keeps them, and
+    the operation that put the journal over its bound promotes them early
+    (docs/decisions.md#pending-journal-bound)."""
+    beyond = _newest_first(journal.entries)[PendingJournalLimits.MAX_ENTRIES :]
+    return tuple(sorted((e for e in beyond if is_request(e)), key=_sort_key))
+
+
+# ---------------------------------------------------------------------------------------------
+# Records of requests promoted for their owners
+# ---------------------------------------------------------------------------------------------
+
+
+def record_promoted_for_owners(
+    journal: PendingJournal, entries: Iterable[MemoryEntry], reason: str, now_ms: int
+) -> PendingJournal:
+    """Remember that ``entries`` (the owned ones) left the journal through a promotion other than
+    their owner's, for ``reason``."""
+    stamp = iso_from_ms(now_ms)
+    added = tuple(
+        PromotedForOwner(memory_id=e.id, owner_session_id=owner, reason=reason, promoted_at=stamp)
+        for e in entries
+        if (owner := owner_of(e)) is not None
+    )
+    if not added:
+        return journal
+    return replace(journal, promoted_for_owners=(*journal.promoted_for_owners, *added))
+
+
+def promoted_for(journal: PendingJournal, owner: str) -> frozenset[str]:
+    """Ids of ``owner``'s requests that another promotion took out of the journal."""
+    return frozenset(r.memory_id for r in journal.promoted_for_owners if r.owner_session_id == owner)
+
+
+def without_records_of(journal: PendingJournal, owner: str) -> PendingJournal:
+    """The journal without ``owner``'s records: its session has seen them (or has ended)."""
+    kept = tuple(r for r in journal.promoted_for_owners if r.owner_session_id != owner)
+    if len(kept) == len(journal.promoted_for_owners):
+        return journal
+    return replace(journal, promoted_for_owners=kept)
+
+
+def _fresh_records(journal: PendingJournal, now_ms: int) -> tuple[PromotedForOwner, ...]:
+    """The records younger than an idle session file may live: an older one is of no use to anyone
+    (and losing one only means its owner's end promotes its copy again, finding it stored)."""
+    limit = PendingJournalLimits.PROMOTED_RECORD_TTL_MS
+
+    def fresh(record: PromotedForOwner) -> bool:
+        at = parse_iso_ms(record.promoted_at)
+        return at is not None and now_ms - at <= limit
+
+    return tuple(r for r in journal.promoted_for_owners if fresh(r))
 
 
 def empty_journal(root: str, key: str, now_ms: int) -> PendingJournal:
@@ -149,10 +228,15 @@ def empty_journal(root: str, key: str, now_ms: int) -> PendingJournal:
 def normalize_journal(
     journal: PendingJournal, now_ms: int
 ) -> tuple[PendingJournal, tuple[EvidenceInput, ...]]:
-    """Apply the retention rules; ``updatedAt`` becomes ``now``. Idempotent: a second call removes
-    nothing and emits nothing."""
+    """Apply the retention rules (and forget records older than
+    :attr:`PendingJournalLimits.PROMOTED_RECORD_TTL_MS`); ``updatedAt`` becomes ``now``. Idempotent:
+    a second call removes nothing and emits nothing."""
     entries, events = _retain(journal.entries, now_ms)
-    return replace(journal, version=1, entries=entries, updated_at=iso_from_ms(now_ms)), events
+    records = _fresh_records(journal, now_ms) if journal.promoted_for_owners else ()
+    normalized = replace(
+        journal, version=1, entries=entries, updated_at=iso_from_ms(now_ms), promoted_for_owners=records
+    )
+    return normalized, events
 
 
 def append_pending(
@@ -163,8 +247,9 @@ def append_pending(
     session_id: str | None = None,
 ) -> tuple[PendingJournal, tuple[EvidenceInput, ...]]:
     """Add ``entries`` and re-apply retention. Emits ``pending_memory_appended`` for each entry, then
-    a ``pending_memory_cleared`` for each entry retention removed (a new duplicate, an entry pushed
-    out by the cap, ...). Appending nothing changes nothing."""
+    a ``pending_memory_cleared`` for each entry retention removed (a new duplicate, a compaction
+    candidate pushed out by the bound, ...). Requests pushed over the bound stay
+    (:func:`over_bound`): the caller promotes them early. Appending nothing changes nothing."""
     if not entries:
         return journal, ()
     appended = tuple(appended_event(entry, session_id) for entry in entries)
@@ -177,16 +262,18 @@ def rebuild_from_sessions(
 ) -> tuple[PendingJournal, tuple[EvidenceInput, ...]]:
     """The journal after it was found damaged (moved aside or only partly salvaged): every pending
     memory a session still holds and the journal lacks is appended again, owned by that session, so
-    that the damage does not silently drop it. Emits ``pending_memory_appended`` for each one (and
-    whatever retention then clears); a journal that lacks nothing is returned unchanged."""
+    that the damage does not silently drop it (unless the journal records it as promoted for that
+    session). Emits ``pending_memory_appended`` for each one (and whatever retention then clears); a
+    journal that lacks nothing is returned unchanged."""
     present = {journal_key(e) for e in journal.entries}
     missing: list[MemoryEntry] = []
     for session in sessions:
+        promoted = promoted_for(journal, session.session_id)
         for memory in session.pending_memories:
             owner = owner_of(memory) or session.session_id
             owned = replace(memory, pending_owner_session_id=owner)
             key = journal_key(owned)
-            if key not in present:
+            if key not in present and memory.id not in promoted:
                 present.add(key)
                 missing.append(owned)
     return append_pending(journal, missing, now_ms)

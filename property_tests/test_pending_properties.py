@@ -39,6 +39,7 @@ from domain.pending import (
     entry_time,
     journal_key,
     normalize_journal,
+    over_bound,
     owner_of,
 )
 from domain.promotion import PromotionResult, account_pending_promotions, promote, promotion_events
@@ -71,8 +72,13 @@ def cleared_ids(events: Sequence[EvidenceInput]) -> list[str]:
 
 
 def check_retention(journal: PendingJournal, now_ms: int) -> None:
+    """The retention rules hold. The bound keeps the 50 newest entries and every request beyond them
+    (docs/decisions.md#pending-journal-bound): what is over the bound is requests only, and exactly
+    what ``over_bound`` hands to early promotion."""
     entries = journal.entries
-    assert len(entries) <= 50
+    newest = sorted(entries, key=lambda e: (-(entry_time(e) or 0), e.id))
+    assert all(e.source is not MemorySource.COMPACTION for e in newest[50:])
+    assert {e.id for e in over_bound(journal)} == {e.id for e in newest[50:]}
     jkeys = [journal_key(e) for e in entries]
     assert len(set(jkeys)) == len(jkeys)
     times = [entry_time(e) for e in entries]
@@ -117,9 +123,9 @@ class JournalMachine(RuleBasedStateMachine):
         # nothing leaves the journal without an event naming it, and each is named once
         assert set(named) == gone
         assert len(named) == len(set(named))
-        # explicit and manual entries never age out
+        # explicit and manual entries never age out, and the bound never clears them
         for e in events:
-            if e.reason_codes[:1] == ("journal_ttl",):
+            if e.reason_codes[:1] in (("journal_ttl",), ("journal_cap",)):
                 assert e.memory is not None and e.memory.source == "compaction"
         self.journal = journal
         check_retention(journal, self.now)
@@ -204,7 +210,8 @@ TestJournalMachine.settings = settings(stateful_step_count=15)
 def test_cap_keeps_the_newest(
     specs: list[tuple[str, str, MemorySource, str | None, int, bool]], later: int
 ) -> None:
-    """Under the cap, the kept entries are the newest of those that survived dedupe and TTL."""
+    """Under the cap, the kept entries are the newest of those that survived dedupe and TTL, and
+    every request older than them (docs/decisions.md#pending-journal-bound)."""
     machine = JournalMachine()
     entries = [machine.build(s) for s in specs]
     raw = builders.journal(*entries, root="/w", key="k", updated_at="x")
@@ -218,7 +225,8 @@ def test_cap_keeps_the_newest(
     }
     by_id = {e.id: e for e in entries}
     if capped:
-        oldest_kept = min((entry_time(e) or 0, e.id) for e in journal.entries)
+        waiting = {e.id for e in over_bound(journal)}
+        oldest_kept = min((entry_time(e) or 0, e.id) for e in journal.entries if e.id not in waiting)
         for id_ in capped:
             assert (entry_time(by_id[id_]) or 0, id_) < oldest_kept
 

@@ -220,6 +220,32 @@ def test_session_end_promotes_what_the_session_still_owns(cli: Cli) -> None:
     assert [m["text"] for m in cli.memories()] == [PNPM]
 
 
+@pytest.mark.parametrize("asker", ["others", "itself"])
+def test_a_prompt_pushed_over_the_journal_bound_is_still_stored(cli: Cli, asker: str) -> None:
+    """docs/decisions.md#pending-journal-bound through the hooks: a request acknowledged in S's
+    prompt, then 60 newer requests (other sessions' prompts, or S's own), then S's next prompt and
+    its end. The 50-entry journal cap used to drop the request, and the next prompt S's copy."""
+    ok(hook(cli, "SessionStart", source="startup"))
+    ok(hook(cli, "UserPromptSubmit", prompt=f"Remember this: {PNPM}"))
+    for i in range(60):
+        cli.at_ms(T0 + (i + 1) * 1_000)
+        sid = f"O{i}" if asker == "others" else "S1"
+        ok(
+            hook(
+                cli, "UserPromptSubmit", session=sid, prompt=f"Remember this: rule {i} keeps module {i} tidy"
+            )
+        )
+    cli.at_ms(T0 + MIN + 5_000)
+    ok(hook(cli, "UserPromptSubmit", prompt="thanks, carry on"))
+    ok(hook(cli, "SessionEnd", reason="clear"))
+    texts = [m["text"] for m in cli.memories()]
+    assert PNPM in texts
+    # the ten oldest of the others' requests were promoted early with it: stored as well
+    assert len(texts) == (11 if asker == "others" else 61)
+    assert not [e for e in events(cli) if "journal_cap" in e["reasonCodes"]]
+    assert failures(cli) == []
+
+
 def test_start_on_an_empty_workspace_prints_nothing(cli: Cli) -> None:
     assert ok(hook(cli, "SessionStart", source="startup")).out == ""
 

@@ -23,10 +23,10 @@ workmem meanings (docs/decisions.md#d2, docs/decisions.md#d3): "stored" counts w
 same total retention order with dormancy applied, so the counts here are the ones the agent actually
 sees.
 
-One module per report (``health``, ``explain`` with ``trace``, ``rejections``, ``inspection`` with
-``coverage`` and ``disappearances``, ``quality``, ``audit``) on top of ``common`` (input, formatting,
-scrubbing), ``status`` (row statuses, the status-from-event rule) and ``snapshot``; this package
-re-exports their public names.
+One module per report (``health`` with ``bound``, the pending journal against its bound; ``explain``
+with ``trace``; ``rejections``; ``inspection`` with ``coverage`` and ``disappearances``; ``quality``;
+``audit``) on top of ``common`` (input, formatting, scrubbing), ``status`` (row statuses, the
+status-from-event rule) and ``snapshot``; this package re-exports their public names.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from domain.diagnostics.audit import (
     summarize_migration,
     superseded,
 )
+from domain.diagnostics.bound import PendingBound, bound_json, pending_bound
 from domain.diagnostics.common import (
     SOURCES,
     TYPES,
@@ -190,6 +191,7 @@ __all__ = [
     "MemoryRow",
     "MigrationSummary",
     "NormalizedRejection",
+    "PendingBound",
     "QualityFailure",
     "QualityReport",
     "QualityVerdict",
@@ -206,6 +208,7 @@ __all__ = [
     "TypeRow",
     "audit_json",
     "audit_report",
+    "bound_json",
     "build_snapshot",
     "clean_path",
     "clean_text",
@@ -248,6 +251,7 @@ __all__ = [
     "normalize_rejections",
     "parse_audit_line",
     "parse_since",
+    "pending_bound",
     "pending_status",
     "promotion_limit",
     "quality_json",

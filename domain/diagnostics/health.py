@@ -8,6 +8,7 @@ from typing import Any, Final
 
 import msgspec
 
+from domain.diagnostics.bound import PendingBound, bound_json, pending_bound
 from domain.diagnostics.common import (
     SOURCES,
     TYPES,
@@ -95,6 +96,7 @@ def health_json(src: DiagInput, now_ms: int) -> dict[str, Any]:
             "compactionsWithoutSummary": sum(
                 1 for ev in src.events if ev.type == EventType.COMPACTION_SUMMARY_MISSING
             ),
+            **bound_json(pending_bound(src)),
         },
         "memories": [_row_json(row) for row in snap.memories],
         "recentEvents": [_recent_json(ev) for ev in snap.recent_events],
@@ -136,6 +138,8 @@ class HealthReport(msgspec.Struct, frozen=True, kw_only=True):
     pending_retryable: int
     pending_near_limit: int
     pending_by_source: tuple[tuple[MemorySource, int], ...]
+    #: the journal against its bound (docs/decisions.md#pending-journal-bound)
+    pending: PendingBound = PendingBound()
     by_type: tuple[TypeRow, ...]
     type_capped: int
     global_capped: int
@@ -230,6 +234,7 @@ def health_report(src: DiagInput, now_ms: int) -> HealthReport:
             1 for e in journal if (e.promotion_attempts or 0) >= promotion_limit(e.source) - 1
         ),
         pending_by_source=tuple((s, source_counts.get(s, 0)) for s in SOURCES),
+        pending=pending_bound(src),
         by_type=by_type,
         type_capped=snap.type_capped,
         global_capped=snap.global_capped,
@@ -299,6 +304,12 @@ def format_health(report: HealthReport, *, raw: bool = False, include_title: boo
     out.append(f"  near retry limit: {r.pending_near_limit}")
     out.append("  by source:")
     out.extend(f"    {source}: {count}" for source, count in r.pending_by_source)
+    out.append(f"  owned by sessions: {r.pending.owned}")
+    out.append(
+        f"  bound: {r.pending.bound} entries; requests over it: {r.pending.over_bound} (promoted early)"
+    )
+    out.append(f"  early promotions (journal bound): {r.pending.early_promotions}")
+    out.append(f"  compaction candidates cleared by the bound: {r.pending.cleared_by_bound}")
     out.append("")
     out.append("By type:")
     out.extend(

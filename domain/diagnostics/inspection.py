@@ -73,6 +73,8 @@ class Inspection(msgspec.Struct, frozen=True, kw_only=True):
     rejections: tuple[NormalizedRejection, ...]
     current_ids: frozenset[str]  # every stored entry, superseded included
     by_memory: dict[str, tuple[EvidenceEvent, ...]]
+    #: entries still waiting in the pending journal: not stored yet, and not gone either
+    pending_ids: frozenset[str] = frozenset()
 
 
 def inspect(src: DiagInput, now_ms: int) -> Inspection:
@@ -82,15 +84,20 @@ def inspect(src: DiagInput, now_ms: int) -> Inspection:
         rejections=normalize_rejections(src.rejections),
         current_ids=frozenset(e.id for e in snap.store.entries),
         by_memory=snap.by_memory,
+        pending_ids=frozenset(e.id for e in snap.journal),
     )
 
 
 def terminal_reason(memory_id: str, events: Sequence[EvidenceEvent]) -> Disappearance:
     """Why a memory that is no longer stored left: its last terminal event, else its last
-    ``render_omitted``, else unknown."""
+    ``render_omitted``, else the ``pending_memory_cleared`` that took it out of the pending journal
+    (a compaction candidate over the journal's bound, docs/decisions.md#pending-journal-bound, or
+    past its TTL), else unknown."""
     terminal = next((e for e in reversed(events) if e.type in TERMINAL_TYPES), None)
     if terminal is None:
         terminal = next((e for e in reversed(events) if e.type == EventType.RENDER_OMITTED), None)
+    if terminal is None:
+        terminal = next((e for e in reversed(events) if e.type == EventType.PENDING_MEMORY_CLEARED), None)
     if terminal is None:
         return Disappearance(
             id=memory_id,
@@ -111,8 +118,9 @@ def terminal_reason(memory_id: str, events: Sequence[EvidenceEvent]) -> Disappea
 
 
 def disappearance_rows(model: Inspection) -> tuple[Disappearance, ...]:
-    """Memory ids named by evidence but not stored, by classification then id."""
-    rows = [terminal_reason(i, evs) for i, evs in model.by_memory.items() if i not in model.current_ids]
+    """Memory ids named by evidence but neither stored nor pending, by classification then id."""
+    present = model.current_ids | model.pending_ids
+    rows = [terminal_reason(i, evs) for i, evs in model.by_memory.items() if i not in present]
     return tuple(sorted(rows, key=lambda r: (r.classification, r.id)))
 
 

@@ -22,7 +22,7 @@ from domain.model import (
     WorkspaceStore,
 )
 from domain.operations.values import Snapshot
-from domain.pending import journal_key
+from domain.pending import journal_key, promoted_for, without_records_of
 from domain.render import RenderResult, number_block, render_workspace_block
 from domain.retention import DEFAULT_TUNING, Tuning, mark_activity
 from domain.session import empty_session, render_hot_state
@@ -53,22 +53,27 @@ def _note_activity(
     return stamped, events((evidence.dormancy_recorded(span.start, span.end),))
 
 
-def _session_or_new(snap: Snapshot, session_id: str, now_ms: int) -> SessionState:
-    """The session's state, with pending memories that another session has meanwhile promoted
-    (adoption of an idle owner, docs/decisions.md#d7) dropped: a pending memory lives on only while
-    its owned journal copy does."""
+def _session_and_journal(snap: Snapshot, session_id: str, now_ms: int) -> tuple[SessionState, PendingJournal]:
+    """The session's state and the journal this operation starts from.
+
+    The session drops its copies of the requests that another promotion took out of the journal —
+    adopted from it while it was idle (docs/decisions.md#d7) or promoted early over the journal's
+    bound (docs/decisions.md#pending-journal-bound) — which the journal records; the journal then
+    forgets this session's records. A copy whose journal entry is gone without such a record is
+    kept (docs/decisions.md#pending-journal-bound): it is all that is left of the request, and the
+    session's end promotes it."""
+    journal = without_records_of(snap.journal, session_id)
     if snap.session is None:
-        return empty_session(session_id, now_ms)
+        return empty_session(session_id, now_ms), journal
     session = snap.session
-    if not session.pending_memories:
-        return session
+    promoted = promoted_for(snap.journal, session_id) if session.pending_memories else frozenset()
+    if not promoted:
+        return session, journal
     in_journal = {journal_key(e) for e in snap.journal.entries}
-    kept = tuple(
-        m
-        for m in session.pending_memories
-        if m.pending_owner_session_id != session_id or journal_key(m) in in_journal
-    )
-    return session if len(kept) == len(session.pending_memories) else replace(session, pending_memories=kept)
+    kept = tuple(m for m in session.pending_memories if m.id not in promoted or journal_key(m) in in_journal)
+    if len(kept) == len(session.pending_memories):
+        return session, journal
+    return replace(session, pending_memories=kept), journal
 
 
 def _last_activity(session: SessionState) -> float:

@@ -14,14 +14,16 @@ from domain.model import (
     EvidenceInput,
     MemoryEntry,
     MemoryType,
+    PendingJournal,
     SessionState,
+    WorkspaceStore,
 )
 from domain.operations.common import (
     _append_processed,
     _epoch_is_fresh,
     _freeze,
     _note_activity,
-    _session_or_new,
+    _session_and_journal,
     _touch,
     context_text,
     idle_owner_ids,
@@ -29,8 +31,8 @@ from domain.operations.common import (
 )
 from domain.operations.supersession import _link_retirements, _retire_for_requests
 from domain.operations.values import OpResult, Snapshot, is_sub_agent, operation, unchanged
-from domain.pending import append_pending
-from domain.promotion import PromotionResult, promote
+from domain.pending import append_pending, without_records_of
+from domain.promotion import PromotionResult, promote, promote_over_bound
 from domain.session import (
     ToolEvent,
     add_pending_memories,
@@ -77,30 +79,45 @@ def open_session(
         return replace(
             unchanged(opened, context_text(opened.session, root)), emitted=resume.with_session(session_id)
         )
+    session, journal = _session_and_journal(opened, session_id, now_ms)
     store, activity = _note_activity(opened.store, now_ms, tuning=opened.tuning)
     promoted = promote(
         store,
-        opened.journal,
+        journal,
         (),
         now_ms,
         session_id=None,
         include_owned=False,
         include_unowned=True,
-        idle_owner_ids=idle_owner_ids(opened.journal, opened.others, session_id, now_ms),
+        idle_owner_ids=idle_owner_ids(journal, opened.others, session_id, now_ms),
         archive=opened.archive,
         tuning=opened.tuning,
     )
-    session = _touch(_session_or_new(opened, session_id, now_ms), now_ms)
-    store, session, rendered = _freeze(promoted.store, session, now_ms, opened.tuning)
-    pruned, pruned_events = prunable_sessions(promoted.journal, opened.others, session_id, now_ms)
-    emitted = (resume + activity + promoted.emitted + rendered.emitted).with_session(session_id)
+    # a journal rebuilt from the sessions may be over its bound (docs/decisions.md#pending-journal-bound)
+    early = _promote_over_bound(opened, promoted.store, promoted.journal, session_id, now_ms)
+    session = _touch(remove_pending_memories(session, early.cleared_keys), now_ms)
+    store, session, rendered = _freeze(early.store, session, now_ms, opened.tuning)
+    journal = early.journal
+    pruned, pruned_events = prunable_sessions(journal, opened.others, session_id, now_ms)
+    for gone in pruned:
+        journal = without_records_of(journal, gone)
+    emitted = resume + activity + promoted.emitted + early.emitted + rendered.emitted
     return OpResult(
         store=store,
-        journal=promoted.journal,
+        journal=journal,
         session=session,
         pruned_sessions=pruned,
-        emitted=emitted + events(pruned_events),
+        emitted=emitted.with_session(session_id) + events(pruned_events),
         output=context_text(session, root),
+    )
+
+
+def _promote_over_bound(
+    snap: Snapshot, store: WorkspaceStore, journal: PendingJournal, session_id: str, now_ms: int
+) -> PromotionResult:
+    """The requests over the journal's bound promoted early (docs/decisions.md#pending-journal-bound)."""
+    return promote_over_bound(
+        store, journal, now_ms, session_id=session_id, archive=snap.archive, tuning=snap.tuning
     )
 
 
@@ -115,12 +132,14 @@ def observe_user_message(
     parent_session_id: str | None = None,
 ) -> OpResult:
     """Explicit memory requests become pending memories owned by this session; the same message id
-    twice is a no-op."""
+    twice is a no-op. Requests pushed over the journal's bound are promoted early
+    (docs/decisions.md#pending-journal-bound)."""
     if is_sub_agent(snap.session, parent_session_id):
         return unchanged(snap)
     if snap.session is not None and message_id in snap.session.processed_message_ids:
         return unchanged(snap)
-    session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
+    session, journal = _session_and_journal(snap, session_id, now_ms)
+    session = _touch(session, now_ms)
     store, activity = _note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
     found: tuple[MemoryEntry, ...] = ()
     noted: tuple[EvidenceInput, ...] = ()
@@ -133,7 +152,6 @@ def observe_user_message(
         replace(e, pending_owner_session_id=session_id, pending_message_id=message_id) for e in found
     )
     emitted = activity + events(replace(e, message_id=message_id) for e in noted)
-    journal = snap.journal
     if owned:
         journal, appended = append_pending(journal, owned, now_ms, session_id=session_id)
         emitted += events(replace(e, message_id=e.message_id or message_id) for e in appended)
@@ -141,6 +159,11 @@ def observe_user_message(
         for entry in owned:
             if entry.type is MemoryType.DECISION:
                 session = add_recent_decision(session, entry.text, DecisionSource.USER, now_ms)
+    # what this request (or a journal rebuilt from the sessions) pushed over the journal's bound
+    early = _promote_over_bound(snap, store, journal, session_id, now_ms)
+    store, journal = early.store, early.journal
+    session = remove_pending_memories(session, early.cleared_keys)
+    emitted += early.emitted
     session = _append_processed(session, message_id)
     return OpResult(store=store, journal=journal, session=session, emitted=emitted.with_session(session_id))
 
@@ -157,12 +180,10 @@ def observe_tool_result(
     """Active files and open errors follow the agent's tool calls."""
     if is_sub_agent(snap.session, parent_session_id):
         return unchanged(snap)
-    session = _session_or_new(snap, session_id, now_ms)
+    session, journal = _session_and_journal(snap, session_id, now_ms)
     session = _touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
     store, activity = _note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
-    return OpResult(
-        store=store, journal=snap.journal, session=session, emitted=activity.with_session(session_id)
-    )
+    return OpResult(store=store, journal=journal, session=session, emitted=activity.with_session(session_id))
 
 
 @operation
@@ -176,8 +197,9 @@ def observe_compaction(
     summary_id: str | None = None,
 ) -> OpResult:
     """Candidates from the host's compaction summary join the journal (unowned), everything pending
-    for this session is promoted, and a new cache epoch starts even when nothing was pending
-    (docs/decisions.md#b13).
+    for this session is promoted (and other sessions' requests over the journal's bound,
+    docs/decisions.md#pending-journal-bound), and a new cache epoch starts even when nothing was
+    pending (docs/decisions.md#b13).
 
     ``summary_id`` (a host's id for this summary, or a hash of it) makes a second observation of the
     same summary a no-op. An empty summary still promotes and opens an epoch, and leaves a
@@ -188,7 +210,8 @@ def observe_compaction(
     seen = snap.session.processed_message_ids if snap.session is not None else ()
     if summary_id is not None and summary_id in seen:
         return unchanged(snap)
-    session = _touch(_session_or_new(snap, session_id, now_ms), now_ms)
+    session, journal = _session_and_journal(snap, session_id, now_ms)
+    session = _touch(session, now_ms)
     if summary_id is not None:
         session = _append_processed(session, summary_id)
     from domain.extraction import parse_compaction_candidates
@@ -202,7 +225,6 @@ def observe_compaction(
     emitted = Emitted(events=parsed.events, rejections=parsed.rejections)
     if not summary.strip():
         emitted += events((evidence.summary_missing(),))
-    journal = snap.journal
     if parsed.entries:
         journal, appended = append_pending(journal, parsed.entries, now_ms)
         emitted += events(appended)
@@ -224,10 +246,13 @@ def observe_compaction(
     )
     session = remove_pending_memories(session, promoted.cleared_keys)
     store, linked = _link_retirements(promoted.store, retired)
-    store, session, rendered = _freeze(store, session, now_ms, snap.tuning)
-    emitted += activity + promoted.emitted + events(refused) + events(linked) + rendered.emitted
+    early = _promote_over_bound(snap, store, promoted.journal, session_id, now_ms)
+    session = remove_pending_memories(session, early.cleared_keys)
+    store, session, rendered = _freeze(early.store, session, now_ms, snap.tuning)
+    emitted += activity + promoted.emitted + events(refused) + events(linked)
+    emitted += early.emitted + rendered.emitted
     return OpResult(
-        store=store, journal=promoted.journal, session=session, emitted=emitted.with_session(session_id)
+        store=store, journal=early.journal, session=session, emitted=emitted.with_session(session_id)
     )
 
 
@@ -255,7 +280,7 @@ def end_session(
     store, activity = _note_activity(snap.store, now_ms, tuning=snap.tuning)
     promoted = promote(
         store,
-        snap.journal,
+        without_records_of(snap.journal, session_id),
         pending,
         now_ms,
         session_id=session_id,

@@ -14,14 +14,19 @@ One call of :func:`promote` is the reference's ``promotePendingMemories`` as a p
 4. the store is normalised (:func:`domain.consolidation.normalize_store`, from the store it was
    merged into) and each pending key is classified as promoted, absorbed or rejected
    (:func:`account_pending_promotions`);
-5. everything clearable leaves the journal, each with an event.
+5. everything clearable leaves the journal, each with an event; the adopted owners' entries leave a
+   record in the journal, so that their sessions drop their copies.
+
+:func:`promote_over_bound` runs the same step on the requests an append pushed over the journal's
+bound: they are promoted early instead of leaving the journal unstored
+(docs/decisions.md#pending-journal-bound).
 
 The reference also rejected memories for capacity and retried explicit ones three times; workmem's
 normalisation keeps every memory (docs/decisions.md#d2), so neither can happen and neither is here
 (docs/decisions.md#b20).
 
-The package: :mod:`~domain.promotion.accounting`, :mod:`~domain.promotion.events` and
-:mod:`~domain.promotion.step`; every name is importable from here.
+The package: :mod:`~domain.promotion.accounting`, :mod:`~domain.promotion.events`,
+:mod:`~domain.promotion.step` and :mod:`~domain.promotion.early`; every name is importable from here.
 """
 
 from domain.promotion.accounting import (
@@ -31,10 +36,12 @@ from domain.promotion.accounting import (
     PromotionReason,
     account_pending_promotions,
 )
+from domain.promotion.early import EARLY_PROMOTION, promote_over_bound
 from domain.promotion.events import promotion_events
 from domain.promotion.step import PromotionResult, promote
 
 __all__ = [
+    "EARLY_PROMOTION",
     "EMPTY_ACCOUNTING",
     "PromotionAccounting",
     "PromotionClass",
@@ -42,5 +49,6 @@ __all__ = [
     "PromotionResult",
     "account_pending_promotions",
     "promote",
+    "promote_over_bound",
     "promotion_events",
 ]

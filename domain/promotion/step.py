@@ -14,12 +14,18 @@ from domain.keys import exact_key, first_per_key, key_hash
 from domain.model import (
     EvidenceInput,
     MemoryEntry,
-    MemorySource,
     MemoryStatus,
     PendingJournal,
     WorkspaceStore,
 )
-from domain.pending import clear_pending, journal_key, normalize_journal, owner_of
+from domain.pending import (
+    clear_pending,
+    is_request,
+    journal_key,
+    normalize_journal,
+    owner_of,
+    record_promoted_for_owners,
+)
 from domain.promotion.accounting import (
     EMPTY_ACCOUNTING,
     PromotionAccounting,
@@ -88,15 +94,16 @@ def _lift_tombstones(
     store: WorkspaceStore, pending: Sequence[MemoryEntry], journal: PendingJournal
 ) -> WorkspaceStore:
     """An explicit or manual request for a memory overrides an earlier forget (docs/decisions.md#d10):
-    its tombstone goes, whichever session's request it is (an adopted one too, docs/decisions.md#d7).
+    its tombstone goes, whichever session's request it is (an adopted one too, docs/decisions.md#d7;
+    one promoted early over the journal's bound too, docs/decisions.md#pending-journal-bound).
     Compaction candidates stay blocked, and so does a session's copy of a request whose journal
-    entry is gone (another session adopted it, or the journal's cap pushed it out): that request was
-    made before, and a forget since then wins."""
+    entry is gone (another promotion took it): that request was made before, and a forget since
+    then wins."""
     held = {journal_key(e) for e in journal.entries}
     wanted = {
         key_hash(exact_key(e))
         for e in pending
-        if e.source in _REQUESTS and (owner_of(e) is None or journal_key(e) in held)
+        if is_request(e) and (owner_of(e) is None or journal_key(e) in held)
     }
     if not wanted or not store.tombstones:
         return store
@@ -104,8 +111,8 @@ def _lift_tombstones(
     return store if len(kept) == len(store.tombstones) else replace(store, tombstones=kept)
 
 
-#: Sources whose memories were asked for by a person.
-_REQUESTS: Final = frozenset({MemorySource.EXPLICIT, MemorySource.MANUAL})
+#: The record of an idle owner's entry another session's promotion took (docs/decisions.md#d7).
+ADOPTED: Final = "adopted"
 
 
 def _grouped(
@@ -118,7 +125,7 @@ def _grouped(
 
 
 #: The reason a pending entry leaves the journal with, by its promotion reason.
-_CLEAR_REASON: Final[dict[PromotionReason, str]] = {
+CLEAR_REASON: Final[dict[PromotionReason, str]] = {
     PromotionReason.NEW_WORKSPACE_ENTRY: "promoted",
     PromotionReason.ARCHIVED: "promoted",
     PromotionReason.SAME_EXACT_KEY: "absorbed",
@@ -140,6 +147,7 @@ def promote(
     idle_owner_ids: Collection[str] = (),
     archive: Mapping[str, MemoryEntry] | None = None,
     tuning: Tuning = DEFAULT_TUNING,
+    cause: str | None = None,
 ) -> PromotionResult:
     """Promote what is pending for ``session_id`` (:mod:`domain.promotion`). With nothing pending the
     store is only normalised, and only the journal's own normalisation is reported besides.
@@ -147,8 +155,10 @@ def promote(
     The journal is touched only within the promotion's scope: entries owned by ``session_id``, by an
     adopted idle owner, and unowned entries when ``include_unowned``; other sessions' entries are
     never selected, counted or cleared. Events: journal normalisation, promotion-time reinforcement,
-    store normalisation, one ``promotion_*`` per pending key, then the journal removals; all carry
-    ``session_id`` when one is given."""
+    store normalisation, one ``promotion_*`` per pending key (each with ``cause`` as a second reason
+    code when one is given), then the journal removals; all carry ``session_id`` when one is given.
+    The journal records the adopted owners' entries it clears (``promotedForOwners``,
+    docs/decisions.md#pending-journal-bound)."""
     journal, journal_events = normalize_journal(journal, now_ms)
     adopted = tuple(sorted({o for o in idle_owner_ids if o and o != session_id}))  # stable event order
     owners = ((session_id,) if session_id else ()) + adopted
@@ -195,16 +205,23 @@ def promote(
     if include_unowned:
         scopes.append((None, True))
     removal_events: list[EvidenceInput] = []
+    held = journal.entries
     for reason, group in _grouped(accounting.clearable, dict(accounting.reasons)).items():
         for owner, unowned in scopes:
             journal, found = clear_pending(
-                journal, group, now_ms, owner=owner, clear_unowned=unowned, reason=_CLEAR_REASON[reason]
+                journal, group, now_ms, owner=owner, clear_unowned=unowned, reason=CLEAR_REASON[reason]
             )
             removal_events.extend(found)
+    if adopted:
+        left = {e.id for e in journal.entries}
+        taken = (e for e in held if e.id not in left and owner_of(e) in adopted)
+        journal = record_promoted_for_owners(journal, taken, ADOPTED, now_ms)
 
     outcome_events = promotion_events(
         pending, after, normalized.absorptions, accounting, archived=normalized.archived
     )
+    if cause is not None:
+        outcome_events = tuple(replace(e, reason_codes=(*e.reason_codes, cause)) for e in outcome_events)
     emitted = (
         events(journal_events)
         + events(reinforce_events)

@@ -245,3 +245,36 @@ def test_a_lone_surrogate_in_tool_args_is_replaced_not_a_storage_error(
     state.encode("utf-8")
     if tool != "bash":
         assert "\ufffd" in state
+
+
+# ---- the pending journal's bound (docs/decisions.md#pending-journal-bound) -----------------------
+
+
+def _remember_many(cli: Cli, sessions: list[str]) -> None:
+    for i, sid in enumerate(sessions):
+        cli.at_ms(cli.now_ms + 1_000)
+        cli.ok("message", "--session", sid, f"remember this: rule number {i} is to keep module {i} tidy")
+
+
+@pytest.mark.parametrize("asker", ["others", "itself"])
+def test_a_request_pushed_over_the_journal_bound_is_stored(cli: Cli, asker: str) -> None:
+    """A request acknowledged as pending, then 60 newer requests (from other sessions, or from the
+    session itself), then the session's next message and context, then its end: the request is
+    stored. The 50-entry journal cap used to drop it, and the next message the session's copy too."""
+    pnpm = "always use pnpm for package installs"
+    assert cli.ok("message", "--session", "S", f"remember this: {pnpm}").out == f"pending [feedback] {pnpm}\n"
+    _remember_many(cli, [f"O{i}" if asker == "others" else "S" for i in range(60)])
+    cli.at_ms(cli.now_ms + 1_000)
+    cli.ok("message", "--session", "S", "thanks, carry on")
+    cli.ok("context", "--session", "S")
+    cli.ok("end-session", "--session", "S")
+    texts = [m["text"] for m in cli.memories()]
+    assert pnpm in texts
+    if asker == "itself":
+        assert len(texts) == 61
+    early = [e for e in events(cli) if "journal_cap_early_promotion" in e.get("reasonCodes", ())]
+    assert early and not [e for e in events(cli) if "journal_cap" in e.get("reasonCodes", ())]
+    unknown = cli.ok("disappearances").out
+    assert "historical_absent_unknown_reason" not in unknown
+    health = cli.ok("health").out
+    assert "early promotions (journal bound): " in health
