@@ -89,9 +89,10 @@ def open_session(
         idle_owner_ids=idle_owner_ids(opened.journal, opened.others, session_id, now_ms),
         archive=opened.archive,
         tuning=opened.tuning,
+        caches=opened.caches,
     )
     session = _touch(_session_or_new(opened, session_id, now_ms), now_ms)
-    store, session, rendered = _freeze(promoted.store, session, now_ms, opened.tuning)
+    store, session, rendered = _freeze(promoted.store, session, now_ms, opened.tuning, opened.caches)
     pruned, pruned_events = prunable_sessions(promoted.journal, opened.others, session_id, now_ms)
     emitted = (resume + activity + promoted.emitted + rendered.emitted).with_session(session_id)
     return OpResult(
@@ -221,10 +222,11 @@ def observe_compaction(
         idle_owner_ids=idle_owner_ids(journal, snap.others, session_id, now_ms),
         archive=snap.archive,
         tuning=snap.tuning,
+        caches=snap.caches,
     )
     session = remove_pending_memories(session, promoted.cleared_keys)
     store, linked = _link_retirements(promoted.store, retired)
-    store, session, rendered = _freeze(store, session, now_ms, snap.tuning)
+    store, session, rendered = _freeze(store, session, now_ms, snap.tuning, snap.caches)
     emitted += activity + promoted.emitted + events(refused) + events(linked) + rendered.emitted
     return OpResult(
         store=store, journal=promoted.journal, session=session, emitted=emitted.with_session(session_id)
@@ -263,6 +265,7 @@ def end_session(
         include_unowned=False,
         archive=snap.archive,
         tuning=snap.tuning,
+        caches=snap.caches,
     )
     return OpResult(
         store=promoted.store,
