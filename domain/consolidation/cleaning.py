@@ -98,3 +98,20 @@ def _is_clean(entry: MemoryEntry, caches: Caches) -> bool:
     if not _valid_clock(entry.retention_clock):
         return False
     return _cleaned(entry, 0, caches) is entry and entry in caches.clean
+
+
+def _is_clean_as(entry: MemoryEntry, clean: MemoryEntry, caches: Caches) -> bool:
+    """``entry`` is clean, knowing that ``clean`` is: with the same text, rationale and status, only
+    the retention-clock backfill could change it (what re-stamping ``lastRenderedAt`` or reinforcing
+    in place makes), else it is checked in full."""
+    if entry in caches.clean:
+        return True
+    if (
+        entry.text == clean.text
+        and entry.rationale == clean.rationale
+        and entry.status is clean.status
+        and _valid_clock(entry.retention_clock)
+    ):
+        caches.clean.put(entry, True)
+        return True
+    return _is_clean(entry, caches)

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from domain.caches import Caches, Settled
-from domain.consolidation.cleaning import _is_clean
+from domain.consolidation.cleaning import _is_clean, _is_clean_as
 from domain.consolidation.results import (
     P0_CLEANUP_MIGRATION_ID,
     QUALITY_CLEANUP_MIGRATION_ID,
@@ -59,7 +59,7 @@ def _derived(store: WorkspaceStore, caches: Caches) -> Settled | None:
             and after.status is before.status
             and after.type is before.type
             and after.text == before.text
-            and _is_clean(after, caches)
+            and _is_clean_as(after, before, caches)  # every entry of a settled store is clean
         ):
             return None
     return caches.settled.put(entries, Settled(entries, store.archived, last.active))
