@@ -39,9 +39,9 @@ def entry_keys(entry: MemoryEntry, caches: Caches | None = None) -> tuple[str, s
     (docs/decisions.md#d14): consolidation, promotion and evidence ask for the keys of every stored
     entry several times per operation, and the keys depend on the entry's type and text alone."""
     if caches is not None:
-        hit = caches.keys.get(entry)
-        if hit is not None:
-            return hit
+        hit = caches.keys.table.get(id(entry))  # inlined IdentityMemo.get: the hottest lookup
+        if hit is not None and hit[0] is entry:
+            return hit[1]
     # A StrEnum formats as its value; reading ``.value`` goes through the slow enum descriptor.
     exact = memory_key(entry.type, entry.text)
     identity = exact
@@ -72,9 +72,9 @@ def entry_key_hashes(entry: MemoryEntry, caches: Caches | None = None) -> tuple[
     ``caches`` when given: archive revival compares every stored entry's key hashes with the archive
     markers at every normalisation (docs/performance.md, "Simulation")."""
     if caches is not None:
-        hit = caches.key_hashes.get(entry)
-        if hit is not None:
-            return hit
+        hit = caches.key_hashes.table.get(id(entry))  # inlined IdentityMemo.get: the hottest lookup
+        if hit is not None and hit[0] is entry:
+            return hit[1]
     exact, identity = entry_keys(entry, caches)
     hashes = (key_hash(exact), key_hash(identity))
     if caches is not None:

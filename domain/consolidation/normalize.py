@@ -57,9 +57,9 @@ def normalize_store(
     audit: list[MigrationAudit] = []
 
     entries: list[MemoryEntry] = []
-    clean = caches.clean
+    clean = caches.clean.table  # a bulk lookup (domain/caches.py, IdentityMemo)
     for entry in store.entries:
-        if entry in clean:
+        if (hit := clean.get(id(entry))) is not None and hit[0] is entry:
             entries.append(entry)  # redaction, backfill and truncation would leave it as it is
             continue
         cleaned, event = _redacted(entry, now_iso)
@@ -78,7 +78,12 @@ def normalize_store(
         events.extend(found)
         audit.extend(records)
         migrations.append(P0_CLEANUP_MIGRATION_ID)
-    entries = [_cleaned(entry, now_ms, caches) for entry in entries]
+    entries = [
+        entry
+        if (hit := clean.get(id(entry))) is not None and hit[0] is entry
+        else _cleaned(entry, now_ms, caches)
+        for entry in entries
+    ]
     if RETENTION_CLOCK_BACKFILL_MIGRATION_ID not in migrations:
         migrations.append(RETENTION_CLOCK_BACKFILL_MIGRATION_ID)
 

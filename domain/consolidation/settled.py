@@ -100,10 +100,11 @@ def _settle_result(
     if revived or (result.archived and not archive):
         return
     active = 0
+    clean = caches.clean.table  # a bulk lookup (domain/caches.py, IdentityMemo)
     for entry in result.entries:
         if entry.status is not MemoryStatus.SUPERSEDED:
             active += 1
-        if not _is_clean(entry, caches):
+        if ((hit := clean.get(id(entry))) is None or hit[0] is not entry) and not _is_clean(entry, caches):
             return
     if active <= tuning.max_stored_active:
         _remember_settled(result, active, caches)
