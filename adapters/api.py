@@ -43,6 +43,7 @@ from adapters.api_values import (
     storage_error_from,
 )
 from adapters.filestore import DEFAULT_LOCK_TIMEOUT_S, StorageError
+from domain.caches import Caches
 from domain.model import Importance, MemoryType
 from domain.operations import CommandOutcome
 
@@ -92,7 +93,9 @@ class WorkingMemory:
     workspace lock. ``cache`` (an :class:`adapters.filestore.SnapshotCache`) lets a long-running
     caller reuse decoded files between calls while their bytes on disk are unchanged. The object
     holds nothing the files do not hold, so any number of them, in any number of processes, may share
-    a workspace.
+    a workspace; what it keeps between calls is the core's speed state of its workspace (a
+    :class:`domain.caches.Caches`, docs/decisions.md#d14), used only inside a transaction, which no
+    result depends on.
     """
 
     def __init__(
@@ -114,6 +117,7 @@ class WorkingMemory:
         self._clock = clock
         self.lock_timeout_s = lock_timeout_s
         self._cache = cache
+        self._caches = Caches()
 
     # ---- plumbing ---------------------------------------------------------------------------------
 
@@ -138,7 +142,7 @@ class WorkingMemory:
 
         now = self.now_ms() if now_ms is None else now_ms
         try:
-            return execute(self.workspace(), command, now)
+            return execute(self.workspace(), command, now, self._caches)
         except OSError as exc:
             raise storage_error_from(exc) from None
 

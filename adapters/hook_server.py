@@ -7,7 +7,11 @@ server in the background; later calls hand their payload to it over a Unix socke
 answer. The server runs exactly the code the process would have run (:func:`run_hook` of the
 host's dialect, one locked transaction per event, reading the files afresh every time), so it
 holds nothing the files do not, and processes that use the server and processes that do not can
-share a workspace.
+share a workspace. What it keeps between events is the core's speed state, one
+:class:`domain.caches.Caches` per workspace (docs/decisions.md#d14), which no answer depends on. Each
+request runs in a thread of its own; the threads of one workspace use its cache only inside the
+workspace's transaction, whose lock lets one of them in at a time (``flock`` on a descriptor each
+transaction opens itself), so they never use it at once.
 
 - The socket is ``hooks-<data home tag>-<fingerprint>.sock`` in the user's runtime directory
   (``$XDG_RUNTIME_DIR/workmem``, else ``$TMPDIR/workmem-<uid>``), a 0700 directory of the user's own:
@@ -76,9 +80,11 @@ def _code_mtime(root: str) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-def handle(body: Any, cache: Any = None) -> dict[str, Any]:
+def handle(body: Any, cache: Any = None, caches: Any = None) -> dict[str, Any]:
     """Run one hook event as ``workmem hook`` would in its own process; ``cache`` (a
-    :class:`adapters.filestore.SnapshotCache`) saves decoding files that did not change."""
+    :class:`adapters.filestore.SnapshotCache`) saves decoding files that did not change, ``caches``
+    (an :class:`adapters.service.CachesByWorkspace`) keeps the core's speed state of each workspace
+    (docs/decisions.md#d14)."""
     from pathlib import Path
 
     from adapters.clock import now_ms
@@ -115,6 +121,7 @@ def handle(body: Any, cache: Any = None) -> dict[str, Any]:
         lock_timeout_s=lock_wait,
         workspace=chosen,
         cache=cache,
+        caches=caches,
     )
     result = run_hook(raw, hook_env)
     return {"stdout": result.stdout, "stderr": result.stderr}
@@ -154,8 +161,10 @@ def serve(home: str, print_: str, idle_s: float) -> int:
     import domain.extraction
     import domain.operations  # noqa: F401
     from adapters.filestore import SnapshotCache
+    from adapters.service import CachesByWorkspace
 
     cache = SnapshotCache(max_files=512)
+    caches = CachesByWorkspace()
     started_mtime = _code_mtime(_modules_dir())
     checked_at = time.monotonic()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
@@ -184,7 +193,7 @@ def serve(home: str, print_: str, idle_s: float) -> int:
                         _refuse(conn)
                         break
                 in_flight.add(1)
-                threading.Thread(target=_answer, args=(conn, in_flight, cache)).start()
+                threading.Thread(target=_answer, args=(conn, in_flight, cache, caches)).start()
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(path)
@@ -213,7 +222,7 @@ def _refuse(conn: socket.socket) -> None:
             pass
 
 
-def _answer(conn: socket.socket, in_flight: _Counter, cache: Any) -> None:
+def _answer(conn: socket.socket, in_flight: _Counter, cache: Any, caches: Any) -> None:
     try:
         with conn:
             conn.settimeout(60)
@@ -222,7 +231,7 @@ def _answer(conn: socket.socket, in_flight: _Counter, cache: Any) -> None:
             except (OSError, ValueError):
                 return
             try:
-                answer = handle(body, cache)
+                answer = handle(body, cache, caches)
             except Exception:  # the caller handles the event itself
                 answer = {"retry": True}
             try:

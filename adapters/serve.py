@@ -7,8 +7,9 @@ of input ends the server with exit 0.
 
 The server holds nothing the files do not hold: every request is one transaction of
 :class:`adapters.api.WorkingMemory`, so any number of servers and CLI calls can share a workspace. Its
-one saving is a :class:`adapters.filestore.SnapshotCache` of decoded files, used only while the bytes
-on disk are unchanged.
+savings are a :class:`adapters.filestore.SnapshotCache` of decoded files, used only while the bytes
+on disk are unchanged, and the core's speed state of each workspace, kept by that workspace's
+``WorkingMemory`` (docs/decisions.md#d14).
 """
 
 from __future__ import annotations

@@ -6,16 +6,25 @@ workspace transaction (``tests/adapters/test_service.py`` checks it). One call i
 lock → read what the command reads (:func:`domain.commands.footprint`) → the pure
 :func:`domain.commands.handle` → write what changed (:func:`domain.workspace_port.apply_result`) →
 evidence → unlock. Any exception before the end of the transaction leaves every file as it was.
+
+The speed state of the core (:class:`domain.caches.Caches`, docs/decisions.md#d14) is the caller's:
+a long-lived caller passes the one it keeps for the workspace (``WorkingMemory`` keeps one per
+instance; the hook server one per workspace, through :class:`CachesByWorkspace`), a one-shot caller
+passes none and gets a fresh one. It is used only inside the transaction, so the workspace lock,
+which serialises every transaction on one workspace (the threads of one process too: each takes
+``flock`` on a descriptor of its own), is what makes sharing it between threads safe.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Final
 
 from msgspec.structs import replace
 
 from adapters.paths import workspace_root_hash
 from adapters.storage_io import KIND_JOURNAL
+from domain.caches import Caches
 from domain.commands import Command, footprint, handle
 from domain.operations import OpResult, Snapshot
 from domain.pending import rebuild_from_sessions
@@ -27,9 +36,10 @@ if TYPE_CHECKING:
     from domain.model import PendingJournal
 
 
-def execute(ws: Workspace, command: Command, now_ms: int) -> OpResult | None:
+def execute(ws: Workspace, command: Command, now_ms: int, caches: Caches | None = None) -> OpResult | None:
     """Run ``command`` on ``ws`` at ``now_ms`` in one transaction and keep what it changed. ``None``
-    when the command reads and writes nothing (a sub-agent's event): no file is opened.
+    when the command reads and writes nothing (a sub-agent's event): no file is opened. ``caches``:
+    the caller's speed state for this workspace (module docstring), else a fresh one.
 
     A command that usually reads only the store's workspace and activity time (a message, a tool
     result) runs first on the store without its entries; when it changes the store it runs again on
@@ -37,6 +47,8 @@ def execute(ws: Workspace, command: Command, now_ms: int) -> OpResult | None:
     reads = footprint(command)
     if reads is None:
         return None
+    if caches is None:
+        caches = Caches()
     with ws.transaction(now_ms) as tx:
         journal = _journal(tx, now_ms)
         session = tx.session(reads.session_id) if reads.session_id is not None else None
@@ -48,14 +60,16 @@ def execute(ws: Workspace, command: Command, now_ms: int) -> OpResult | None:
         result: OpResult | None = None
         head = tx.store_head() if reads.store_head else None
         if head is not None:
-            snap = Snapshot(store=head, journal=journal, session=session, others=others)
+            snap = Snapshot(store=head, journal=journal, session=session, others=others, caches=caches)
             result = handle(snap, command, now_ms)
             if result.store is not head:
                 result = None
         if result is None:
             store = tx.store
             archive = dict(tx.archive()) if store.archived else {}
-            snap = Snapshot(store=store, journal=journal, session=session, others=others, archive=archive)
+            snap = Snapshot(
+                store=store, journal=journal, session=session, others=others, archive=archive, caches=caches
+            )
             result = handle(snap, command, now_ms)
         apply_result(tx, snap, reads.session_id, _labelled(ws, result))
     return result
@@ -86,3 +100,33 @@ def _labelled(ws: Workspace, result: OpResult) -> OpResult:
         for r in result.rejections
     )
     return replace(result, emitted=replace(result.emitted, rejections=labelled))
+
+
+#: How many workspaces a :class:`CachesByWorkspace` keeps a cache for (the least recently used one goes).
+MAX_CACHED_WORKSPACES: Final = 16
+
+
+class CachesByWorkspace:
+    """One :class:`~domain.caches.Caches` per workspace, for a long-lived process that serves several
+    (the hook server). Looking one up is thread-safe; using it is safe only inside that workspace's
+    transaction, which :func:`execute` does (module docstring)."""
+
+    def __init__(self, limit: int = MAX_CACHED_WORKSPACES) -> None:
+        import threading
+
+        self._limit = max(1, limit)
+        self._lock = threading.Lock()
+        self._by_key: OrderedDict[str, Caches] = OrderedDict()
+
+    def of(self, ws: Workspace) -> Caches:
+        """The cache of ``ws`` (by its directory: data home and workspace key), made on first use."""
+        where = str(ws.paths.directory)
+        with self._lock:
+            found = self._by_key.get(where)
+            if found is None:
+                found = self._by_key[where] = Caches()
+                while len(self._by_key) > self._limit:
+                    self._by_key.popitem(last=False)
+            else:
+                self._by_key.move_to_end(where)
+            return found

@@ -26,6 +26,7 @@ from typing import Final
 
 from msgspec.structs import replace
 
+from domain.caches import Caches
 from domain.consolidation import (
     P0_CLEANUP_MIGRATION_ID,
     QUALITY_CLEANUP_MIGRATION_ID,
@@ -153,11 +154,12 @@ def make_store(active: int, now_ms: int = NOW_MS) -> WorkspaceStore:
     )
 
 
-def clear_caches() -> None:
-    """Forget every memo of the core (a fresh process): canonical texts, parsed timestamps, keys,
-    key hashes and identities, redacted texts, and the per-object memos of normalisation, the
-    retention sort and render (docs/performance.md)."""
-    from domain import consolidation, evidence, key_index, keys, ranking, safety, text
+def clear_caches(caches: Caches) -> None:
+    """Forget every memo of the core (a fresh process): the string memos of the process (canonical
+    texts, parsed timestamps, keys, key hashes and identities, redacted texts, previews, render
+    events) and the speed state the steps share (``caches``: the per-object memos of normalisation,
+    the retention sort and render, docs/decisions.md#d14)."""
+    from domain import consolidation, evidence, keys, safety, text
 
     canonical_text.cache_clear()
     parse_iso_ms.cache_clear()
@@ -165,30 +167,23 @@ def clear_caches() -> None:
     keys.concrete_identity.cache_clear()
     keys.key_hash.cache_clear()
     consolidation._redact_stored.cache_clear()
-    consolidation._CLEAN.clear()
-    consolidation._MARKER_INDEXES.clear()
     evidence.flow._entry_event.cache_clear()
-    ranking._STATIC.clear()
-    ranking._LAST_RANKING.clear()
-    key_index._INDEXES.clear()
-    keys._KEYS.clear()
-    keys._HASHES.clear()
-    evidence._REFS.clear()
     safety._preview_memo.cache_clear()
-    consolidation._SETTLED.clear()
+    caches.clear()
 
 
-def _median_ms(step: Callable[[], object], rounds: int, cold: bool) -> float:
+def _median_ms(step: Callable[[], object], rounds: int, cold: bool, caches: Caches) -> float:
     """Median CPU time of ``step`` in ms over ``rounds`` timed rounds after one warm-up round.
 
     CPU time of this process (``time.process_time``) rather than wall time, so that other work on a
     shared machine does not inflate the numbers; for this single-threaded code they coincide on an
-    idle machine. ``cold`` clears the memo caches before every round (a fresh hook process)."""
+    idle machine. ``cold`` clears the memos (``caches`` among them) before every round (a fresh hook
+    process)."""
     step()
     samples = []
     for _ in range(rounds):
         if cold:
-            clear_caches()
+            clear_caches(caches)
         start = time.process_time()
         step()
         samples.append((time.process_time() - start) * 1000)
@@ -203,20 +198,24 @@ class Row:
 
 
 def measure(size: int, rounds: int, cold: bool = False) -> Row:
+    """One size; every step shares one cache, as a long-lived owner's steps do (docs/decisions.md#d14)."""
     store = make_store(size)
-    normalised = normalize_store(store, NOW_MS).store
+    caches = Caches()
+    normalised = normalize_store(store, NOW_MS, caches=caches).store
     active = sum(1 for e in normalised.entries if e.status == MemoryStatus.ACTIVE)
     assert active >= size * 0.98, f"normalisation unexpectedly removed entries ({active} of {size})"
 
     def both() -> object:
-        return render_workspace_block(normalize_store(store, NOW_MS).store, NOW_MS)
+        return render_workspace_block(
+            normalize_store(store, NOW_MS, caches=caches).store, NOW_MS, caches=caches
+        )
 
     return Row(
         size,
-        _median_ms(lambda: normalize_store(store, NOW_MS), rounds, cold),
-        _median_ms(lambda: render_workspace_block(normalised, NOW_MS), rounds, cold),
-        _median_ms(both, rounds, cold),
-        len(render_workspace_block(normalised, NOW_MS).rendered),
+        _median_ms(lambda: normalize_store(store, NOW_MS, caches=caches), rounds, cold, caches),
+        _median_ms(lambda: render_workspace_block(normalised, NOW_MS, caches=caches), rounds, cold, caches),
+        _median_ms(both, rounds, cold, caches),
+        len(render_workspace_block(normalised, NOW_MS, caches=caches).rendered),
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import types
 import typing
+from functools import lru_cache
 from typing import Any, Final, TypeVar, Union, get_args, get_origin
 
 import msgspec
@@ -74,14 +75,13 @@ def _is_sequence_of_struct(tp: Any) -> type[msgspec.Struct] | None:
 
 
 _FieldPlan = tuple[dict[str, tuple[str, type[msgspec.Struct] | None, bool]], bool]
-_plans: dict[type[msgspec.Struct], _FieldPlan] = {}
 
 
+# A memo over classes, constants of the program: what a struct's definition says, not a value built
+# at run time, so it may serve every caller of the process (docs/decisions.md#d14).
+@lru_cache(maxsize=256)
 def _plan(tp: type[msgspec.Struct]) -> _FieldPlan:
     """encode name -> (python name, nested struct type, is_sequence); and whether tp keeps extras."""
-    cached = _plans.get(tp)
-    if cached is not None:
-        return cached
     hints = typing.get_type_hints(tp)
     fields: dict[str, tuple[str, type[msgspec.Struct] | None, bool]] = {}
     has_extras = False
@@ -95,9 +95,7 @@ def _plan(tp: type[msgspec.Struct]) -> _FieldPlan:
             fields[info.encode_name] = (info.name, seq, True)
         else:
             fields[info.encode_name] = (info.name, _struct_of(hint), False)
-    plan = (fields, has_extras)
-    _plans[tp] = plan
-    return plan
+    return fields, has_extras
 
 
 def _split(raw: Any, tp: type[msgspec.Struct], lenient_entries: bool) -> Any:

@@ -16,13 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from domain.ids import hash16
 from domain.jsregex import BOUNDARY
 from domain.model import MemoryEntry, MemoryType
 from domain.text import WS, js_trim, lazy_compile, memory_key, strip_trailing_punctuation
 from domain.urls import normalize_url as normalize_url  # re-exported: its old import path
+
+if TYPE_CHECKING:
+    from domain.caches import Caches
 
 # ---------------------------------------------------------------------------------------------
 # Public API
@@ -31,20 +34,14 @@ from domain.urls import normalize_url as normalize_url  # re-exported: its old i
 _ENTITY_TYPES: Final = frozenset({MemoryType.PROJECT, MemoryType.REFERENCE})
 
 
-# Both keys of an entry, by entry object (docs/performance.md, "Simulation"). Consolidation,
-# promotion and evidence ask for the keys of every stored entry several times per operation, and the
-# entries are the same frozen objects from one operation to the next. Keyed by ``id`` with the entry
-# kept in the value, so a hit is only a hit for the very same object (an id cannot be reused while it
-# is remembered); bounded (emptied when full) and invisible: the keys depend on the entry alone.
-_KEYS_LIMIT: Final = 16384
-_KEYS: Final[dict[int, tuple[MemoryEntry, str, str]]] = {}
-
-
-def entry_keys(entry: MemoryEntry) -> tuple[str, str]:
-    """``(exact_key(entry), identity_key(entry))``, remembered per entry object."""
-    hit = _KEYS.get(id(entry))
-    if hit is not None and hit[0] is entry:
-        return hit[1], hit[2]
+def entry_keys(entry: MemoryEntry, caches: Caches | None = None) -> tuple[str, str]:
+    """``(exact_key(entry), identity_key(entry))``; filed per entry object in ``caches`` when given
+    (docs/decisions.md#d14): consolidation, promotion and evidence ask for the keys of every stored
+    entry several times per operation, and the keys depend on the entry's type and text alone."""
+    if caches is not None:
+        hit = caches.keys.table.get(id(entry))  # inlined IdentityMemo.get: the hottest lookup
+        if hit is not None and hit[0] is entry:
+            return hit[1]
     # A StrEnum formats as its value; reading ``.value`` goes through the slow enum descriptor.
     exact = memory_key(entry.type, entry.text)
     identity = exact
@@ -52,58 +49,42 @@ def entry_keys(entry: MemoryEntry) -> tuple[str, str]:
         concrete = concrete_identity(entry.text)
         if concrete is not None:
             identity = f"{entry.type}:{concrete}"
-    if len(_KEYS) >= _KEYS_LIMIT:
-        _KEYS.clear()
-    _KEYS[id(entry)] = (entry, exact, identity)
+    if caches is not None:
+        caches.keys.put(entry, (exact, identity))
     return exact, identity
 
 
-def exact_key(entry: MemoryEntry) -> str:
+def exact_key(entry: MemoryEntry, caches: Caches | None = None) -> str:
     """``type:canonical(text)``."""
-    hit = _KEYS.get(id(entry))
-    if hit is not None and hit[0] is entry:
-        return hit[1]
-    return entry_keys(entry)[0]
+    if caches is None:
+        return memory_key(entry.type, entry.text)
+    return entry_keys(entry, caches)[0]
 
 
-def identity_key(entry: MemoryEntry) -> str:
+def identity_key(entry: MemoryEntry, caches: Caches | None = None) -> str:
     """``type:url:…`` / ``type:path:…`` for project and reference memories that name a concrete URL or
     path; the exact key otherwise (and always for feedback and decisions)."""
-    hit = _KEYS.get(id(entry))
-    if hit is not None and hit[0] is entry:
-        return hit[2]
-    return entry_keys(entry)[1]
+    return entry_keys(entry, caches)[1]
 
 
-def carry_keys(before: MemoryEntry, after: MemoryEntry) -> None:
-    """``after`` has the type and text of ``before``: it has the same keys and key hashes."""
-    for memo in (_KEYS, _HASHES):
-        hit = memo.get(id(before))
-        if hit is not None and hit[0] is before:
-            if len(memo) >= _KEYS_LIMIT:
-                memo.clear()
-            memo[id(after)] = (after, hit[1], hit[2])
-
-
-#: The key hashes of an entry, by entry object (as :data:`_KEYS`).
-_HASHES: Final[dict[int, tuple[MemoryEntry, str, str]]] = {}
-
-
-def entry_key_hashes(entry: MemoryEntry) -> tuple[str, str]:
-    """``(key_hash(exact_key(entry)), key_hash(identity_key(entry)))``, remembered per entry object:
-    archive revival compares every stored entry's key hashes with the archive markers at every
-    normalisation (docs/performance.md, "Simulation")."""
-    hit = _HASHES.get(id(entry))
-    if hit is not None and hit[0] is entry:
-        return hit[1], hit[2]
-    exact, identity = entry_keys(entry)
+def entry_key_hashes(entry: MemoryEntry, caches: Caches | None = None) -> tuple[str, str]:
+    """``(key_hash(exact_key(entry)), key_hash(identity_key(entry)))``; filed per entry object in
+    ``caches`` when given: archive revival compares every stored entry's key hashes with the archive
+    markers at every normalisation (docs/performance.md, "Simulation")."""
+    if caches is not None:
+        hit = caches.key_hashes.table.get(id(entry))  # inlined IdentityMemo.get: the hottest lookup
+        if hit is not None and hit[0] is entry:
+            return hit[1]
+    exact, identity = entry_keys(entry, caches)
     hashes = (key_hash(exact), key_hash(identity))
-    if len(_HASHES) >= _KEYS_LIMIT:
-        _HASHES.clear()
-    _HASHES[id(entry)] = (entry, *hashes)
+    if caches is not None:
+        caches.key_hashes.put(entry, hashes)
     return hashes
 
 
+# The two memos below take strings alone (the text of a memory, a key): pure functions of plain
+# strings, shared by every caller of the process as the other string memos of the core are
+# (domain/text.py, docs/decisions.md#d14).
 @lru_cache(maxsize=65536)
 def key_hash(key: str) -> str:
     """The 16-hex digest of a key, as stored in tombstones and archive markers. Memoised: archive

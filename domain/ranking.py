@@ -2,8 +2,9 @@
 diagnostics rank them (docs/decisions.md#retention-strength-and-decay, docs/decisions.md#s10).
 
 :func:`retention_sort_key` states the order; :func:`sort_by_retention` computes it for a whole store
-at once, with the arithmetic of :func:`domain.retention.strength` a column at a time, and remembers
-what does not depend on the instant (docs/performance.md, "Simulation").
+at once, with the arithmetic of :func:`domain.retention.strength` a column at a time, and files what
+does not depend on the instant in the caller's cache (docs/performance.md, "Simulation";
+docs/decisions.md#d14).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from typing import Final
+from typing import NamedTuple
 
+from domain.caches import Caches
 from domain.model import DAY_MS, MemoryEntry
 from domain.retention import (
     DEFAULT_TUNING,
@@ -44,37 +46,32 @@ def retention_sort_key(
 #: What the retention order needs of an entry that does not depend on ``now``: the entry, its
 #: retention start (``None`` when it must be worked out at ``now``), initial strength and
 #: reinforcement count, and the tie-breakers of :func:`retention_sort_key` (source priority,
-#: ``createdAt``, id) negated as the sort wants them.
-_Static = tuple[MemoryEntry, float | None, float, int, tuple[int, float, str]]
-
-# The static parts by entry object (docs/performance.md). Every normalisation and render sorts the
-# whole store again, and the entries are the same frozen objects from one operation to the next.
-# They hold a dict (``extras``) and cannot be hashed, so the memo is keyed by ``id(entry)`` and keeps
-# the entry itself in the value: an id cannot be reused by another object while it is remembered,
-# and a hit is only a hit for the very same object. Bounded (emptied when full) and invisible: a hit
-# gives exactly what computing the parts again would give.
-_STATIC_LIMIT: Final = 16384
-_STATIC: Final[dict[int, _Static]] = {}
+#: ``createdAt``, id) negated as the sort wants them. Filed per entry object in the caller's cache
+#: (docs/decisions.md#d14): every normalisation and render sorts the whole store again, and the
+#: entries are the same frozen objects from one operation to the next.
+StaticParts = tuple[MemoryEntry, float | None, float, int, tuple[int, float, str]]
 
 
-def _static_parts(entry: MemoryEntry) -> _Static:
-    hit = _STATIC.get(id(entry))
-    if hit is not None and hit[0] is entry:
-        return hit
+class Ranking(NamedTuple):
+    """One ranking: the instant, dormancy and tuning, and the entries strongest first."""
+
+    at: float
+    dormancy: Dormancy
+    tuning: Tuning
+    ranked: list[MemoryEntry]
+
+
+def _static_parts(entry: MemoryEntry) -> StaticParts:
     clock = entry.retention_clock
     start = float(clock) if (type(clock) is int or type(clock) is float) and math.isfinite(clock) else None
     created = parse_iso_ms(entry.created_at)
-    parts: _Static = (
+    return (
         entry,
         start,
         initial_strength(entry),
         reinforcement_count(entry),
         (-source_priority(entry), -float(created) if created is not None else math.inf, entry.id),
     )
-    if len(_STATIC) >= _STATIC_LIMIT:
-        _STATIC.clear()
-    _STATIC[id(entry)] = parts
-    return parts
 
 
 class _HalfLives(dict[int, float]):
@@ -93,7 +90,9 @@ class _HalfLives(dict[int, float]):
         return value
 
 
-def _negative_powers(parts: Sequence[_Static], now: float, dormancy: Dormancy, tuning: Tuning) -> list[float]:
+def _negative_powers(
+    parts: Sequence[StaticParts], now: float, dormancy: Dormancy, tuning: Tuning
+) -> list[float]:
     """Minus the strength of each entry at ``now``, with the arithmetic of :func:`strength`, step for
     step (equal floats; a property test holds the two together). Without dormant stretches, one
     comprehension does it."""
@@ -131,43 +130,43 @@ def _negative_powers(parts: Sequence[_Static], now: float, dormancy: Dormancy, t
     return powers
 
 
-#: The last ranking: the instant, dormancy and tuning, and the entries strongest first. A step often
-#: ranks the very entries it just ranked, at the same instant (a normalisation that sorted the store,
-#: then the render of the store it wrote); the entries are recognised by identity, in order.
-_LAST_RANKING: list[tuple[float, Dormancy, Tuning, list[MemoryEntry]]] = []
-
-
 def sort_by_retention(
     entries: Sequence[MemoryEntry],
     now_ms: float,
     dormancy: Dormancy = NO_DORMANCY,
     tuning: Tuning = DEFAULT_TUNING,
+    caches: Caches | None = None,
 ) -> list[MemoryEntry]:
     """``entries`` strongest first (stable, total): the order of :func:`retention_sort_key`.
 
     Every normalisation and every render sorts the whole store, so the key is computed here from
-    parts remembered per entry, a column at a time (:func:`_negative_powers`); ranking the entries
-    of the last ranking again, in its order and at its instant, returns it. See docs/performance.md."""
-    if _LAST_RANKING:
-        at, spans, settings, ranked = _LAST_RANKING[0]
-        if (
-            at == now_ms
-            and spans == dormancy
-            and settings is tuning
-            and len(ranked) == len(entries)
-            and all(map(operator.is_, ranked, entries))
-        ):
-            return list(ranked)
-    statics = _STATIC
-    parts = [statics.get(id(entry)) for entry in entries]
-    unknown = [i for i, (p, e) in enumerate(zip(parts, entries, strict=True)) if p is None or p[0] is not e]
-    for position in unknown:
-        parts[position] = _static_parts(entries[position])
-    static: list[_Static] = parts  # type: ignore[assignment]  # every slot is filled now
-    powers = _negative_powers(static, float(now_ms), dormancy, tuning)
+    parts filed per entry in ``caches`` (a fresh cache when none is given), a column at a time
+    (:func:`_negative_powers`). A step often ranks the very entries it just ranked, at the same
+    instant (a normalisation that sorted the store, then the render of the store it wrote): ranking
+    the entries of the cache's last ranking again, in its order, at its instant, returns it (the
+    entries are recognised by identity). See docs/performance.md."""
+    if caches is None:
+        caches = Caches()
+    last = caches.last_ranking
+    if (
+        last is not None
+        and last.at == now_ms
+        and last.dormancy == dormancy
+        and last.tuning is tuning
+        and len(last.ranked) == len(entries)
+        and all(map(operator.is_, last.ranked, entries))
+    ):
+        return list(last.ranked)
+    table = caches.static.table
+    parts = [table.get(id(entry)) for entry in entries]
+    statics: list[StaticParts] = [
+        hit[1] if hit is not None and hit[0] is entry else caches.static.put(entry, _static_parts(entry))
+        for hit, entry in zip(parts, entries, strict=True)
+    ]
+    powers = _negative_powers(statics, float(now_ms), dormancy, tuning)
     # positions are unique, so the comparison never reaches beyond them
-    keyed = list(zip(powers, [p[4] for p in static], range(len(static)), strict=True))
+    keyed = list(zip(powers, [p[4] for p in statics], range(len(statics)), strict=True))
     keyed.sort()
     ranked = [entries[item[2]] for item in keyed]
-    _LAST_RANKING[:] = [(now_ms, dormancy, tuning, ranked)]
+    caches.last_ranking = Ranking(now_ms, dormancy, tuning, ranked)
     return list(ranked)

@@ -35,6 +35,7 @@ from typing import Final
 import msgspec
 
 from domain import evidence
+from domain.caches import Caches
 from domain.emitted import Emits, Emitted
 from domain.model import (
     DAY_MS,
@@ -258,12 +259,14 @@ def _omission_events(
     return events
 
 
-def select_candidates(store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING) -> Selection:
+def select_candidates(
+    store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING, caches: Caches | None = None
+) -> Selection:
     """Rank the active entries (with the store's dormancy at ``now_ms``, docs/decisions.md#d3) and
     apply the per-type caps, then the global cap (both from ``tuning``). The character budget is not
-    applied here."""
+    applied here. ``caches``: the ranking's (docs/decisions.md#d14)."""
     active = [e for e in store.entries if e.status != MemoryStatus.SUPERSEDED]
-    ranked = sort_by_retention(active, now_ms, dormancy_at(store, now_ms, tuning), tuning)
+    ranked = sort_by_retention(active, now_ms, dormancy_at(store, now_ms, tuning), tuning, caches)
     caps = tuning.type_caps
     per_type: dict[MemoryType, int] = {}
     capped: list[MemoryEntry] = []
@@ -288,11 +291,12 @@ def select_candidates(store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAU
 
 
 def render_workspace_block(
-    store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING
+    store: WorkspaceStore, now_ms: int, tuning: Tuning = DEFAULT_TUNING, caches: Caches | None = None
 ) -> RenderResult:
-    """Select, pack and format the workspace block of ``store`` at ``now_ms``."""
+    """Select, pack and format the workspace block of ``store`` at ``now_ms``. ``caches``: what earlier
+    steps derived from the same entries (docs/decisions.md#d14); the block does not depend on it."""
     superseded = [e for e in store.entries if e.status is MemoryStatus.SUPERSEDED]
-    selection = select_candidates(store, now_ms, tuning)
+    selection = select_candidates(store, now_ms, tuning, caches)
     shortlist = selection.shortlist
     losers: list[tuple[MemoryEntry, OmissionReason]] = []
 

@@ -42,6 +42,8 @@ def _is_space_or_punct(ch: str) -> bool:
     return ch in JS_WHITESPACE or unicodedata.category(ch).startswith("P")
 
 
+# A memo over plain strings: a pure function of its arguments, so it may serve every caller of the
+# process (the core keeps no other state between calls, docs/decisions.md#d14).
 @lru_cache(maxsize=65536)
 def canonical_text(text: str) -> str:
     """NFKC, lower-case, every run of whitespace or Unicode punctuation (``[\\s\\p{P}]+``) becomes
@@ -62,7 +64,7 @@ def canonical_text(text: str) -> str:
     return "".join(out).strip(" ")
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=65536)  # over plain strings, as canonical_text
 def memory_key(type_: str, text: str) -> str:
     """The exact key ``type:canonical(text)`` (``workspaceMemoryExactKey`` / ``memoryKey``)."""
     return f"{type_}:{canonical_text(text)}"

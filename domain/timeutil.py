@@ -26,6 +26,8 @@ _MIN_MS: Final = -62_135_596_800_000
 _MAX_MS: Final = 253_402_300_799_999
 
 
+# A memo over plain strings: a pure function of its arguments, so it may serve every caller of the
+# process (the core keeps no other state between calls, docs/decisions.md#d14).
 @lru_cache(maxsize=65536)
 def parse_iso_ms(value: str) -> int | None:
     """Epoch milliseconds of an ISO-8601 string, or ``None`` when it is not a valid timestamp."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
+from domain.caches import Caches
 from domain.commands import Command, footprint, handle
 from domain.keys import exact_key, key_hash
 from domain.operations.values import OpResult, Snapshot
@@ -75,7 +76,9 @@ class InMemoryWorkspace:
     """A workspace held as values: what the files hold, in attributes and dictionaries. :meth:`execute`
     does what the service does around one command (snapshot, pure step, :func:`apply_result`). The archive is
     kept by marker key hash; evidence, migration audit and rejection records are dropped unless a
-    subclass keeps them (override :meth:`emit` and the ``append_*`` methods)."""
+    subclass keeps them (override :meth:`emit` and the ``append_*`` methods). Each instance owns one
+    :class:`~domain.caches.Caches` (``caches``), handed to every snapshot it makes
+    (docs/decisions.md#d14)."""
 
     def __init__(
         self,
@@ -92,6 +95,7 @@ class InMemoryWorkspace:
         self.archive: dict[str, MemoryEntry] = archive if archive is not None else {}
         self.workspace_root_hash = workspace_root_hash
         self.tuning = tuning
+        self.caches = Caches()
 
     def snapshot(self, session_id: str | None) -> Snapshot:
         """What a step of ``session_id`` (``None``: a workspace command) reads: the store, the journal,
@@ -104,6 +108,7 @@ class InMemoryWorkspace:
             archive=self.archive,
             workspace_root_hash=self.workspace_root_hash,
             tuning=self.tuning,
+            caches=self.caches,
         )
 
     def execute(self, command: Command, now_ms: int) -> OpResult | None:

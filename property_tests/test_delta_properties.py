@@ -7,7 +7,8 @@ renamed and merged. These properties build such a store from a settled one — n
 reinforced ones, exact and identity duplicates of stored memories, duplicates of archived ones,
 repeated ids, credentials, superseded entries — and require the shortcut to equal a cold full pass,
 events, absorptions, archive and revivals included. A stored-active limit below the store's size
-makes the archive rule act too.
+makes the archive rule act too. The shortcut runs with the cache the base was settled in; the full
+pass with a fresh one (docs/decisions.md#d14).
 """
 
 from __future__ import annotations
@@ -15,23 +16,26 @@ from __future__ import annotations
 from hypothesis import given, strategies as st
 from msgspec.structs import replace
 
-from domain import consolidation, key_index
+from domain import consolidation
+from domain.caches import Caches
 from domain.consolidation import NormalizeResult, normalize_store
+from domain.key_index import build_index
 from domain.keys import exact_key, key_hash
 from domain.model import DAY_MS, MemoryEntry, MemoryStatus, MemoryType, WorkspaceStore
 from domain.retention import Tuning, reinforce
 from domain.timeutil import iso_from_ms
-from property_tests.memos import forget_memos
 from property_tests.store_strategies import NOW_MS, entries, stores
 
 
-def _settled_base(store: WorkspaceStore, limit: int) -> tuple[WorkspaceStore, dict[str, MemoryEntry], Tuning]:
+def _settled_base(
+    store: WorkspaceStore, limit: int, caches: Caches
+) -> tuple[WorkspaceStore, dict[str, MemoryEntry], Tuning]:
     """``store`` normalised twice under a stored-active limit (the second pass settles what the first
-    left), with the archive its passes produced."""
+    left), with ``caches``, and the archive its passes produced."""
     tuning = Tuning(max_stored_active=limit)
-    first = normalize_store(store, NOW_MS, tuning=tuning)
+    first = normalize_store(store, NOW_MS, tuning=tuning, caches=caches)
     archive = {key_hash(exact_key(e)): e for e in first.archived}
-    second = normalize_store(first.store, NOW_MS, archive=archive, tuning=tuning)
+    second = normalize_store(first.store, NOW_MS, archive=archive, tuning=tuning, caches=caches)
     archive.update((key_hash(exact_key(e)), e) for e in second.archived)
     return second.store, archive, tuning
 
@@ -87,18 +91,17 @@ def _same(quick: NormalizeResult, full: NormalizeResult) -> None:
 def test_the_shortcut_from_a_settled_store_is_the_full_pass(
     store: WorkspaceStore, limit: int, days_later: int, data: st.DataObject
 ) -> None:
-    forget_memos()
-    base, archive, tuning = _settled_base(store, limit)
-    if not consolidation._is_settled(base, tuning):
+    warm = Caches()
+    base, archive, tuning = _settled_base(store, limit, warm)
+    if not consolidation._is_settled(base, tuning, warm):
         return  # nothing recorded settled: the shortcut would decline at once
     at = NOW_MS + days_later * DAY_MS
     changed = replace(base, entries=data.draw(_changes(base, archive, at)))
-    quick = normalize_store(changed, at, archive=archive, tuning=tuning, base=base)
-    derived = key_index._INDEXES.get(id(quick.store.entries))
-    if derived is not None and derived.entries is quick.store.entries:  # made from the base's index
-        assert derived == key_index._build(quick.store.entries)
-    forget_memos()
-    full = normalize_store(changed, at, archive=archive, tuning=tuning)
+    quick = normalize_store(changed, at, archive=archive, tuning=tuning, base=base, caches=warm)
+    derived = warm.indexes.get(quick.store.entries)
+    if derived is not None:  # made from the base's index
+        assert derived == build_index(quick.store.entries)
+    full = normalize_store(changed, at, archive=archive, tuning=tuning, caches=Caches())
     _same(quick, full)
 
 
@@ -106,18 +109,17 @@ def test_the_shortcut_from_a_settled_store_is_the_full_pass(
 def test_what_the_shortcut_records_settled_is_a_fixed_point(
     store: WorkspaceStore, limit: int, data: st.DataObject
 ) -> None:
-    forget_memos()
-    base, archive, tuning = _settled_base(store, limit)
-    if not consolidation._is_settled(base, tuning):
+    warm = Caches()
+    base, archive, tuning = _settled_base(store, limit, warm)
+    if not consolidation._is_settled(base, tuning, warm):
         return
     at = NOW_MS + DAY_MS
     changed = replace(base, entries=data.draw(_changes(base, archive, at)))
     archive_after = dict(archive)
-    quick = normalize_store(changed, at, archive=archive, tuning=tuning, base=base)
+    quick = normalize_store(changed, at, archive=archive, tuning=tuning, base=base, caches=warm)
     archive_after.update((key_hash(exact_key(e)), e) for e in quick.archived)
-    if consolidation._is_settled(quick.store, tuning):
+    if consolidation._is_settled(quick.store, tuning, warm):
         for later in (at, at + 40 * DAY_MS):
-            forget_memos()
-            again = normalize_store(quick.store, later, archive=archive_after, tuning=tuning)
+            again = normalize_store(quick.store, later, archive=archive_after, tuning=tuning, caches=Caches())
             assert again.store == quick.store
             assert again.events == () and again.absorptions == () and again.archived == ()

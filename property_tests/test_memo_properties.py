@@ -1,38 +1,49 @@
-"""The speed memos of normalisation never change a result (docs/performance.md, "Simulation").
+"""The speed state never changes a result (docs/decisions.md#d14, docs/performance.md "Simulation").
 
-Normalisation remembers stores it settled (outputs that a second pass would leave as they are) and
-carries that through re-stamping ``lastRenderedAt``; promotion remembers key indexes per entries
-tuple. These properties run the same step with the memos and, after emptying every memo, cold, and
-require the same answer."""
+Normalisation files stores it settled (outputs that a second pass would leave as they are) in the
+caller's :class:`~domain.caches.Caches`, and derives that a store re-stamped or reinforced in place
+from a settled one is settled too; promotion files key indexes per entries tuple; the retention sort
+files the static parts of each entry and its last ranking. These properties run the same step with a
+warm cache — one that earlier steps filled — and with a fresh one, and require the same answer: for
+normalisation and for every operation under random host traffic.
+"""
 
 from __future__ import annotations
+
+from typing import Final
 
 from hypothesis import given, strategies as st
 from msgspec.structs import replace
 
 from domain import consolidation
+from domain.caches import Caches
+from domain.commands import Command, footprint, handle
 from domain.consolidation import NormalizeResult, normalize_store
+from domain.key_index import build_index, stored_index
 from domain.keys import exact_key, key_hash
 from domain.model import DAY_MS, MemoryEntry, MemoryStatus, WorkspaceStore
-from domain.operations import _stamp_rendered
-from domain.retention import DEFAULT_TUNING
+from domain.operations import OpResult, _stamp_rendered
+from domain.retention import DEFAULT_TUNING, reinforce
 from domain.timeutil import iso_from_ms
-from property_tests.memos import forget_memos
 from property_tests.store_strategies import NOW_MS, big_stores, stores
+from property_tests.test_operations_properties import runs
+from tests.support.world import Op, World
 
 
-def _settled(store: WorkspaceStore) -> bool:
-    return consolidation._is_settled(store, DEFAULT_TUNING)
+def _settled(store: WorkspaceStore, caches: Caches) -> bool:
+    return consolidation._is_settled(store, DEFAULT_TUNING, caches)
 
 
-def _assert_fixed_point(store: WorkspaceStore, now_ms: int, archive: dict[str, MemoryEntry]) -> None:
-    """``store`` is recorded settled: normalising it cold, now or later, changes nothing."""
+def _assert_fixed_point(
+    store: WorkspaceStore, now_ms: int, archive: dict[str, MemoryEntry], warm: Caches
+) -> None:
+    """``store`` is filed settled in ``warm``: normalising it with a fresh cache, now or later,
+    changes nothing, as it does with the warm one."""
     for at in (now_ms, now_ms + 40 * DAY_MS):
-        warm = normalize_store(store, at, archive=archive)
-        forget_memos()
-        cold = normalize_store(store, at, archive=archive)
-        assert _quiet(warm) and _quiet(cold)
-        assert cold.store == store and warm.store == store
+        hot = normalize_store(store, at, archive=archive, caches=warm)
+        cold = normalize_store(store, at, archive=archive, caches=Caches())
+        assert _quiet(hot) and _quiet(cold)
+        assert cold.store == store and hot.store == store
 
 
 def _quiet(result: NormalizeResult) -> bool:
@@ -45,27 +56,90 @@ def _quiet(result: NormalizeResult) -> bool:
     )
 
 
-@given(stores(), st.integers(0, 3))
-def test_a_recorded_settled_output_is_a_fixed_point(store: WorkspaceStore, stamped: int) -> None:
-    forget_memos()
-    first = normalize_store(store, NOW_MS)
+def _reinforced(store: WorkspaceStore, count: int, now_ms: int) -> WorkspaceStore:
+    """``store`` with its first ``count`` active entries reinforced in place (same id and text)."""
+    entries = list(store.entries)
+    positions = [i for i, e in enumerate(entries) if e.status is not MemoryStatus.SUPERSEDED][:count]
+    for i in positions:
+        entries[i] = reinforce(entries[i], "ses_memo", now_ms)
+    return replace(store, entries=tuple(entries))
+
+
+@given(stores(), st.integers(0, 3), st.booleans())
+def test_a_settled_output_and_what_is_derived_from_it_are_fixed_points(
+    store: WorkspaceStore, changed: int, stamp: bool
+) -> None:
+    warm = Caches()
+    first = normalize_store(store, NOW_MS, caches=warm)
     out = first.store
-    if stamped:
+    was_settled = _settled(out, warm)
+    if changed:
         active = [e for e in out.entries if e.status is not MemoryStatus.SUPERSEDED]
-        out = _stamp_rendered(out, active[:stamped], NOW_MS + 1)
-    if _settled(out):
-        _assert_fixed_point(out, NOW_MS + 1, {})
-    # with or without the memo, the first pass is what a cold pass gives
-    forget_memos()
-    assert normalize_store(store, NOW_MS) == first
+        out = (
+            _stamp_rendered(out, active[:changed], NOW_MS + 1)
+            if stamp
+            else _reinforced(out, changed, NOW_MS + 1)
+        )
+    if was_settled:
+        # re-stamping or reinforcing in place keeps every entry clean: the cache derives it settled
+        assert _settled(out, warm)
+    if _settled(out, warm):
+        _assert_fixed_point(out, NOW_MS + 1, {}, warm)
+        # the index derived for the changed entries is the one built from scratch
+        assert stored_index(out.entries, warm) == build_index(out.entries)
+    # with a warm cache or a fresh one, the first pass is the same
+    assert normalize_store(store, NOW_MS, caches=Caches()) == first
+    assert normalize_store(store, NOW_MS, caches=warm) == first
+
+
+#: How one entry of a settled store is replaced in place: the first two leave the store settled (the
+#: cache derives it); the others change what normalisation reads, so it must not be derived.
+IN_PLACE: Final = ("stamp", "reinforce", "twin", "secret", "superseded", "clock", "id", "long")
+
+
+def _in_place(store: WorkspaceStore, position: int, kind: str, now_ms: int) -> WorkspaceStore:
+    entries = list(store.entries)
+    entry, other = entries[position], entries[(position + 1) % len(entries)]
+    changes = {
+        "stamp": lambda: replace(entry, last_rendered_at=now_ms),
+        "reinforce": lambda: reinforce(entry, "ses_memo", now_ms),
+        "twin": lambda: replace(entry, type=other.type, text=other.text.upper()),
+        "secret": lambda: replace(entry, text=entry.text + " password: hunter2"),
+        "superseded": lambda: replace(entry, status=MemoryStatus.SUPERSEDED),
+        "clock": lambda: replace(entry, retention_clock=-1),
+        "id": lambda: replace(entry, id=other.id),
+        "long": lambda: replace(entry, text=entry.text + " and more" * 40),
+    }
+    entries[position] = changes[kind]()
+    return replace(store, entries=tuple(entries))
+
+
+@given(stores(), st.data())
+def test_a_store_changed_in_place_normalises_the_same_with_a_warm_cache(
+    store: WorkspaceStore, data: st.DataObject
+) -> None:
+    """The cache derives a store changed in place from the last settled one only when that is sound:
+    whatever the change, normalising with the warm cache gives what a fresh cache gives, and the key
+    index it finds is the one built from scratch."""
+    warm = Caches()
+    base = normalize_store(normalize_store(store, NOW_MS, caches=warm).store, NOW_MS, caches=warm).store
+    if not base.entries:
+        return
+    stored_index(base.entries, warm)
+    _settled(base, warm)
+    position = data.draw(st.integers(0, len(base.entries) - 1))
+    changed = _in_place(base, position, data.draw(st.sampled_from(IN_PLACE)), NOW_MS + DAY_MS)
+    assert stored_index(changed.entries, warm) == build_index(changed.entries)
+    later = NOW_MS + DAY_MS
+    assert normalize_store(changed, later, caches=warm) == normalize_store(changed, later, caches=Caches())
 
 
 @given(big_stores(), st.data())
 def test_settled_outputs_with_an_archive(store: WorkspaceStore, data: st.DataObject) -> None:
-    """Archiving, then a new memory and a duplicate of an archived one: whatever the memo records as
-    settled is a fixed point, and the cold run of every step equals the warm one."""
-    forget_memos()
-    first = normalize_store(store, NOW_MS)
+    """Archiving, then a new memory and a duplicate of an archived one: whatever the cache files as
+    settled is a fixed point, and every step run with a fresh cache equals the warm one."""
+    warm = Caches()
+    first = normalize_store(store, NOW_MS, caches=warm)
     archive = {key_hash(exact_key(e)): e for e in first.archived}
     later = NOW_MS + DAY_MS
     fresh = replace(
@@ -80,8 +154,28 @@ def test_settled_outputs_with_an_archive(store: WorkspaceStore, data: st.DataObj
         twin = replace(target, id="mem_twin", text=target.text.upper() + "!", created_at=iso_from_ms(later))
         steps.append(replace(first.store, entries=(*first.store.entries, twin)))
     for incoming in steps:
-        warm = normalize_store(incoming, later, archive=archive)
-        if _settled(warm.store):
-            _assert_fixed_point(warm.store, later, archive)
-        forget_memos()
-        assert normalize_store(incoming, later, archive=archive) == warm
+        hot = normalize_store(incoming, later, archive=archive, caches=warm)
+        if _settled(hot.store, warm):
+            _assert_fixed_point(hot.store, later, archive, warm)
+        assert normalize_store(incoming, later, archive=archive, caches=Caches()) == hot
+
+
+class _WarmAndCold(World):
+    """Runs every command twice: on a snapshot with a fresh cache, then as the workspace runs it, with
+    the cache it has kept since its first command; the two results must be equal."""
+
+    def execute(self, command: Command, now_ms: int) -> OpResult | None:
+        reads = footprint(command)
+        cold = None
+        if reads is not None:
+            cold = handle(replace(self.snapshot(reads.session_id), caches=Caches()), command, now_ms)
+        warm = super().execute(command, now_ms)
+        assert warm == cold
+        return warm
+
+
+@given(runs())
+def test_every_operation_gives_the_same_result_with_a_warm_cache_and_a_fresh_one(ops: list[Op]) -> None:
+    world = _WarmAndCold(NOW_MS)
+    for op in ops:
+        world.apply(op)

@@ -364,3 +364,24 @@ def test_the_server_answers_any_request_body(body: Any) -> None:
 
     answer = hook_server.handle(body)
     assert isinstance(answer, dict) and ("retry" in answer or set(answer) == {"stdout", "stderr"})
+
+
+def test_the_server_keeps_the_cores_speed_state_per_workspace(tmp_path: Path) -> None:
+    """One cache per workspace (docs/decisions.md#d14), handed to the service with each event of that
+    workspace and to no other."""
+    from adapters.filestore import Workspace
+    from adapters.hook_server import handle
+    from adapters.service import CachesByWorkspace
+
+    home = tmp_path / "home"
+    caches = CachesByWorkspace()
+    for name in ("p", "q"):
+        project = tmp_path / name
+        project.mkdir()
+        for now, payload in SESSION[:1] + SESSION[5:6]:  # a start, then a compaction that promotes
+            stdin = json.dumps({"session_id": "S1", "cwd": str(project), **payload})
+            body = {"host": "claude-code", "stdin": stdin, "home": str(home), "env": {"WORKMEM_NOW": now}}
+            assert "retry" not in handle(body, None, caches)
+    first, second = (caches.of(Workspace(home, str(tmp_path / name))) for name in ("p", "q"))
+    assert first is not second
+    assert len(first.settled) > 0 and len(second.settled) > 0

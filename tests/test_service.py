@@ -31,6 +31,7 @@ from domain.commands import (
     UserMessage,
     footprint,
 )
+from domain.model import MemoryType
 from domain.session import ToolEvent
 from domain.timeutil import parse_iso_ms
 from tests.support.cli import REPO
@@ -225,3 +226,88 @@ def test_each_operation_has_one_name_at_every_door() -> None:
     assert tags <= set(commands), tags - set(commands)
     assert tags <= set(OPS), tags - set(OPS)
     assert commands["context"] is commands["open-session"]  # the older name, kept
+
+
+# ---------------------------------------------------------------------------------------------------
+# The core's speed state: one per workspace, used inside the transaction (docs/decisions.md#d14)
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_the_service_files_what_it_derives_in_the_callers_cache(tmp_path: Path) -> None:
+    from adapters.filestore import Workspace
+    from adapters.service import execute
+    from domain.caches import Caches
+
+    ws = Workspace(tmp_path / "home", str(tmp_path / "project"))
+    caches = Caches()
+    result = execute(ws, Remember(text=MANUAL, type=MemoryType.PROJECT), NOW, caches)
+    assert result is not None and result.basis is not None and result.basis.caches is caches
+    assert len(caches.keys) > 0 and len(caches.settled) > 0  # the promotion's keys and settled store
+    # a one-shot caller passes none: a fresh one, and the same files
+    assert execute(ws, Remember(text=MANUAL, type=MemoryType.PROJECT), NOW) is not None
+
+
+def test_a_working_memory_and_serve_keep_one_cache_per_workspace(tmp_path: Path) -> None:
+    home, project, other = tmp_path / "home", tmp_path / "project", tmp_path / "other"
+    project.mkdir()
+    other.mkdir()
+    memory = WorkingMemory(project, home=home, clock=lambda: NOW)
+    caches = memory._caches
+    memory.remember(MANUAL, type="project")
+    memory.remember("Deploys use blue-green switching, never on Fridays", type="project")
+    assert memory._caches is caches and len(caches.settled) > 0
+
+    server = Server(home, lock_timeout_s=5.0, clock=lambda: NOW)
+    for root in (project, other):
+        server.answer(msgspec.json.encode({"op": "remember", "workspace": str(root), "text": MANUAL}))
+    kept = server.memory(str(project))._caches
+    assert server.memory(str(project))._caches is kept
+    assert server.memory(str(other))._caches is not kept
+
+
+def test_caches_by_workspace_gives_each_workspace_its_own_and_stays_bounded(tmp_path: Path) -> None:
+    from adapters.filestore import Workspace
+    from adapters.service import CachesByWorkspace
+
+    home = tmp_path / "home"
+    by = CachesByWorkspace(limit=2)
+    a, b, c = (Workspace(home, str(tmp_path / name)) for name in "abc")
+    first = by.of(a)
+    assert by.of(Workspace(home, str(tmp_path / "a"))) is first  # the same workspace, another object
+    assert by.of(b) is not first
+    by.of(a)  # used again: now b is the least recently used
+    by.of(c)
+    assert by.of(a) is first
+    assert by.of(b) is not by.of(c)
+    homes = CachesByWorkspace()  # the same project under another data home is another workspace
+    assert homes.of(a) is not homes.of(Workspace(tmp_path / "other-home", str(tmp_path / "a")))
+
+
+def test_the_workspace_lock_keeps_two_threads_of_one_process_apart(tmp_path: Path) -> None:
+    """Why one cache per workspace is safe in the hook server's threads: it is used only inside the
+    workspace's transaction, and a second thread of the same process cannot enter one while the first
+    is inside (each transaction takes ``flock`` on a descriptor of its own)."""
+    import threading
+
+    from adapters.filestore import Workspace
+    from adapters.storage_io import LockTimeout
+
+    home, root = tmp_path / "home", str(tmp_path / "project")
+    inside, leave = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with Workspace(home, root).transaction(NOW):
+            inside.set()
+            leave.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert inside.wait(30)
+        with pytest.raises(LockTimeout), Workspace(home, root, lock_timeout_s=0.3).transaction(NOW):
+            pass
+    finally:
+        leave.set()
+        holder.join(30)
+    with Workspace(home, root, lock_timeout_s=5.0).transaction(NOW):
+        pass  # free again once the first thread left

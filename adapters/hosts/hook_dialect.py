@@ -92,6 +92,9 @@ class HookEnv(NamedTuple):
     workspace: str | None = None
     #: an ``adapters.filestore.SnapshotCache`` of a long-running caller (the hook server)
     cache: Any = None
+    #: an ``adapters.service.CachesByWorkspace`` of a long-running caller (the hook server):
+    #: the core's speed state, one per workspace (docs/decisions.md#d14)
+    caches: Any = None
 
 
 class Dialect(NamedTuple):
@@ -318,7 +321,7 @@ def dispatch(payload: Mapping[str, Any], event: str, env: HookEnv, dialect: Dial
     from adapters.service import execute
 
     ws, _root = _workspace(payload, env)
-    result = execute(ws, command, env.now_ms())
+    result = execute(ws, command, env.now_ms(), env.caches.of(ws) if env.caches is not None else None)
     if result is None or event not in (SESSION_START, USER_PROMPT_SUBMIT):
         return ""
     return additional_context(event, result.output)

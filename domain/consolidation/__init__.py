@@ -26,8 +26,7 @@ The package: :mod:`~domain.consolidation.normalize` (the full pass),
 :mod:`~domain.consolidation.results`. Every name it offered as one module is still importable from here.
 """
 
-from domain.consolidation.archive import _MARKER_INDEXES
-from domain.consolidation.cleaning import _CLEAN, _redact_stored, backfill_retention_clock
+from domain.consolidation.cleaning import _redact_stored, backfill_retention_clock
 from domain.consolidation.dedupe import choose_better, dedupe
 from domain.consolidation.normalize import normalize_store
 from domain.consolidation.results import (
@@ -42,7 +41,7 @@ from domain.consolidation.results import (
     MigrationAudit,
     NormalizeResult,
 )
-from domain.consolidation.settled import _SETTLED, _is_settled, restamped
+from domain.consolidation.settled import _is_settled
 
 __all__ = [
     "ABSORBED_EXACT",
@@ -50,9 +49,6 @@ __all__ = [
     "P0_CLEANUP_MIGRATION_ID",
     "QUALITY_CLEANUP_MIGRATION_ID",
     "RETENTION_CLOCK_BACKFILL_MIGRATION_ID",
-    "_CLEAN",
-    "_MARKER_INDEXES",
-    "_SETTLED",
     "Absorption",
     "AbsorptionReason",
     "DedupeResult",
@@ -64,5 +60,4 @@ __all__ = [
     "choose_better",
     "dedupe",
     "normalize_store",
-    "restamped",
 ]

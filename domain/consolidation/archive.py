@@ -1,13 +1,14 @@
 """The archive (docs/decisions.md#d2): above the stored-active limit the weakest long-unrendered
 memories move out, leaving a marker; an active memory that duplicates a marker brings the archived
-one back. Markers are indexed by their key hashes, and the index of a markers tuple made by
-archiving or reviving is derived from the one it was made from (docs/performance.md)."""
+one back. Markers are indexed by their key hashes (in the caller's cache, docs/decisions.md#d14), and
+the index of a markers tuple made by archiving or reviving is derived from the one it was made from
+(docs/performance.md)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from msgspec.structs import replace
 
@@ -26,6 +27,9 @@ from domain.model import (
 from domain.ranking import sort_by_retention
 from domain.retention import Tuning, dormancy_at, retention_start_ms
 
+if TYPE_CHECKING:
+    from domain.caches import Caches
+
 _ARCHIVE_AFTER_MS: Final = LongTermLimits.ARCHIVE_UNRENDERED_DAYS * DAY_MS
 
 
@@ -37,27 +41,16 @@ def _same_entries(a: Sequence[MemoryEntry], b: Sequence[MemoryEntry]) -> bool:
     return len(by_id) == len(b) and all((x := by_id.get(e.id)) is e or x == e for e in a)
 
 
-# The key hashes of a store's archive markers, by the markers tuple (docs/performance.md). The tuple
-# is carried unchanged from one operation to the next until something is archived or revived, and
-# it grows with the archive, so looking at every marker at every normalisation would make a long
-# life cost more per operation. Keyed by ``id`` with the tuple kept in the value (an id cannot be
-# reused while remembered; a hit is only a hit for the very same tuple); bounded and invisible. A
-# tuple made by archiving or reviving gets its index from the one it was made from.
-class _MarkerIndex(NamedTuple):
+# The key hashes of a store's archive markers, by the markers tuple, filed in the caller's cache
+# (docs/performance.md, docs/decisions.md#d14). The tuple is carried unchanged from one operation to
+# the next until something is archived or revived, and it grows with the archive, so looking at
+# every marker at every normalisation would make a long life cost more per operation. A tuple made
+# by archiving or reviving gets its index from the one it was made from.
+class MarkerIndex(NamedTuple):
     markers: tuple[ArchiveMarker, ...]
     #: key hash -> the markers with that exact (``key_hash``) or identity hash
     exact: dict[str, tuple[ArchiveMarker, ...]]
     identity: dict[str, tuple[ArchiveMarker, ...]]
-
-
-_MARKER_INDEXES: Final[dict[int, _MarkerIndex]] = {}
-
-
-def _remember_markers(index: _MarkerIndex) -> _MarkerIndex:
-    if len(_MARKER_INDEXES) >= 64:
-        _MARKER_INDEXES.clear()
-    _MARKER_INDEXES[id(index.markers)] = index
-    return index
 
 
 def _add_markers(
@@ -70,24 +63,27 @@ def _add_markers(
         identity[marker.identity_key_hash] = (*identity.get(marker.identity_key_hash, ()), marker)
 
 
-def _marker_index(markers: tuple[ArchiveMarker, ...]) -> _MarkerIndex:
-    """The exact and identity hashes of ``markers`` (remembered)."""
-    hit = _MARKER_INDEXES.get(id(markers))
-    if hit is not None and hit.markers is markers:
+def _marker_index(markers: tuple[ArchiveMarker, ...], caches: Caches) -> MarkerIndex:
+    """The exact and identity hashes of ``markers`` (filed in ``caches``)."""
+    hit = caches.markers.get(markers)
+    if hit is not None:
         return hit
     exact: dict[str, tuple[ArchiveMarker, ...]] = {}
     identity: dict[str, tuple[ArchiveMarker, ...]] = {}
     _add_markers(exact, identity, markers)
-    return _remember_markers(_MarkerIndex(markers, exact, identity))
+    return caches.markers.put(markers, MarkerIndex(markers, exact, identity))
 
 
 def _derive_markers(
-    before: tuple[ArchiveMarker, ...], after: tuple[ArchiveMarker, ...], gone: Sequence[ArchiveMarker]
+    before: tuple[ArchiveMarker, ...],
+    after: tuple[ArchiveMarker, ...],
+    gone: Sequence[ArchiveMarker],
+    caches: Caches,
 ) -> None:
-    """``after`` is ``before`` without the markers ``gone`` and with new ones appended: when
-    ``before`` has an index, ``after`` gets one made from it."""
-    hit = _MARKER_INDEXES.get(id(before))
-    if hit is None or hit.markers is not before or after is before:
+    """Record the index of ``after``, which this module made from ``before`` by dropping the markers
+    ``gone`` and appending new ones, when ``before`` has an index: made from it."""
+    hit = caches.markers.get(before)
+    if hit is None or after is before:
         return
     exact, identity = dict(hit.exact), dict(hit.identity)
     for marker in gone:
@@ -98,7 +94,7 @@ def _derive_markers(
             else:
                 del table[key]
     _add_markers(exact, identity, after[len(before) - len(gone) :])
-    _remember_markers(_MarkerIndex(after, exact, identity))
+    caches.markers.put(after, MarkerIndex(after, exact, identity))
 
 
 def _revive(
@@ -107,13 +103,14 @@ def _revive(
     archive: Mapping[str, MemoryEntry],
     now_ms: int,
     now_iso: str,
+    caches: Caches,
 ) -> tuple[list[MemoryEntry], tuple[ArchiveMarker, ...], list[EvidenceInput]]:
     """Archived memories duplicated by an active entry come back (docs/decisions.md#d2). Returns the
     revived entries, the markers that remain and the events."""
     if not store.archived or not archive:
         return [], store.archived, []
-    hashes = [entry_key_hashes(entry) for entry in active]
-    index = _marker_index(store.archived)
+    hashes = [entry_key_hashes(entry, caches) for entry in active]
+    index = _marker_index(store.archived, caches)
     marked_exact, marked_identity = index.exact, index.identity
     if not any(exact in marked_exact or identity in marked_identity for exact, identity in hashes):
         return [], store.archived, []  # no active entry duplicates an archived one
@@ -124,7 +121,14 @@ def _revive(
         exact_hashes.setdefault(exact, entry)
         identity_hashes.setdefault(identity, entry)
     return _revive_markers(
-        store.archived, range(len(store.archived)), exact_hashes, identity_hashes, archive, now_ms, now_iso
+        store.archived,
+        range(len(store.archived)),
+        exact_hashes,
+        identity_hashes,
+        archive,
+        now_ms,
+        now_iso,
+        caches,
     )
 
 
@@ -136,6 +140,7 @@ def _revive_markers(
     archive: Mapping[str, MemoryEntry],
     now_ms: int,
     now_iso: str,
+    caches: Caches,
 ) -> tuple[list[MemoryEntry], tuple[ArchiveMarker, ...], list[EvidenceInput]]:
     """Bring back the archived memory of each marker at ``positions`` (ascending) that an active entry
     duplicates: ``exact_hashes`` / ``identity_hashes`` map a key hash to the first active entry with
@@ -166,7 +171,7 @@ def _revive_markers(
     remaining = markers[: cuts[0]]
     for here, after in zip(cuts, [*cuts[1:], len(markers)], strict=True):
         remaining += markers[here + 1 : after]
-    _derive_markers(markers, remaining, [markers[i] for i in cuts])
+    _derive_markers(markers, remaining, [markers[i] for i in cuts], caches)
     return revived, remaining, events
 
 
@@ -179,7 +184,12 @@ def _archive_eligible(entry: MemoryEntry, now_ms: int) -> bool:
 
 
 def _archive_overflow(
-    ordered: list[MemoryEntry], markers: tuple[ArchiveMarker, ...], now_ms: int, now_iso: str, limit: int
+    ordered: list[MemoryEntry],
+    markers: tuple[ArchiveMarker, ...],
+    now_ms: int,
+    now_iso: str,
+    limit: int,
+    caches: Caches,
 ) -> tuple[list[MemoryEntry], tuple[ArchiveMarker, ...], list[MemoryEntry], list[EvidenceInput]]:
     """While more than 500 entries are active, move the weakest eligible one out (docs/decisions.md#d2).
     ``ordered`` is strongest first. ``limit`` is the tuning's ``max_stored_active``."""
@@ -202,18 +212,18 @@ def _archive_overflow(
         new_markers.append(
             ArchiveMarker(
                 memory_id=entry.id,
-                key_hash=key_hash(exact_key(entry)),
-                identity_key_hash=key_hash(identity_key(entry)),
+                key_hash=key_hash(exact_key(entry, caches)),
+                identity_key_hash=key_hash(identity_key(entry, caches)),
                 archived_at=now_iso,
             )
         )
         events.append(evidence.archived(entry, limit, len(ordered)))
     replaced = {marker.key_hash for marker in new_markers}
-    index = _marker_index(markers)
+    index = _marker_index(markers, caches)
     gone = [m for key in replaced for m in index.exact.get(key, ())]
     kept_markers = tuple(m for m in markers if m.key_hash not in replaced) if gone else markers
     kept_markers += tuple(new_markers)
-    _derive_markers(markers, kept_markers, gone)
+    _derive_markers(markers, kept_markers, gone, caches)
     return kept, kept_markers, moved, events
 
 
@@ -226,13 +236,14 @@ def _rank_and_archive(
     now_iso: str,
     tuning: Tuning,
     events: list[EvidenceInput],
+    caches: Caches,
 ) -> tuple[tuple[MemoryEntry, ...], tuple[ArchiveMarker, ...], list[MemoryEntry]]:
     """The active entries strongest first, the weakest moved out above the stored-active limit (its
     events go to ``events``), then the superseded ones: the new entries, markers and archived
     entries. When only the order moved, the stored entries are kept as they are."""
-    ordered = sort_by_retention(kept_active, now_ms, dormancy_at(store, now_ms, tuning), tuning)
+    ordered = sort_by_retention(kept_active, now_ms, dormancy_at(store, now_ms, tuning), tuning, caches)
     ordered, markers, archived, archive_events = _archive_overflow(
-        ordered, markers, now_ms, now_iso, tuning.max_stored_active
+        ordered, markers, now_ms, now_iso, tuning.max_stored_active, caches
     )
     events.extend(archive_events)
     new_entries = (*ordered, *superseded)

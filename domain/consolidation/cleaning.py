@@ -1,12 +1,12 @@
 """The per-entry steps of normalisation: redaction of text and rationale, the retention-clock backfill
 and truncation to 260 code points (docs/decisions.md#normalisation-and-migrations), and the memo of
-entries they leave unchanged."""
+entries they leave unchanged, filed in the caller's cache (docs/decisions.md#d14)."""
 
 from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Final
+from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
@@ -14,11 +14,15 @@ from domain import evidence, safety
 from domain.model import EvidenceInput, LongTermLimits, MemoryEntry, MemoryStatus
 from domain.timeutil import parse_iso_ms
 
+if TYPE_CHECKING:
+    from domain.caches import Caches
+
 
 @lru_cache(maxsize=65536)
 def _redact_stored(text: str) -> str:
     """``safety.redact``, memoised: every normalisation redacts every stored text again, and stored
-    texts rarely change (docs/performance.md)."""
+    texts rarely change (docs/performance.md). A pure function of a plain string, so one memo serves
+    every caller of the process (docs/decisions.md#d14)."""
     return safety.redact(text)
 
 
@@ -61,38 +65,53 @@ def _truncated(entry: MemoryEntry) -> MemoryEntry:
     return replace(entry, text=safety.stored_text(entry.text, LongTermLimits.MAX_ENTRY_TEXT_CHARS))
 
 
-# Entries that redaction, retention-clock backfill and truncation leave as they are, by object
-# (docs/performance.md). Every normalisation looks at every stored entry again, and the entries are
-# the same frozen objects from one operation to the next. Keyed by ``id`` with the entry itself as
-# the value, so a hit is only a hit for the very same object (an id cannot be reused while it is
-# remembered); bounded (emptied when full) and invisible: being clean depends on the entry alone.
-_CLEAN_LIMIT: Final = 16384
-_CLEAN: Final[dict[int, MemoryEntry]] = {}
-
-
-def _cleaned(entry: MemoryEntry, now_ms: int) -> MemoryEntry:
-    """Backfill and truncation of one entry (after redaction); remembers entries all three steps
-    leave unchanged."""
+def _cleaned(entry: MemoryEntry, now_ms: int, caches: Caches) -> MemoryEntry:
+    """Backfill and truncation of one entry (after redaction); files entries that all three steps
+    leave unchanged in ``caches`` (docs/decisions.md#d14): every normalisation looks at every stored
+    entry again, and being clean depends on the entry alone."""
+    if entry in caches.clean:
+        return entry
     result = _truncated(backfill_retention_clock(entry, now_ms))
     if result is entry and _redacted(entry, "")[1] is None:
-        if len(_CLEAN) >= _CLEAN_LIMIT:
-            _CLEAN.clear()
-        _CLEAN[id(entry)] = entry
+        caches.clean.put(entry, True)
     return result
 
 
-def _clean_copy(entry: MemoryEntry, now_ms: int, now_iso: str, events: list[EvidenceInput]) -> MemoryEntry:
+def _clean_copy(
+    entry: MemoryEntry, now_ms: int, now_iso: str, events: list[EvidenceInput], caches: Caches
+) -> MemoryEntry:
     """What the full pass makes of one entry before revival and dedupe: redaction (its event goes to
     ``events``), then backfill and truncation."""
-    if _CLEAN.get(id(entry)) is entry:
+    if entry in caches.clean:
         return entry
     cleaned, event = _redacted(entry, now_iso)
     if event is not None:
         events.append(event)
-    return cleaned if _CLEAN.get(id(cleaned)) is cleaned else _cleaned(cleaned, now_ms)
+    return _cleaned(cleaned, now_ms, caches)
 
 
-def _is_clean(entry: MemoryEntry, now_ms: int) -> bool:
-    if _CLEAN.get(id(entry)) is not entry:
-        _cleaned(entry, now_ms)
-    return _CLEAN.get(id(entry)) is entry
+def _is_clean(entry: MemoryEntry, caches: Caches) -> bool:
+    """Redaction, backfill and truncation leave ``entry`` as it is (backfill leaves exactly the
+    entries with a valid clock alone, whatever the instant)."""
+    if entry in caches.clean:
+        return True
+    if not _valid_clock(entry.retention_clock):
+        return False
+    return _cleaned(entry, 0, caches) is entry and entry in caches.clean
+
+
+def _is_clean_as(entry: MemoryEntry, clean: MemoryEntry, caches: Caches) -> bool:
+    """``entry`` is clean, knowing that ``clean`` is: with the same text, rationale and status, only
+    the retention-clock backfill could change it (what re-stamping ``lastRenderedAt`` or reinforcing
+    in place makes), else it is checked in full."""
+    if entry in caches.clean:
+        return True
+    if (
+        entry.text == clean.text
+        and entry.rationale == clean.rationale
+        and entry.status is clean.status
+        and _valid_clock(entry.retention_clock)
+    ):
+        caches.clean.put(entry, True)
+        return True
+    return _is_clean(entry, caches)

@@ -5,7 +5,7 @@ reference's preference with a deterministic tie-break, and the absorption accoun
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 from msgspec.structs import replace
@@ -25,6 +25,9 @@ from domain.retention import (
     source_priority,
 )
 from domain.timeutil import parse_iso_ms
+
+if TYPE_CHECKING:
+    from domain.caches import Caches
 
 _ENTITY: Final = "entity"
 _SUPERSESSION: Final = "supersession"
@@ -103,10 +106,10 @@ class _UnionFind:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
-def _components(entries: Sequence[MemoryEntry]) -> list[list[int]]:
+def _components(entries: Sequence[MemoryEntry], caches: Caches | None = None) -> list[list[int]]:
     """Index groups of entries that share an exact key, or (project/reference) an identity key;
     groups in order of their first member, members in input order."""
-    pairs = [entry_keys(entry) for entry in entries]
+    pairs = [entry_keys(entry, caches) for entry in entries]
     exact = [pair[0] for pair in pairs]
     identity = [pair[1] for pair in pairs]
     if len(set(exact)) == len(exact) and len(set(identity)) == len(identity):
@@ -241,7 +244,9 @@ def _absorb_component(
     return survivor, absorptions, events
 
 
-def dedupe(entries: Sequence[MemoryEntry], now_ms: int, tuning: Tuning = DEFAULT_TUNING) -> DedupeResult:
+def dedupe(
+    entries: Sequence[MemoryEntry], now_ms: int, tuning: Tuning = DEFAULT_TUNING, caches: Caches | None = None
+) -> DedupeResult:
     """Merge duplicates among the active entries: entries with equal exact keys always merge, and
     project/reference entries with equal identity keys merge too (transitively). One survivor per
     group, chosen by :func:`choose_better` with a deterministic tie-break, so the surviving exact
@@ -250,12 +255,13 @@ def dedupe(entries: Sequence[MemoryEntry], now_ms: int, tuning: Tuning = DEFAULT
     duplicate as far as the reinforcement guards allow (``memory_reinforced``).
 
     Superseded entries are passed through untouched and in place. ``kept`` keeps input order, each
-    survivor at the position of the first member of its group."""
+    survivor at the position of the first member of its group. ``caches``: the keys of entries seen
+    before (docs/decisions.md#d14)."""
     superseded_ids = {e.id for e in entries if e.status is MemoryStatus.SUPERSEDED}
     active_positions = [i for i, e in enumerate(entries) if e.status is not MemoryStatus.SUPERSEDED]
     active, events = _unique_ids([entries[i] for i in active_positions], superseded_ids)
 
-    groups = _components(active)
+    groups = _components(active, caches)
     if len(groups) == len(active) and not events:
         # no duplicates and no id renamed: every entry stays as it is, in place
         return DedupeResult(kept=tuple(entries), absorptions=(), events=())

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from msgspec.structs import replace
 
+from domain.caches import Caches
 from domain.consolidation.archive import _marker_index, _rank_and_archive, _revive_markers
 from domain.consolidation.cleaning import _clean_copy, _is_clean
 from domain.consolidation.dedupe import _absorb_component
@@ -47,6 +48,7 @@ def _normalize_delta(
     now_ms: int,
     archive: Mapping[str, MemoryEntry],
     tuning: Tuning,
+    caches: Caches,
 ) -> NormalizeResult | None:
     """:func:`normalize_store` of ``store`` when it is the settled ``base`` with some entries replaced
     and some appended, looking only at those entries (docs/performance.md, "Simulation").
@@ -62,7 +64,7 @@ def _normalize_delta(
         store.archived is not base.archived
         or store.migrations != base.migrations
         or len(entries) < len(before)
-        or not _is_settled(base, tuning)
+        or not _is_settled(base, tuning, caches)
     ):
         return None
     delta = [i for i, (a, b) in enumerate(zip(entries, before, strict=False)) if a is not b]
@@ -71,8 +73,8 @@ def _normalize_delta(
         return None
     now_iso = iso_from_ms(now_ms)
     events: list[EvidenceInput] = []
-    touched = {i: _clean_copy(entries[i], now_ms, now_iso, events) for i in delta}
-    index = stored_index(before)
+    touched = {i: _clean_copy(entries[i], now_ms, now_iso, events, caches) for i in delta}
+    index = stored_index(before, caches)
     changed_at = set(delta)
     seen_ids: set[str] = set()
     for entry in touched.values():
@@ -85,12 +87,12 @@ def _normalize_delta(
     markers = store.archived
     revived: list[MemoryEntry] = []
     if markers and archive:
-        marker_index = _marker_index(markers)
+        marker_index = _marker_index(markers, caches)
         exact_hashes: dict[str, MemoryEntry] = {}
         identity_hashes: dict[str, MemoryEntry] = {}
         matched: dict[int, ArchiveMarker] = {}
         for entry in touched.values():
-            exact, identity = entry_key_hashes(entry)
+            exact, identity = entry_key_hashes(entry, caches)
             for found in (marker_index.exact.get(exact, ()), marker_index.identity.get(identity, ())):
                 matched.update((id(m), m) for m in found)
             exact_hashes.setdefault(exact, entry)
@@ -101,7 +103,7 @@ def _normalize_delta(
             if len(positions) < len(matched):
                 positions = [i for i, m in enumerate(markers) if id(m) in matched]
             revived, markers, found_events = _revive_markers(
-                markers, positions, exact_hashes, identity_hashes, archive, now_ms, now_iso
+                markers, positions, exact_hashes, identity_hashes, archive, now_ms, now_iso, caches
             )
             events.extend(found_events)
             for entry in revived:
@@ -119,7 +121,7 @@ def _normalize_delta(
     owners: tuple[dict[str, int], dict[str, int]] = ({}, {})
     for number, entry in list(items.items()):
         for key, stored_at, owner in zip(
-            entry_keys(entry), (index.first_exact, index.first_identity), owners, strict=True
+            entry_keys(entry, caches), (index.first_exact, index.first_identity), owners, strict=True
         ):
             holder = stored_at.get(key)
             if holder is not None and holder not in changed_at:
@@ -160,7 +162,7 @@ def _normalize_delta(
         new_entries = entries  # the same entries as stored: the stored order is kept
     else:
         new_entries, markers, archived = _rank_and_archive(
-            kept_active, superseded, store, markers, now_ms, now_iso, tuning, events
+            kept_active, superseded, store, markers, now_ms, now_iso, tuning, events, caches
         )
     changed = new_entries != entries or markers != store.archived
     result = replace(
@@ -175,16 +177,16 @@ def _normalize_delta(
         # Settled when no entry the delta made is unclean or duplicates a remaining marker (every
         # other entry was settled with the base, docs/performance.md).
         fresh = [*touched.values(), *revived, *survivors.values()]
-        remaining = _marker_index(markers) if markers else None
-        if all(_is_clean(e, now_ms) for e in fresh) and (
+        remaining = _marker_index(markers, caches) if markers else None
+        if all(_is_clean(e, caches) for e in fresh) and (
             remaining is None
             or not any(
                 exact in remaining.exact or identity in remaining.identity
-                for exact, identity in map(entry_key_hashes, fresh)
+                for exact, identity in (entry_key_hashes(e, caches) for e in fresh)
             )
         ):
-            _remember_settled(result, active_count)
-            derive_index(before, result.entries, fresh)
+            _remember_settled(result, active_count, caches)
+            derive_index(before, result.entries, fresh, caches)
     return NormalizeResult(
         store=result,
         absorptions=tuple(absorptions),

@@ -6,8 +6,9 @@ from collections.abc import Mapping
 
 from msgspec.structs import replace
 
+from domain.caches import Caches
 from domain.consolidation.archive import _rank_and_archive, _revive, _same_entries
-from domain.consolidation.cleaning import _CLEAN, _cleaned, _redacted
+from domain.consolidation.cleaning import _cleaned, _redacted
 from domain.consolidation.dedupe import dedupe
 from domain.consolidation.delta import _normalize_delta
 from domain.consolidation.migrations import _p0_cleanup, _quality_cleanup
@@ -32,6 +33,7 @@ def normalize_store(
     archive: Mapping[str, MemoryEntry] | None = None,
     tuning: Tuning = DEFAULT_TUNING,
     base: WorkspaceStore | None = None,
+    caches: Caches | None = None,
 ) -> NormalizeResult:
     """The whole normalisation of a workspace store (module docstring), as one pure step.
 
@@ -39,11 +41,15 @@ def normalize_store(
     the store has markers. The store's ``lastActivityAt`` and dormant spans are never touched, and
     ``updatedAt`` becomes ``now`` only when something changed. ``base`` (optional) is a store that
     ``store`` was made from by replacing or appending entries: when it is settled, only those
-    entries are looked at; the result is the same either way."""
-    if _is_settled(store, tuning):
+    entries are looked at; the result is the same either way. ``caches`` holds what earlier steps
+    derived from the same objects (docs/decisions.md#d14; a fresh one when none is given); the result
+    does not depend on it."""
+    if caches is None:
+        caches = Caches()
+    if _is_settled(store, tuning, caches):
         return NormalizeResult(store=store)
     if base is not None:
-        quick = _normalize_delta(store, base, now_ms, archive or {}, tuning)
+        quick = _normalize_delta(store, base, now_ms, archive or {}, tuning, caches)
         if quick is not None:
             return quick
     now_iso = iso_from_ms(now_ms)
@@ -51,8 +57,9 @@ def normalize_store(
     audit: list[MigrationAudit] = []
 
     entries: list[MemoryEntry] = []
+    clean = caches.clean.table  # a bulk lookup (domain/caches.py, IdentityMemo)
     for entry in store.entries:
-        if _CLEAN.get(id(entry)) is entry:
+        if (hit := clean.get(id(entry))) is not None and hit[0] is entry:
             entries.append(entry)  # redaction, backfill and truncation would leave it as it is
             continue
         cleaned, event = _redacted(entry, now_iso)
@@ -71,16 +78,21 @@ def normalize_store(
         events.extend(found)
         audit.extend(records)
         migrations.append(P0_CLEANUP_MIGRATION_ID)
-    entries = [entry if _CLEAN.get(id(entry)) is entry else _cleaned(entry, now_ms) for entry in entries]
+    entries = [
+        entry
+        if (hit := clean.get(id(entry))) is not None and hit[0] is entry
+        else _cleaned(entry, now_ms, caches)
+        for entry in entries
+    ]
     if RETENTION_CLOCK_BACKFILL_MIGRATION_ID not in migrations:
         migrations.append(RETENTION_CLOCK_BACKFILL_MIGRATION_ID)
 
     active = [e for e in entries if e.status is not MemoryStatus.SUPERSEDED]
     superseded = [e for e in entries if e.status is MemoryStatus.SUPERSEDED]
-    revived, markers, revival_events = _revive(active, store, archive or {}, now_ms, now_iso)
+    revived, markers, revival_events = _revive(active, store, archive or {}, now_ms, now_iso, caches)
     events.extend(revival_events)
 
-    deduped = dedupe([*active, *revived, *superseded], now_ms, tuning)
+    deduped = dedupe([*active, *revived, *superseded], now_ms, tuning, caches)
     events.extend(deduped.events)
     kept_active = [e for e in deduped.kept if e.status is not MemoryStatus.SUPERSEDED]
 
@@ -92,7 +104,7 @@ def normalize_store(
         new_entries = store.entries
     else:
         new_entries, markers, archived = _rank_and_archive(
-            kept_active, superseded, store, markers, now_ms, now_iso, tuning, events
+            kept_active, superseded, store, markers, now_ms, now_iso, tuning, events, caches
         )
     new_migrations = tuple(migrations)
     changed = new_entries != store.entries or new_migrations != store.migrations or markers != store.archived
@@ -106,7 +118,7 @@ def normalize_store(
         and (archive or not store.archived)
         and len(kept_active) <= tuning.max_stored_active
     ):
-        _remember_settled(store, len(kept_active))
+        _remember_settled(store, len(kept_active), caches)
     result = replace(
         store,
         entries=new_entries,
@@ -115,7 +127,7 @@ def normalize_store(
         updated_at=now_iso if changed else store.updated_at,
     )
     if changed:
-        _settle_result(result, revived, archive, tuning, now_ms)
+        _settle_result(result, revived, archive, tuning, caches)
     return NormalizeResult(
         store=result,
         absorptions=deduped.absorptions,

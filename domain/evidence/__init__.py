@@ -11,7 +11,7 @@ Key fields of a :class:`~domain.model.MemoryRef` carry raw keys here (``decision
 are hashed before anything reaches disk.
 """
 
-from domain.evidence.build import _REFS, event, memory_ref, relation, with_session
+from domain.evidence.build import event, memory_ref, relation, with_session
 from domain.evidence.flow import (
     PREVIEW_ACCEPTED,
     PREVIEW_REJECTED,
@@ -55,7 +55,6 @@ __all__ = [
     "PREVIEW_ACCEPTED",
     "PREVIEW_REJECTED",
     "SELECTED_REASONS",
-    "_REFS",
     "absorbed",
     "archived",
     "candidate_accepted",

@@ -4,7 +4,6 @@ relation, and stamping a session on events (:mod:`domain.evidence`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Final
 
 from domain import keys
 from domain.model import (
@@ -20,22 +19,11 @@ from domain.model import (
 )
 from domain.safety import preview
 
-# The reference of an entry, by entry object (docs/performance.md, "Simulation"): every render
-# builds one for each block entry. Keyed by ``id`` with the entry kept in the value (a hit is only a
-# hit for the very same object); bounded and invisible, since a reference is a frozen value that
-# depends on the entry alone.
-_REFS_LIMIT: Final = 16384
-_REFS: Final[dict[int, tuple[MemoryEntry, MemoryRef]]] = {}
-
 
 def memory_ref(entry: MemoryEntry, *, with_keys: bool = True) -> MemoryRef:
     """``{memoryId, memoryKeyHash, identityKeyHash, type, source, status}`` of ``entry``."""
-    if with_keys:
-        hit = _REFS.get(id(entry))
-        if hit is not None and hit[0] is entry:
-            return hit[1]
     exact, identity = keys.entry_keys(entry) if with_keys else (None, None)
-    ref = MemoryRef(
+    return MemoryRef(
         memory_id=entry.id,
         memory_key_hash=exact,
         identity_key_hash=identity,
@@ -43,11 +31,6 @@ def memory_ref(entry: MemoryEntry, *, with_keys: bool = True) -> MemoryRef:
         source=entry.source.value,
         status=entry.status.value,
     )
-    if with_keys:
-        if len(_REFS) >= _REFS_LIMIT:
-            _REFS.clear()
-        _REFS[id(entry)] = (entry, ref)
-    return ref
 
 
 def relation(role: RelationRole, entry: MemoryEntry | None) -> Relation:

@@ -220,7 +220,9 @@ def _entry_event(
 ) -> EvidenceInput:
     """The render event of one entry, from the fields it shows. Memoised (docs/performance.md): every
     render makes one for each block entry, and re-stamping ``lastRenderedAt`` gives the entries new
-    objects but not new events. Its reference is shared by the event and its relation."""
+    objects but not new events. Its reference is shared by the event and its relation. The memo takes
+    plain strings alone (the vocabulary members are strings), so it may serve every caller of the
+    process (docs/decisions.md#d14)."""
     ref = MemoryRef(
         memory_id=memory_id,
         memory_key_hash=exact,

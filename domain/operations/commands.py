@@ -87,6 +87,7 @@ def remember(
         include_unowned=False,
         archive=snap.archive,
         tuning=snap.tuning,
+        caches=snap.caches,
     )
     promoted_as = result.accounting.class_of(exact_key(entry)) or PromotionClass.REJECTED
     survivor = _resolve_survivor(result.store, entry)
@@ -173,7 +174,7 @@ def restore(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
         tombstones=tuple(t for t in store.tombstones if t.key_hash != key),
         updated_at=iso_from_ms(now_ms),
     )
-    normalized = normalize_store(store, now_ms, archive=snap.archive, tuning=snap.tuning)
+    normalized = normalize_store(store, now_ms, archive=snap.archive, tuning=snap.tuning, caches=snap.caches)
     return OpResult(
         store=normalized.store,
         journal=snap.journal,

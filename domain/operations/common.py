@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from msgspec.structs import replace
 
 from domain import evidence
-from domain.consolidation import restamped
+from domain.caches import Caches
 from domain.emitted import NOTHING, Emitted, events
 from domain.model import (
     CacheLimits,
@@ -139,14 +139,14 @@ def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_
     positions = [i for i, e in enumerate(entries) if e.id in ids and e.last_rendered_at != now_ms]
     for i in positions:
         entries[i] = replace(entries[i], last_rendered_at=now_ms)
-    return restamped(store, replace(store, entries=tuple(entries)), positions)
+    return replace(store, entries=tuple(entries))
 
 
 def _freeze(
-    store: WorkspaceStore, session: SessionState, now_ms: int, tuning: Tuning
+    store: WorkspaceStore, session: SessionState, now_ms: int, tuning: Tuning, caches: Caches
 ) -> tuple[WorkspaceStore, SessionState, RenderResult]:
     """Start a new cache epoch: render the block once and keep it, byte for byte, with the session."""
-    result = render_workspace_block(store, now_ms, tuning)
+    result = render_workspace_block(store, now_ms, tuning, caches)
     frozen = replace(
         session,
         epoch=session.epoch + 1,

@@ -92,11 +92,12 @@ def open_session(
         idle_owner_ids=idle_owner_ids(journal, opened.others, session_id, now_ms),
         archive=opened.archive,
         tuning=opened.tuning,
+        caches=opened.caches,
     )
     # a journal rebuilt from the sessions may be over its bound (docs/decisions.md#pending-journal-bound)
     early = _promote_over_bound(opened, promoted.store, promoted.journal, session_id, now_ms)
     session = _touch(remove_pending_memories(session, early.cleared_keys), now_ms)
-    store, session, rendered = _freeze(early.store, session, now_ms, opened.tuning)
+    store, session, rendered = _freeze(early.store, session, now_ms, opened.tuning, opened.caches)
     journal = early.journal
     pruned, pruned_events = prunable_sessions(journal, opened.others, session_id, now_ms)
     for gone in pruned:
@@ -117,7 +118,13 @@ def _promote_over_bound(
 ) -> PromotionResult:
     """The requests over the journal's bound promoted early (docs/decisions.md#pending-journal-bound)."""
     return promote_over_bound(
-        store, journal, now_ms, session_id=session_id, archive=snap.archive, tuning=snap.tuning
+        store,
+        journal,
+        now_ms,
+        session_id=session_id,
+        archive=snap.archive,
+        tuning=snap.tuning,
+        caches=snap.caches,
     )
 
 
@@ -243,12 +250,13 @@ def observe_compaction(
         idle_owner_ids=idle_owner_ids(journal, snap.others, session_id, now_ms),
         archive=snap.archive,
         tuning=snap.tuning,
+        caches=snap.caches,
     )
     session = remove_pending_memories(session, promoted.cleared_keys)
     store, linked = _link_retirements(promoted.store, retired)
     early = _promote_over_bound(snap, store, promoted.journal, session_id, now_ms)
     session = remove_pending_memories(session, early.cleared_keys)
-    store, session, rendered = _freeze(early.store, session, now_ms, snap.tuning)
+    store, session, rendered = _freeze(early.store, session, now_ms, snap.tuning, snap.caches)
     emitted += activity + promoted.emitted + events(refused) + events(linked)
     emitted += early.emitted + rendered.emitted
     return OpResult(
@@ -288,6 +296,7 @@ def end_session(
         include_unowned=False,
         archive=snap.archive,
         tuning=snap.tuning,
+        caches=snap.caches,
     )
     return OpResult(
         store=promoted.store,

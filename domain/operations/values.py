@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec
 import msgspec
 from msgspec.structs import replace
 
+from domain.caches import Caches
 from domain.emitted import Emits, Emitted
 from domain.keys import exact_key, key_hash
 from domain.model import MemoryEntry, PendingJournal, SessionState, WorkspaceStore
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     """What one operation may read. ``others`` are the other sessions of the workspace (used to find
     idle owners, docs/decisions.md#d7); ``archive`` maps archive-marker key hashes to archived entries
-    (docs/decisions.md#d2)."""
+    (docs/decisions.md#d2); ``caches`` is the speed state of the snapshot's owner
+    (docs/decisions.md#d14), which no result depends on (two caches compare equal)."""
 
     store: WorkspaceStore
     journal: PendingJournal
@@ -34,6 +36,8 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     workspace_root_hash: str | None = None
     #: the retention and render parameters; hosts always use the defaults, the simulator varies them.
     tuning: Tuning = DEFAULT_TUNING
+    #: what earlier steps derived from the same objects; owned by the caller (a fresh one by default)
+    caches: Caches = msgspec.field(default_factory=Caches)
 
 
 class CommandOutcome(StrEnum):

@@ -16,6 +16,7 @@ import msgspec
 from msgspec.structs import replace
 
 from domain import safety
+from domain.caches import Caches
 from domain.consolidation import Absorption, AbsorptionReason
 from domain.key_index import stored_index
 from domain.keys import exact_key, identity_key
@@ -159,6 +160,7 @@ def account_pending_promotions(
     *,
     archived: Sequence[MemoryEntry] = (),
     tombstoned: Collection[str] = (),
+    caches: Caches | None = None,
 ) -> PromotionAccounting:
     """Classify every pending key, first matching rule wins:
 
@@ -175,8 +177,8 @@ def account_pending_promotions(
     Clearable: the promoted and absorbed keys, and the rejected ones that can never be stored
     (tombstoned, not active). A ``not_in_store`` key stays pending, as in the reference; it leaves
     the journal through its retention limits."""
-    before_exact = stored_index(before).first_exact
-    after_index = stored_index(after)
+    before_exact = stored_index(before, caches).first_exact
+    after_index = stored_index(after, caches)
     archived_exact = {exact_key(e) for e in archived}
     absorbed = terminals(absorptions)
     classes: dict[PromotionClass, dict[str, None]] = {cls: {} for cls in PromotionClass}

@@ -9,6 +9,7 @@ from typing import Final
 
 from msgspec.structs import replace
 
+from domain.caches import Caches
 from domain.emitted import events
 from domain.keys import exact_key
 from domain.model import EvidenceInput, MemoryEntry, PendingJournal, WorkspaceStore
@@ -30,6 +31,7 @@ def promote_over_bound(
     session_id: str | None,
     archive: Mapping[str, MemoryEntry] | None = None,
     tuning: Tuning = DEFAULT_TUNING,
+    caches: Caches | None = None,
 ) -> PromotionResult:
     """Promote the requests beyond the journal's 50 newest entries (:func:`domain.pending.over_bound`)
     and take them out of the journal; a journal within its bound is returned as it is, with the
@@ -57,6 +59,7 @@ def promote_over_bound(
         archive=archive,
         tuning=tuning,
         cause=EARLY_PROMOTION,
+        caches=caches,
     )
     reasons = dict(promoted.accounting.reasons)
     clearable = set(promoted.accounting.clearable)

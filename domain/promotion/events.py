@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from domain import evidence
+from domain.caches import Caches
 from domain.consolidation import Absorption
 from domain.key_index import stored_index
 from domain.keys import exact_key
@@ -27,10 +28,11 @@ def _retained(
     terminal: Absorption | None,
     after: Sequence[MemoryEntry],
     archived: Sequence[MemoryEntry],
+    caches: Caches | None,
 ) -> MemoryEntry | None:
     """The stored memory a pending one ended up in: the terminal's survivor, else the first active
     ``after`` entry (then archived entry) with the same exact or identity key."""
-    index = stored_index(after)
+    index = stored_index(after, caches)
     if terminal is not None and terminal.survivor_id:
         position = index.first_id.get(terminal.survivor_id)
         if position is not None:
@@ -56,6 +58,7 @@ def promotion_events(
     accounting: PromotionAccounting,
     *,
     archived: Sequence[MemoryEntry] = (),
+    caches: Caches | None = None,
 ) -> tuple[EvidenceInput, ...]:
     """Exactly one ``promotion_*`` outcome event per distinct pending key, in pending order."""
     absorbed = terminals(absorptions)
@@ -69,7 +72,7 @@ def promotion_events(
         seen.add(key)
         cls = accounting.class_of(key)
         reason = reasons.get(key, PromotionReason.NOT_IN_STORE)
-        retained = _retained(entry, terminal_for(candidate_keys(entry), absorbed), after, archived)
+        retained = _retained(entry, terminal_for(candidate_keys(entry), absorbed), after, archived, caches)
         if cls is PromotionClass.PROMOTED:
             codes: tuple[str, ...] = (PromotionReason.NEW_WORKSPACE_ENTRY,)
             if reason is PromotionReason.ARCHIVED:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Final
 from msgspec.structs import replace
 
 from domain import consolidation
+from domain.caches import Caches
 from domain.emitted import Emits, events
 from domain.key_index import stored_index
 from domain.keys import exact_key, first_per_key, key_hash
@@ -69,11 +70,12 @@ def _merge_into_store(
     session_id: str | None,
     now_ms: int,
     tuning: Tuning,
+    caches: Caches,
 ) -> tuple[WorkspaceStore, list[EvidenceInput]]:
     """Reinforce exact duplicates of active entries (with evidence, docs/decisions.md#b14), append the
     rest (docs/decisions.md#b15)."""
     entries = list(store.entries)
-    index = dict(stored_index(store.entries).last_exact)  # the last active entry with each exact key
+    index = dict(stored_index(store.entries, caches).last_exact)  # the last active entry with each exact key
     found_events: list[EvidenceInput] = []
     for entry in pending:
         key = exact_key(entry)
@@ -148,6 +150,7 @@ def promote(
     archive: Mapping[str, MemoryEntry] | None = None,
     tuning: Tuning = DEFAULT_TUNING,
     cause: str | None = None,
+    caches: Caches | None = None,
 ) -> PromotionResult:
     """Promote what is pending for ``session_id`` (:mod:`domain.promotion`). With nothing pending the
     store is only normalised, and only the journal's own normalisation is reported besides.
@@ -158,7 +161,10 @@ def promote(
     store normalisation, one ``promotion_*`` per pending key (each with ``cause`` as a second reason
     code when one is given), then the journal removals; all carry ``session_id`` when one is given.
     The journal records the adopted owners' entries it clears (``promotedForOwners``,
-    docs/decisions.md#pending-journal-bound)."""
+    docs/decisions.md#pending-journal-bound). ``caches``: what earlier steps derived from the same
+    entries (docs/decisions.md#d14; a fresh one when none is given)."""
+    if caches is None:
+        caches = Caches()
     journal, journal_events = normalize_journal(journal, now_ms)
     adopted = tuple(sorted({o for o in idle_owner_ids if o and o != session_id}))  # stable event order
     owners = ((session_id,) if session_id else ()) + adopted
@@ -173,7 +179,9 @@ def promote(
     if not pending:
         # Nothing to promote, but the store is still normalised: a store written elsewhere (an
         # imported reference store, a hand edit) must be redacted and deduped before it is shown.
-        normalized = consolidation.normalize_store(store, now_ms, archive=archive, tuning=tuning)
+        normalized = consolidation.normalize_store(
+            store, now_ms, archive=archive, tuning=tuning, caches=caches
+        )
         return PromotionResult(
             store=normalized.store,
             journal=journal,
@@ -188,8 +196,10 @@ def promote(
     storable = [
         e for e in pending if exact_key(e) not in tombstoned and e.status is not MemoryStatus.SUPERSEDED
     ]
-    merged, reinforce_events = _merge_into_store(store, storable, session_id, now_ms, tuning)
-    normalized = consolidation.normalize_store(merged, now_ms, archive=archive, tuning=tuning, base=store)
+    merged, reinforce_events = _merge_into_store(store, storable, session_id, now_ms, tuning, caches)
+    normalized = consolidation.normalize_store(
+        merged, now_ms, archive=archive, tuning=tuning, base=store, caches=caches
+    )
     after = normalized.store.entries
     accounting = account_pending_promotions(
         pending,
@@ -198,6 +208,7 @@ def promote(
         normalized.absorptions,
         archived=normalized.archived,
         tombstoned=tombstoned,
+        caches=caches,
     )
 
     # (owner, unowned-only) pairs: this session's and the adopted owners' entries, then unowned ones
@@ -218,7 +229,7 @@ def promote(
         journal = record_promoted_for_owners(journal, taken, ADOPTED, now_ms)
 
     outcome_events = promotion_events(
-        pending, after, normalized.absorptions, accounting, archived=normalized.archived
+        pending, after, normalized.absorptions, accounting, archived=normalized.archived, caches=caches
     )
     if cause is not None:
         outcome_events = tuple(replace(e, reason_codes=(*e.reason_codes, cause)) for e in outcome_events)

@@ -262,6 +262,8 @@ def preview(text: str, limit: int = 120) -> str:
     return _preview(text, limit)
 
 
+# A memo over plain strings: a pure function of its arguments, so it may serve every caller of the
+# process (the core keeps no other state between calls, docs/decisions.md#d14).
 @lru_cache(maxsize=16384)
 def _preview_memo(text: str, limit: int) -> str:
     """:func:`_preview`, remembered for short texts: every render previews each block entry's text

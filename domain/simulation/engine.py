@@ -108,7 +108,7 @@ def _probe(
     trace: dict[str, list[float | None]] | None,
 ) -> tuple[list[str], int, dict[str, int]]:
     """Render the block at ``at_ms`` without changing anything; update the memory tracks."""
-    result = render_workspace_block(ws.store, at_ms, ws.tuning)
+    result = render_workspace_block(ws.store, at_ms, ws.tuning, ws.caches)
     active = [e for e in ws.store.entries if e.status is not MemoryStatus.SUPERSEDED]
     for entry in active:
         track = tracks.get(entry.id)

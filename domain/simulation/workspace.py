@@ -4,7 +4,8 @@
 it holds what the file store holds on disk, as values, and runs an operation as the shell does
 (``adapters/commands/_run.py``): snapshot, pure step, result kept through ``apply_result``, the
 write-back the file transaction and the tests' shells use too. It adds the count of the gate's
-rejections, read from the evidence. Nothing is written anywhere.
+rejections, read from the evidence. Nothing is written anywhere. A run has one workspace, so one
+speed cache (``caches``, docs/decisions.md#d14), which the day-end probe renders with too.
 """
 
 from __future__ import annotations
