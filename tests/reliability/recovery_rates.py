@@ -1,12 +1,13 @@
 """How much of a workspace comes back after one of its state files is damaged (docs/reliability.md,
 "Recovery rates").
 
-A workspace is built through the real code (the Python API, one transaction per call): 500 stored
-memories (490 remembered in one operation, then 10 more one call each, so the store has been
-replaced many times) and four open sessions with three pending "remember" requests and a little hot
-state each. Then one file — the store, the pending journal or the first session's file — is damaged
-one way (:mod:`tests.reliability.damage`), one session start (``open_session``, which reads every
-state file) runs, and two things are counted:
+A workspace is built through the real code (the Python API, one transaction per call): 490 memories
+remembered in one operation, four open sessions with three pending "remember" requests, an edited
+file and a failed command each, then 10 more memories remembered one call each, so that the last
+write of every file added something its last good generation lacks (the store: the 500th memory; a
+session file: its open error). Then one file — the store, the pending journal or the first
+session's file — is damaged one way (:mod:`tests.reliability.damage`), one session start
+(``open_session``, which reads every state file) runs, and two things are counted:
 
 * **records**: of the damaged file's records before the damage (the store's and the journal's
   entries, the session's pending memories, active files, open errors and recent decisions), how many
@@ -15,6 +16,7 @@ state file) runs, and two things are counted:
   every session has ended (the pending ones are promoted then).
 
     python -m tests.reliability.recovery_rates        # prints the markdown table
+    python -m tests.reliability.recovery_rates --without-previous   # no last good generation
 """
 
 from __future__ import annotations
@@ -77,22 +79,17 @@ def build(home: Path, root: Path) -> None:
     clock = [T0]
     memory = WorkingMemory(root, home=home, clock=lambda: clock[0])
     memory.run(None, lambda snap: _bulk(snap, STORED - ONE_BY_ONE, T0), with_others=False)
-    for i in range(STORED - ONE_BY_ONE, STORED):
-        clock[0] += 1000
-        memory.remember(stored_text(i), type="decision")
     for session in SESSIONS:
         clock[0] += 1000
         memory.open_session(session)
         for k in range(REQUESTS_PER_SESSION):
             memory.user_message(session, "remember: " + pending_text(session, k))
         memory.tool_result(session, "edit", args={"filePath": f"src/{session}/app.py"})
-        memory.tool_result(
-            session,
-            "bash",
-            args={"command": "npm test"},
-            output="Error: Cannot find module ./config",
-            exit_code=1,
-        )
+        failure = "Error: Cannot find module ./config"
+        memory.tool_result(session, "bash", args={"command": "npm test"}, output=failure, exit_code=1)
+    for i in range(STORED - ONE_BY_ONE, STORED):
+        clock[0] += 1000
+        memory.remember(stored_text(i), type="decision")
 
 
 def expected_memories() -> set[str]:
@@ -126,13 +123,19 @@ def records(path: Path, file_kind: str) -> set[str]:
     return set() if value is None else {e.id for e in value.entries}
 
 
-def measure(template: Path, scratch: Path, file_kind: str, damage_kind: str) -> Rate:
-    """Copy the workspace under ``template`` to ``scratch``, damage one file, start a session, count."""
+def measure(
+    template: Path, scratch: Path, file_kind: str, damage_kind: str, *, previous: bool = True
+) -> Rate:
+    """Copy the workspace under ``template`` to ``scratch``, damage one file, start a session, count.
+    ``previous=False`` removes the file's last good generation first (what its damaged bytes alone
+    give back)."""
     home = scratch / "home"
     shutil.copytree(template / "home", home, symlinks=True)
     root = template / "project"
     files = workspace_paths(home, str(root))
     path = target(files, file_kind)
+    if not previous:
+        path.with_name(path.name + ".prev").unlink(missing_ok=True)
     before = records(path, file_kind)
     damage(path, damage_kind, scratch / "outside")
     memory = WorkingMemory(root, home=home, clock=lambda: T0 + 3_600_000)
@@ -146,7 +149,7 @@ def measure(template: Path, scratch: Path, file_kind: str, damage_kind: str) -> 
     return Rate(file_kind, damage_kind, len(before), len(back), len(expected), len(texts & expected))
 
 
-def rates(scratch: Path) -> Iterator[Rate]:
+def rates(scratch: Path, *, previous: bool = True) -> Iterator[Rate]:
     """Every file kind damaged every way, each on a fresh copy of one built workspace."""
     template = scratch / "template"
     (template / "project").mkdir(parents=True)
@@ -155,18 +158,19 @@ def rates(scratch: Path) -> Iterator[Rate]:
         for damage_kind in DAMAGES:
             case = scratch / f"{file_kind}-{damage_kind}"
             case.mkdir()
-            yield measure(template, case, file_kind, damage_kind)
+            yield measure(template, case, file_kind, damage_kind, previous=previous)
 
 
 def percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "—"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    previous = "--without-previous" not in (sys.argv[1:] if argv is None else argv)
     print("| file | damage | records back | memories back |")
     print("|---|---|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="workmem-recovery-") as scratch:
-        for r in rates(Path(scratch)):
+        for r in rates(Path(scratch), previous=previous):
             print(
                 f"| {r.file_kind} | {r.damage} | {r.records_back} of {r.records} "
                 f"({percent(r.records_back, r.records)}) | {r.memories_back} of {r.memories} "
