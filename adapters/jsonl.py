@@ -167,10 +167,12 @@ def keep_previous(target: Path) -> None:
     """Keep ``target`` as it is now as ``<name>.prev`` (docs/decisions.md#last-good-generation), just
     before it is replaced: a hard link to its bytes under a temp name, given mode 0600 and renamed over
     the previous one, so ``<name>.prev`` is always one whole generation and costs no copy. Where the
-    file system has no hard links, a copy is written the way :func:`atomic_write` writes. No directory
-    fsync: the replace that follows fsyncs the same directory. Nothing to keep when ``target`` is
-    missing."""
+    file system has no hard links, a copy is written the way :func:`atomic_write` writes. A symbolic
+    link or a directory found at ``<name>.prev`` is moved aside (:func:`refuse_symlink`), never
+    replaced or followed. No directory fsync: the replace that follows fsyncs the same directory.
+    Nothing to keep when ``target`` is missing."""
     previous = previous_of(target)
+    refuse_symlink(previous, file_expected=True)  # a link or directory there is moved aside
     tmp = temp_name(previous)
     try:
         os.link(target, tmp, follow_symlinks=False)

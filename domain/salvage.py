@@ -263,7 +263,7 @@ def _assemble(
 def describe_salvage(salvaged: Salvaged[Any], previous_name: str | None = None) -> str:
     """A short, content-free description. Lenient: ``salvaged: 12 entries readable, 3 damaged
     characters replaced by U+FFFD``; in fragments: ``recovered 167 entries from the damaged bytes
-    and 333 from the last good generation (NAME), 1 damaged place, 0 entries known lost``."""
+    and 333 from the last good generation (NAME), 1 unreadable, 0 entries known lost``."""
     replaced = salvaged.replaced_characters
     if salvaged.mode in (SalvageMode.STRICT, SalvageMode.LENIENT):
         parts = [f"{salvaged.readable_entries} entries readable"]

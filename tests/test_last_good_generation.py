@@ -125,6 +125,24 @@ def test_a_linked_file_of_another_mode_is_kept_private(tmp_path: Path) -> None:
     assert not previous_of(tmp_path / "missing.json").exists()
 
 
+def test_a_directory_or_link_where_the_last_generation_goes_is_moved_aside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "state.json"
+    target.write_bytes(b"{}")
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"not mine")
+    previous_of(target).mkdir()
+    keep_previous(target)
+    assert previous_of(target).read_bytes() == b"{}"
+    previous_of(target).unlink()
+    previous_of(target).symlink_to(outside)
+    keep_previous(target)
+    assert outside.read_bytes() == b"not mine" and not previous_of(target).is_symlink()
+    moved = sorted(p.name for p in tmp_path.iterdir() if ".prev.corrupt-" in p.name)
+    assert len(moved) == 2 and capsys.readouterr().err.count("moved aside") == 2
+
+
 # ---- recovering with it -------------------------------------------------------------------------------
 
 
