@@ -2,8 +2,9 @@
 
 Every door into workmem — the CLI, ``workmem serve``, the MCP server, a Python host — calls this class,
 so a rule written once holds everywhere (the safety gate for a ``remember``, sub-agent sessions causing
-no writes, ...). Each mutating method runs lock → read → pure step → write → evidence through
-:func:`adapters.commands._run.run_operation`; read-only methods never write.
+no writes, ...). Each mutating method builds one command (:mod:`domain.commands`) and hands it to the
+one service, :func:`adapters.service.execute` (lock → read → pure step → write → evidence); read-only
+methods never write.
 
 Results are frozen ``msgspec.Struct`` values (defined in :mod:`adapters.api_values` with the checks of
 the arguments, and importable from here). Failures:

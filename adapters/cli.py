@@ -224,6 +224,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--older-than-days", type=_non_negative, metavar="N", help="ignore directories newer than N days"
     )
     p.add_argument("--include-orphans", action="store_true", help="also missing non-temp roots")
+    p = _command(
+        sub, "recover", "recover:recover", "list what was set aside; restore memories from it", json_flag=True
+    )
+    p.add_argument("--restore", metavar="NAME", help="bring back the memories NAME holds that are missing")
+    p.add_argument("--dry-run", action="store_true", help="with --restore: only say what it would bring back")
     _command(sub, "tour", "adapters.tour:tour", "a 60-second scripted tour on a temporary workspace")
     p = _command(
         sub, "simulate", "simulate:simulate_cmd", "run a scenario offline: months in seconds", json_flag=True

@@ -75,6 +75,7 @@ from adapters.storage_io import (
     StorageUnavailable,
     archive_key,
     read_file,
+    salvage_file,
     storage_event,
     unavailable,
 )
@@ -91,7 +92,6 @@ from domain.model import (
     WorkspaceRef,
     WorkspaceStore,
 )
-from domain.salvage import describe_salvage, salvage_document
 from domain.timeutil import iso_from_ms
 
 #: the storage names this module has always offered (they live in adapters.storage_io and
@@ -164,14 +164,19 @@ class Workspace:
             hit = self.cache.get(path, data)
             if hit is not None:
                 return Loaded(hit)  # type: ignore[arg-type]
-        salvaged = salvage_document(data, tp, empty if isinstance(empty, tp) else None)
+        value = decode(data, tp).value_or(None)
+        if value is not None:
+            if self.cache is not None:
+                self.cache.put(path, data, value)
+            return Loaded(value)
+        from domain.salvage import describe_salvage  # only a damaged file gets here
+
+        salvaged, previous = salvage_file(path, data, tp, empty if isinstance(empty, tp) else None)
         if salvaged is None:
             return Loaded(empty, corrupt=True)
-        if salvaged.damaged:
-            return Loaded(salvaged.value, damage=f"{path.name} is damaged; {describe_salvage(salvaged)}")
-        if self.cache is not None:
-            self.cache.put(path, data, salvaged.value)
-        return Loaded(salvaged.value)
+        return Loaded(
+            salvaged.value, damage=f"{path.name} is damaged; {describe_salvage(salvaged, previous)}"
+        )
 
     def read_store(self, now_ms: int) -> Loaded[WorkspaceStore]:
         return self._view(self.paths.store, WorkspaceStore, self.empty_store(now_ms))

@@ -21,6 +21,12 @@ from domain.codec import encode_line
 
 FILE_MODE: Final = 0o600
 DIR_MODE: Final = 0o700
+#: ``<name>.prev``: the last good generation of a state file (docs/decisions.md#last-good-generation)
+PREVIOUS_SUFFIX: Final = ".prev"
+#: ``os.link`` failures that mean the file system has no hard links (a copy is written instead)
+_NO_HARD_LINKS: Final = frozenset(
+    {errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOSYS, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", -1)}
+)
 _O_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
 O_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 
@@ -150,6 +156,48 @@ def atomic_write(target: Path, data: bytes, *, mode: int = FILE_MODE) -> None:
             os.unlink(tmp)
         raise
     fsync_dir(target.parent)
+
+
+def previous_of(target: Path) -> Path:
+    """Where the last good generation of ``target`` is kept: ``<name>.prev`` next to it."""
+    return target.with_name(target.name + PREVIOUS_SUFFIX)
+
+
+def keep_previous(target: Path) -> None:
+    """Keep ``target`` as it is now as ``<name>.prev`` (docs/decisions.md#last-good-generation), just
+    before it is replaced: a hard link to its bytes under a temp name, given mode 0600 and renamed over
+    the previous one, so ``<name>.prev`` is always one whole generation and costs no copy. Where the
+    file system has no hard links, a copy is written the way :func:`atomic_write` writes. A symbolic
+    link or a directory found at ``<name>.prev`` is moved aside (:func:`refuse_symlink`), never
+    replaced or followed. No directory fsync: the replace that follows fsyncs the same directory.
+    Nothing to keep when ``target`` is missing."""
+    previous = previous_of(target)
+    refuse_symlink(previous, file_expected=True)  # a link or directory there is moved aside
+    tmp = temp_name(previous)
+    try:
+        os.link(target, tmp, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        data = read_bytes(target)
+        if data is not None:
+            atomic_write(previous, data)
+        return
+    try:
+        st = os.lstat(tmp)
+        if not stat.S_ISREG(st.st_mode):  # never keep (or chmod through) a link
+            os.unlink(tmp)
+            return
+        if stat.S_IMODE(st.st_mode) != FILE_MODE:  # the old file's mode; it is replaced next anyway
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, previous)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _open_no_follow(target: Path, flags: int, mode: int = FILE_MODE) -> int:

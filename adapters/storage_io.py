@@ -4,20 +4,25 @@ revision on disk, the storage evidence events and the decode cache of a long-run
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Final, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, NamedTuple, TypeVar
 
 import msgspec
 from returns.result import Result
 
 from adapters.evidence_log import describe_os_error
-from adapters.jsonl import SymlinkRefused, read_bytes
-from domain.codec import DecodeFailure
+from adapters.jsonl import SymlinkRefused, atomic_write, previous_of, read_bytes
+from domain.codec import DecodeFailure, decode
 from domain.ids import hash16
 from domain.keys import exact_key
 from domain.model import EventType, EvidenceInput, MemoryEntry, Outcome, Phase
+
+if TYPE_CHECKING:
+    from domain.salvage import Salvaged
 
 T = TypeVar("T")
 S = TypeVar("S", bound=msgspec.Struct)
@@ -79,6 +84,105 @@ def read_file(path: Path) -> bytes | None:
         return b""
     except OSError as exc:
         raise unavailable("read", path, exc) from None
+
+
+def salvage_file(
+    path: Path,
+    data: bytes,
+    tp: type[S],
+    empty: S | None,
+    settled: Callable[[], frozenset[str]] | None = None,
+) -> tuple[Salvaged[S] | None, str | None]:
+    """The damaged ``data`` of ``path`` salvaged with the help of its last good generation
+    (``<name>.prev``, docs/decisions.md#last-good-generation) when that decodes; and the name of the
+    last good generation used. An unreadable ``.prev`` is no generation at all: reading it never fails
+    the command. ``settled`` gives the ids that must not come back from it (asked only when used)."""
+    from domain.salvage import salvage_document  # only a damaged file gets here
+
+    previous: S | None = None
+    kept = previous_of(path)
+    try:
+        earlier = read_file(kept)
+    except StorageError:
+        earlier = None
+    if earlier:
+        previous = decode(earlier, tp).value_or(None)
+    ids = settled() if previous is not None and settled is not None else frozenset()
+    salvaged = salvage_document(data, tp, empty, previous, settled=ids)
+    return salvaged, (kept.name if previous is not None else None)
+
+
+def aside_name(path: Path, now_ms: int) -> Path:
+    """``<name>.corrupt-<ms>`` (``-2``, ``-3``, ... when taken) next to ``path``: unique under the
+    workspace lock, and free of a pid, so that an event may name it."""
+    target = path.with_name(f"{path.name}.corrupt-{now_ms}")
+    n = 1
+    while os.path.lexists(target):
+        n += 1
+        target = path.with_name(f"{path.name}.corrupt-{now_ms}-{n}")
+    return target
+
+
+def set_aside(path: Path, data: bytes, now_ms: int) -> tuple[Path, bool]:
+    """Keep the damaged ``path`` aside (:func:`aside_name`): a regular file is copied, byte for byte
+    (``data``), and stays in place until a good value replaces it; a symbolic link or a directory in
+    its place is moved aside whole. Returns the aside path and whether ``path`` was moved. Raises
+    ``OSError``."""
+    target = aside_name(path, now_ms)
+    if stat.S_ISREG(os.lstat(path).st_mode):
+        atomic_write(target, data)
+        return target, False
+    os.rename(path, target)
+    return target, True
+
+
+def move_aside(path: Path, kind: str, failure: DecodeFailure, now_ms: int) -> tuple[str, EvidenceInput]:
+    """Move the unreadable ``path`` aside (:func:`aside_name`) and return the warning and the
+    ``storage_corrupt_json_quarantined`` event that say so."""
+    target = aside_name(path, now_ms)
+    link = os.path.islink(path)
+    try:
+        os.rename(path, target)
+    except OSError as exc:
+        raise unavailable("move aside corrupt", path, exc) from None
+    problem = "a symbolic link (never followed)" if link else "invalid JSON"
+    reason = "symlink" if link else ("invalid_json" if failure.kind == "invalid_json" else "invalid_shape")
+    found = storage_event(
+        EventType.STORAGE_CORRUPT_JSON_QUARANTINED,
+        Outcome.QUARANTINED,
+        reason,
+        {"storeKind": kind, "quarantined": True},
+    )
+    return f"{path} is {problem}; moved aside to {target.name}", found
+
+
+def salvage_report(
+    path: Path, kind: str, salvaged: Salvaged[S], aside: Path, previous: str | None
+) -> tuple[str, EvidenceInput]:
+    """The one-line warning and the ``storage_corrupt_json_quarantined`` event of a salvaged file:
+    how many entries came from its damaged bytes and how many from its last good generation (named),
+    how many are known lost, and the name of the copy kept aside."""
+    from domain.salvage import describe_salvage
+
+    message = (
+        f"{path.name} is damaged; {describe_salvage(salvaged, previous)}; the original is kept as "
+        f"{aside.name} (`workmem recover` lists what was set aside)"
+    )
+    details: dict[str, str | int | bool] = {
+        "storeKind": kind,
+        "quarantined": True,
+        "salvageMode": salvaged.mode,
+        "readableEntries": salvaged.readable_entries,
+        "unreadableEntries": salvaged.unreadable_entries,
+        "replacedCharacters": salvaged.replaced_characters,
+        "previousEntries": salvaged.previous_entries,
+        "lostEntries": salvaged.lost_entries,
+        "asideFile": aside.name,
+    }
+    if previous is not None:
+        details["previousFile"] = previous
+    found = storage_event(EventType.STORAGE_CORRUPT_JSON_QUARANTINED, Outcome.RECOVERED, "salvaged", details)
+    return message, found
 
 
 class _Revision(msgspec.Struct):

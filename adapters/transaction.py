@@ -4,8 +4,7 @@ creates it; the guarantees are listed in :mod:`adapters.filestore`."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -13,7 +12,14 @@ import msgspec
 from msgspec.structs import replace
 
 from adapters.evidence_log import describe_os_error, warn
-from adapters.jsonl import append_records, atomic_write, ensure_private_dir, rotate_if_larger
+from adapters.jsonl import (
+    append_records,
+    atomic_write,
+    ensure_private_dir,
+    keep_previous,
+    previous_of,
+    rotate_if_larger,
+)
 from adapters.paths import migration_log, rejection_log, session_file_name
 from adapters.storage_io import (
     KIND_JOURNAL,
@@ -24,7 +30,11 @@ from adapters.storage_io import (
     StorageError,
     cached_decode,
     disk_revision,
+    move_aside,
     read_file,
+    salvage_file,
+    salvage_report,
+    set_aside,
     storage_event,
     unavailable,
 )
@@ -38,10 +48,10 @@ from domain.model import (
     SessionState,
     WorkspaceStore,
 )
-from domain.salvage import Salvaged, describe_salvage, salvage_document
 
 if TYPE_CHECKING:
     from adapters.filestore import Workspace
+    from domain.salvage import Salvaged
 
 S = TypeVar("S", bound=msgspec.Struct)
 
@@ -68,8 +78,12 @@ class Transaction:
         self._archive_out: list[MemoryEntry] = []
         self._audit: list[msgspec.Struct] = []
         self._rejections: list[msgspec.Struct] = []
-        #: damaged files whose salvaged value must be written back, with the bytes they held
-        self._salvaged: dict[Path, bytes] = {}
+        #: damaged files whose salvaged value must be written back, with the bytes they held (``None``:
+        #: the file was moved aside, so none)
+        self._salvaged: dict[Path, bytes | None] = {}
+        #: files read whole: their bytes become their last good generation when the commit replaces
+        #: them (docs/decisions.md#last-good-generation)
+        self._clean: set[Path] = set()
         #: kinds (``pending_journal``, ...) found damaged in this transaction: moved aside or salvaged
         self.damaged: set[str] = set()
         #: values as written by the commit, with their new revisions: ``workspace_memory``,
@@ -82,77 +96,52 @@ class Transaction:
         if not self._open:
             raise RuntimeError("the transaction is closed; use it only inside its with-block")
 
-    def _load(self, path: Path, kind: str, tp: type[S], empty: S | None = None) -> S | None:
+    def _load(
+        self,
+        path: Path,
+        kind: str,
+        tp: type[S],
+        empty: S | None = None,
+        settled: Callable[[], frozenset[str]] | None = None,
+    ) -> S | None:
+        """The file's value as read inside the lock; a damaged file salvaged (with its last good
+        generation, less the ids ``settled`` gives), else moved aside (``None``)."""
         data = read_file(path)
         if data is None:
             return None
         result = cached_decode(self.workspace.cache, path, data, lambda raw: decode(raw, tp))
         value: S | None = result.value_or(None)
         if value is not None:
+            self._clean.add(path)
             return value
-        salvaged = salvage_document(data, tp, empty)
+        salvaged, previous = salvage_file(path, data, tp, empty, settled)
         if salvaged is not None:
-            self._keep_original(path, kind, data, salvaged)
+            self._keep_original(path, kind, data, salvaged, previous)
             return salvaged.value
         self._quarantine(path, kind, result.swap().value_or(DecodeFailure("invalid_json", "")))
         return None
 
-    def _aside_name(self, path: Path) -> Path:
-        pid = os.getpid()
-        target = path.with_name(f"{path.name}.corrupt-{self.now_ms}-{pid}")
-        n = 1
-        while os.path.lexists(target):
-            target = path.with_name(f"{path.name}.corrupt-{self.now_ms}-{pid}-{n}")
-            n += 1
-        return target
-
-    def _keep_original(self, path: Path, kind: str, data: bytes, salvaged: Salvaged[S]) -> None:
-        """A damaged file was salvaged: its original bytes are copied aside (the file itself stays
-        until the salvaged value replaces it at commit), with a warning and an event."""
-        target = self._aside_name(path)
+    def _keep_original(
+        self, path: Path, kind: str, data: bytes, salvaged: Salvaged[S], previous: str | None
+    ) -> None:
+        """A damaged file was salvaged (docs/decisions.md#last-good-generation): it is kept aside
+        (:func:`adapters.storage_io.set_aside`) until the salvaged value replaces it at commit, with a
+        warning and an event."""
         try:
-            atomic_write(target, data)
+            target, moved = set_aside(path, data, self.now_ms)
         except OSError as exc:
             raise unavailable("keep a copy of damaged", path, exc) from None
-        self._salvaged[path] = data
+        self._salvaged[path] = None if moved else data
         self.damaged.add(kind)
-        warn(f"{path.name} is damaged; {describe_salvage(salvaged)}; the original is kept as {target.name}")
-        self._always.append(
-            storage_event(
-                EventType.STORAGE_CORRUPT_JSON_QUARANTINED,
-                Outcome.RECOVERED,
-                "salvaged",
-                {
-                    "storeKind": kind,
-                    "quarantined": True,
-                    "salvageMode": salvaged.mode,
-                    "readableEntries": salvaged.readable_entries,
-                    "unreadableEntries": salvaged.unreadable_entries,
-                    "replacedCharacters": salvaged.replaced_characters,
-                },
-            )
-        )
+        message, found = salvage_report(path, kind, salvaged, target, previous)
+        warn(message)
+        self._always.append(found)
 
     def _quarantine(self, path: Path, kind: str, failure: DecodeFailure) -> None:
-        target = self._aside_name(path)
-        link = os.path.islink(path)
-        try:
-            os.rename(path, target)
-        except OSError as exc:
-            raise unavailable("move aside corrupt", path, exc) from None
-        problem = "a symbolic link (never followed)" if link else "invalid JSON"
-        warn(f"{path} is {problem}; moved aside to {target.name}")
+        message, found = move_aside(path, kind, failure, self.now_ms)
+        warn(message)
         self.damaged.add(kind)
-        reason = "invalid_json" if failure.kind == "invalid_json" else "invalid_shape"
-        reason = "symlink" if link else reason
-        self._always.append(
-            storage_event(
-                EventType.STORAGE_CORRUPT_JSON_QUARANTINED,
-                Outcome.QUARANTINED,
-                reason,
-                {"storeKind": kind, "quarantined": True},
-            )
-        )
+        self._always.append(found)
 
     @property
     def store(self) -> WorkspaceStore:
@@ -169,8 +158,8 @@ class Transaction:
     def store_head(self) -> WorkspaceStore | None:
         """The store without its entries (``domain.codec.decode_store_head``), for an operation that
         only reads its workspace and activity time; ``None`` when only a full read will do. Never a
-        value to write back: :func:`adapters.commands._run.run_operation` re-runs an operation that
-        changed it on the full store."""
+        value to write back: :func:`adapters.service.execute` re-runs a command that changed it on
+        the full store."""
         self._check_open()
         if self._store_put is not None or self._store is not None:
             return self.store
@@ -187,9 +176,18 @@ class Transaction:
             return self._journal_put
         if self._journal is None:
             empty_journal = self.workspace.empty_journal(self.now_ms)
-            loaded = self._load(self.workspace.paths.journal, KIND_JOURNAL, PendingJournal, empty_journal)
+            loaded = self._load(
+                self.workspace.paths.journal, KIND_JOURNAL, PendingJournal, empty_journal, self._stored_ids
+            )
             self._journal = loaded if loaded is not None else self.workspace.empty_journal(self.now_ms)
         return self._journal
+
+    def _stored_ids(self) -> frozenset[str]:
+        """What a damaged journal must not get back from its last good generation: the memories the
+        store already holds (promoted since)."""
+        from domain.recovery import stored_ids
+
+        return stored_ids(self.store)
 
     def _session_by_file(self, name: str) -> SessionState | None:
         if name in self._sessions_deleted:
@@ -348,6 +346,8 @@ class Transaction:
             if ws.cache is not None:
                 ws.cache.drop(path)
             try:
+                if path in self._clean:
+                    keep_previous(path)
                 atomic_write(path, data)
             except OSError as exc:
                 raise unavailable("write", path, exc) from None
@@ -360,6 +360,7 @@ class Transaction:
             path = ws.paths.sessions / name
             try:
                 path.unlink(missing_ok=True)
+                previous_of(path).unlink(missing_ok=True)
             except OSError as exc:
                 raise unavailable("delete", path, exc) from None
 

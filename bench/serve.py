@@ -10,7 +10,9 @@ one command per event pays; one warm-up run, then ``--cli-runs`` runs). ``hello`
 round trip alone (no storage). ``atomic write`` is the floor of every request that writes: one
 ``adapters.jsonl.atomic_write`` of a 2 KiB file (temp file, fsync, rename, directory fsync) in the
 data home, timed in this process between the request kinds — ``tool`` writes one file, ``message``
-two, so on a disk whose fsync is slow (a busy machine) they cannot be faster than that.
+two, so on a disk whose fsync is slow (a busy machine) they cannot be faster than that; the row after
+it is the same write preceded by keeping the file's last good generation (a hard link and a rename),
+as every commit does for a file it read whole, the two timed alternately.
 
 - ``context``: the same session on every request — what a host sends before each model request
   (within a fresh cache epoch: the frozen block and hot state, nothing written).
@@ -77,17 +79,31 @@ def measure(
     return Timing(label, tuple(child.request(make(i)) for i in range(requests)))
 
 
-def time_atomic_write(directory: Path, count: int) -> Timing:
-    from adapters.jsonl import atomic_write
+def time_atomic_writes(directory: Path, count: int) -> list[Timing]:
+    """``atomic_write`` of a 2 KiB file, alone and after ``keep_previous`` (what a commit does to a
+    file it read whole, docs/decisions.md#last-good-generation), ``count`` of each, alternately, so
+    that whatever else the disk is doing touches both alike."""
+    from adapters.jsonl import atomic_write, keep_previous, previous_of
 
     target = directory / "bench-atomic-write.json"
-    samples: list[float] = []
-    for _ in range(count):
+    atomic_write(target, b"x" * 2048)
+    plain: list[float] = []
+    keeping: list[float] = []
+    kept: list[float] = []
+    for i in range(2 * count):
         started = time.perf_counter()
+        if i % 2:
+            keep_previous(target)
+            kept.append((time.perf_counter() - started) * 1000)
         atomic_write(target, b"x" * 2048)
-        samples.append((time.perf_counter() - started) * 1000)
+        (keeping if i % 2 else plain).append((time.perf_counter() - started) * 1000)
     target.unlink()
-    return Timing("atomic write (2 fsyncs, no workmem)", tuple(samples))
+    previous_of(target).unlink()
+    return [
+        Timing("atomic write (2 fsyncs, no workmem)", tuple(plain)),
+        Timing("the same, keeping the last good generation", tuple(keeping)),
+        Timing("of which keeping it (link, lstat, rename)", tuple(kept)),
+    ]
 
 
 def latency_table(timings: Sequence[Timing], baseline: Timing) -> str:
@@ -174,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ),
             ]  # fmt: skip
             rows.append(measure(child, "`hello`", lambda i: {"op": "hello"}, args.warmup, args.requests))
-            rows.append(time_atomic_write(home, max(20, args.requests // 3)))
+            rows.extend(time_atomic_writes(home, max(20, args.requests // 3)))
         finally:
             child.close()
 

@@ -27,6 +27,7 @@ from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
 from domain.ids import hash16
 from domain.model import Importance, MemoryType, SessionState
 from domain.operations import OpResult, Snapshot
+from domain.recovery import Held, restore_held
 from domain.session import ToolEvent, render_hot_state
 
 
@@ -112,6 +113,14 @@ class Restore(_Command, frozen=True, kw_only=True, tag="restore"):
     memory_id: str
 
 
+class RestoreSetAside(_Command, frozen=True, kw_only=True, tag="recover"):
+    """Bring back the memories a set-aside file holds that the workspace lacks (``source``: the file's
+    name; docs/decisions.md#last-good-generation)."""
+
+    held: Held
+    source: str
+
+
 class Batch(_Command, frozen=True, kw_only=True, tag="batch"):
     """Several commands as one transaction, each reading what the one before left (for example a
     compaction followed by a new epoch). Their session commands name one session."""
@@ -129,6 +138,7 @@ Command = (
     | Forget
     | Supersede
     | Restore
+    | RestoreSetAside
     | Batch
 )
 
@@ -159,7 +169,7 @@ def footprint(command: Command) -> Footprint | None:
             return None if command.parent is not None else Footprint(command.session, False, True)
         case EndSession():
             return None if command.parent is not None else Footprint(command.session, False, False)
-        case Remember() | Forget() | Supersede() | Restore():
+        case Remember() | Forget() | Supersede() | Restore() | RestoreSetAside():
             return Footprint(None, False, False)
         case Batch(steps=steps):
             return _batch_footprint(steps)
@@ -256,6 +266,8 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
             return operations.supersede(snap, command.memory_id, command.text, now_ms, type_=command.type)
         case Restore():
             return operations.restore(snap, command.memory_id, now_ms)
+        case RestoreSetAside():
+            return restore_held(snap, command.held, command.source, now_ms)
         case Batch(steps=steps):
             return _batch(snap, steps, now_ms)
 

@@ -137,7 +137,9 @@ def test_two_sessions_compaction_break_and_return(cli: Cli, tmp_path: Path) -> N
     assert run.out == f"promoted [feedback] {BRITISH}\n"
     assert sorted(texts(cli.memories())) == sorted([PNPM, MSGSPEC, BRITISH])
     assert json.loads(layout.journal.read_text())["entries"] == []
-    assert [p.name for p in layout.sessions.iterdir()] == [paths.session_file_name("A")]
+    # B's file went with it (and its last good generation, docs/decisions.md#last-good-generation)
+    a_file = paths.session_file_name("A")
+    assert sorted(p.name for p in layout.sessions.iterdir()) == [a_file, a_file + ".prev"]
     s = summary(cli)
     assert (s["storedActive"], s["rendered"], s["pending"]) == (3, 3, 0)
 

@@ -3,46 +3,15 @@ traceback, and the damaged bytes are never deleted (they stay in place or are mo
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from adapters import paths
+from tests.reliability.damage import BYTE_DAMAGE, DAMAGES, damage
 from tests.support.cli import Cli, layout
 
 KINDS = ("store", "journal", "session", "evidence", "archive", "lock_holder", "lock")
-
-
-def _truncated(data: bytes) -> bytes:
-    return data[: len(data) // 2]
-
-
-def _zeroed(data: bytes) -> bytes:
-    return b"\0" * max(1, len(data))
-
-
-def _garbage(data: bytes) -> bytes:
-    return hashlib.sha512(data).digest() * 4 + b"\xff\xfe{not json"
-
-
-def _invalid_utf8(data: bytes) -> bytes:
-    return data.replace(b"pnpm", b"pn\xff\xfepm").replace(b'"', b'"\xc3', 1) if data else b"\xff"
-
-
-def _wrong_type(data: bytes) -> bytes:
-    return b"[1, 2, 3]\n"
-
-
-BYTE_DAMAGE: dict[str, Callable[[bytes], bytes]] = {
-    "truncated": _truncated,
-    "zeroed": _zeroed,
-    "garbage": _garbage,
-    "invalid_utf8": _invalid_utf8,
-    "wrong_type": _wrong_type,
-}
-DAMAGES = (*BYTE_DAMAGE, "directory", "symlink")
 
 
 def _target(cli: Cli, kind: str) -> Path:
@@ -57,10 +26,10 @@ def _everything(root: Path) -> list[bytes]:
     return [p.read_bytes() for p in root.rglob("*") if p.is_file() and not p.is_symlink()]
 
 
-@pytest.mark.parametrize("damage", DAMAGES)
+@pytest.mark.parametrize("damage_kind", DAMAGES)
 @pytest.mark.parametrize("kind", KINDS)
 def test_damaged_file_is_recovered_without_a_crash_or_a_deletion(
-    cli: Cli, tmp_path: Path, kind: str, damage: str
+    cli: Cli, tmp_path: Path, kind: str, damage_kind: str
 ) -> None:
     cli.ok("message", "--session", "s1", "remember: always use pnpm for installs")
     cli.ok("remember", "prefer tabs in makefiles always")
@@ -71,19 +40,7 @@ def test_damaged_file_is_recovered_without_a_crash_or_a_deletion(
         target.write_bytes(b"999999\n1777626000000\n")
     original = target.read_bytes() if target.exists() else b""
     outside = tmp_path / "outside"
-    if damage in BYTE_DAMAGE:
-        damaged = BYTE_DAMAGE[damage](original)
-        target.write_bytes(damaged)
-    elif damage == "directory":
-        target.unlink(missing_ok=True)
-        target.mkdir()
-        (target / "inner").write_bytes(b"kept")
-        damaged = b"kept"
-    else:
-        outside.write_bytes(original)
-        target.unlink(missing_ok=True)
-        target.symlink_to(outside)
-        damaged = original
+    damaged = damage(target, damage_kind, outside)
 
     runs = [
         cli("list", "--json"),
@@ -101,9 +58,9 @@ def test_damaged_file_is_recovered_without_a_crash_or_a_deletion(
     # nothing deleted: the damaged bytes are still somewhere under the data home (or outside,
     # unchanged). The lock-holder record is the exception by design: it only names the last holder
     # and every new holder rewrites it (a leftover one is reported as a recovered stale lock).
-    if damage == "symlink":
+    if damage_kind == "symlink":
         assert outside.read_bytes() == original
-    elif damaged and not (kind == "lock_holder" and damage in BYTE_DAMAGE):
+    elif damaged and not (kind == "lock_holder" and damage_kind in BYTE_DAMAGE):
         # (line by line: pruning the evidence log moves invalid lines to a file of their own)
         contents = _everything(cli.home)
         for line in (line for line in damaged.split(b"\n") if line.strip()):

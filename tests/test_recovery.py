@@ -1,0 +1,59 @@
+"""Restoring memories from a set-aside file, the pure part (docs/decisions.md#last-good-generation)."""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+
+from domain.keys import exact_key, key_hash
+from domain.model import ArchiveMarker, MemorySource, Tombstone
+from domain.operations.values import CommandOutcome, Snapshot
+from domain.recovery import Held, missing_from, restore_held, stored_ids
+from tests.support.builders import NOW, NOW_ISO, journal, memory, store
+
+A = memory("always run the linter before pushing", id="mem_a", type="feedback", source=MemorySource.MANUAL)
+B = memory("prefer small focused commits always", id="mem_b", type="feedback", source=MemorySource.MANUAL)
+C = memory("never force push the main branch", id="mem_c", type="feedback", source=MemorySource.MANUAL)
+
+
+def test_stored_ids_count_entries_absorbed_and_archived() -> None:
+    kept = replace(A, absorbed_ids=("mem_x",))
+    marker = ArchiveMarker(memory_id="mem_y", key_hash="k", identity_key_hash="i", archived_at=NOW_ISO)
+    assert stored_ids(store(kept, archived=(marker,))) == {"mem_a", "mem_x", "mem_y"}
+
+
+def test_missing_skips_what_the_workspace_holds_by_id_key_or_tombstone_once_each() -> None:
+    forgotten = Tombstone(
+        key_hash=key_hash(exact_key(C)), memory_id="mem_c", reason="forgotten", created_at=NOW_ISO
+    )
+    renamed = replace(A, id="mem_other")  # the same memory under another id
+    current = store(A, tombstones=(forgotten,))
+    held = Held(entries=(renamed, B, B, C), pending=False)
+    assert missing_from(current, journal(), held) == (B,)
+    waiting = replace(B, id="mem_pending", pending_owner_session_id="s1")
+    assert missing_from(current, journal(waiting), Held(entries=(B,), pending=True)) == ()
+    assert missing_from(current, journal(waiting), held) == (B,)  # stored memories ignore the journal
+
+
+def test_stored_memories_come_back_as_they_were_with_one_event_each() -> None:
+    snap = Snapshot(store=store(A), journal=journal())
+    result = restore_held(snap, Held(entries=(A, B, C), pending=False), "x.corrupt-1", NOW)
+    assert result.outcome is CommandOutcome.RESTORED
+    assert {e.id for e in result.store.entries} == {"mem_a", "mem_b", "mem_c"}
+    restored = [e for e in result.events if e.type == "memory_restored"]
+    assert [e.memory.memory_id for e in restored if e.memory] == ["mem_b", "mem_c"]
+    assert {e.details["file"] for e in restored} == {"x.corrupt-1"}
+
+
+def test_pending_memories_are_promoted_without_their_owner() -> None:
+    pending = replace(B, source=MemorySource.EXPLICIT, pending_owner_session_id="gone")
+    snap = Snapshot(store=store(A), journal=journal())
+    result = restore_held(snap, Held(entries=(pending,), pending=True), "j.corrupt-1", NOW)
+    [promoted] = [e for e in result.store.entries if e.id == "mem_b"]
+    assert promoted.pending_owner_session_id is None
+    assert result.journal.entries == ()
+
+
+def test_nothing_missing_changes_nothing() -> None:
+    snap = Snapshot(store=store(A, B), journal=journal())
+    result = restore_held(snap, Held(entries=(B,), pending=False), "x.prev", NOW)
+    assert result.outcome is CommandOutcome.UNCHANGED and result.store is snap.store and not result.events
