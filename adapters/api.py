@@ -41,15 +41,17 @@ from adapters.api_values import (
     injection_of,
     memory_rows,
     memory_type_of,
+    scope_of_value,
     storage_error_from,
 )
 from adapters.filestore import DEFAULT_LOCK_TIMEOUT_S, StorageError
 from domain.caches import Caches
-from domain.model import Importance, MemoryType
+from domain.model import Importance, MemoryType, Scope
 from domain.operations import CommandOutcome
 
 if TYPE_CHECKING:
     from adapters.filestore import SnapshotCache, Workspace
+    from adapters.sync import SyncReport
     from domain.commands import Command, Forget, Restore, Supersede
     from domain.model import SessionState, WorkspaceStore
     from domain.operations import OpResult
@@ -253,9 +255,12 @@ class WorkingMemory:
         type: MemoryType | str | None = None,
         importance: Importance | str | None = None,
         rationale: str | None = None,
+        scope: Scope | str | None = None,
     ) -> Remembered:
         """Store a manual memory, through the same safety gate as every other memory. ``type``
-        defaults to the one classified from the text."""
+        defaults to the one classified from the text; ``scope`` (``team``, ``personal``, ``user``)
+        to the type's (docs/decisions.md#d17): a ``user`` memory is kept in the user's own store and
+        shown in every workspace."""
         from domain.commands import Remember, completed
 
         command = completed(
@@ -264,6 +269,7 @@ class WorkingMemory:
                 type=memory_type_of(type),
                 importance=importance_of(importance),
                 rationale=rationale,
+                scope=scope_of_value(scope),
             )
         )
         result = self.execute(command)
@@ -297,6 +303,18 @@ class WorkingMemory:
         from domain.commands import Restore
 
         return self._edit(Restore(memory_id=str(memory_id)))
+
+    def sync(self, *, dry_run: bool = False) -> SyncReport:
+        """Share this workspace's memories through its ``.workmem/`` folder (created when missing):
+        import what people and other clones changed there, through the gate, and export the store
+        (docs/decisions.md#d17). ``dry_run``: report what would move, write nothing. Raises
+        :class:`StorageError`."""
+        from adapters.sync import sync_workspace
+
+        try:
+            return sync_workspace(self.workspace(), self.now_ms(), dry_run=dry_run)
+        except OSError as exc:
+            raise storage_error_from(exc) from None
 
     def explain(self, memory_id: str | None = None) -> Explanation:
         """Why each memory (or only ``memory_id``) is or is not in the block. Read-only."""

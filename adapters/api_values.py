@@ -5,13 +5,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Final
+from enum import StrEnum
+from typing import TYPE_CHECKING, Final, TypeVar
 
 import msgspec
 from msgspec.structs import force_setattr
 
 from adapters.storage_io import StorageUnavailable
-from domain.model import EventType, EvidenceInput, Importance, MemoryType, Outcome
+from domain.model import EventType, EvidenceInput, Importance, MemoryType, Outcome, Scope
 
 if TYPE_CHECKING:
     from domain.model import MemoryEntry, SessionState, WorkspaceStore
@@ -185,25 +186,32 @@ def decisions(events: Iterable[EvidenceInput]) -> tuple[Decision, ...]:
     return tuple(found)
 
 
-def memory_type_of(value: MemoryType | str | None) -> MemoryType | None:
-    """A memory type named by a caller (``None``: the core classifies the text)."""
-    if value is None or isinstance(value, MemoryType):
+E = TypeVar("E", bound=StrEnum)
+
+
+def _member(kind: type[E], value: E | str | None, what: str) -> E | None:
+    """The member of ``kind`` a caller named (``None`` stays ``None``); else :class:`InvalidInput`."""
+    if value is None or isinstance(value, kind):
         return value
     try:
-        return MemoryType(value)
+        return kind(value)
     except ValueError:
-        allowed = ", ".join(t.value for t in MemoryType)
-        raise InvalidInput(f"unknown memory type {str(value)[:40]!r} (one of: {allowed})") from None
+        allowed = ", ".join(m.value for m in kind)
+        raise InvalidInput(f"unknown {what} {str(value)[:40]!r} (one of: {allowed})") from None
+
+
+def memory_type_of(value: MemoryType | str | None) -> MemoryType | None:
+    """A memory type named by a caller (``None``: the core classifies the text)."""
+    return _member(MemoryType, value, "memory type")
+
+
+def scope_of_value(value: Scope | str | None) -> Scope | None:
+    """A scope named by a caller (``None``: the default of the memory's type)."""
+    return _member(Scope, value, "scope")
 
 
 def importance_of(value: Importance | str | None) -> Importance | None:
-    if value is None or isinstance(value, Importance):
-        return value
-    try:
-        return Importance(value)
-    except ValueError:
-        allowed = ", ".join(i.value for i in Importance)
-        raise InvalidInput(f"unknown importance {str(value)[:40]!r} (one of: {allowed})") from None
+    return _member(Importance, value, "importance")
 
 
 def checked_session_id(value: str) -> str:

@@ -35,6 +35,7 @@ Global options go before the command, --json after it: workmem --workspace . lis
 )
 
 TYPES = ("feedback", "project", "decision", "reference")
+SCOPES = ("team", "personal", "user")
 HOSTS = ("claude-code", "codex", "opencode")
 
 
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("text", metavar="TEXT", help="the memory ('-' reads stdin)")
     p.add_argument("--type", choices=TYPES, help="memory type (default: classified from the text)")
     p.add_argument("--importance", choices=("low", "normal", "high"), help="user importance")
+    p.add_argument("--scope", choices=SCOPES, help="team, personal or user (default: by type; docs/hosts.md)")
 
     # --- the core operations ----------------------------------------------------------------------
     p = _command(sub, "message", "session:message", "observe a user message (explicit memory requests)")
@@ -151,12 +153,21 @@ def build_parser() -> argparse.ArgumentParser:
     # --- hosts ------------------------------------------------------------------------------------
     for name, verb in (("install", "register workmem's hooks with"), ("uninstall", "remove workmem from")):
         p = _command(sub, name, f"install:{name}", f"{verb} a host's settings (merging; see docs/hosts.md)")
-        p.add_argument("host", choices=HOSTS, metavar="HOST", help="claude-code, codex or opencode")
+        p.add_argument(
+            "host",
+            choices=(*HOSTS, "git"),
+            metavar="HOST",
+            help="claude-code, codex or opencode; git: the merge driver",
+        )
         scope = p.add_mutually_exclusive_group()
         scope.add_argument("--project", action="store_true", help="the workspace's settings (the default)")
         scope.add_argument("--user", action="store_true", help="the user's settings, for every project")
         p.add_argument("--dry-run", action="store_true", help="print the diff of every file, write nothing")
         p.add_argument("--mcp", action="store_true", help="also the MCP server (`workmem mcp`)")
+
+    from adapters.commands.sync import add_commands
+
+    add_commands(sub, _command)
 
     # --- memories ---------------------------------------------------------------------------------
     p = _command(sub, "list", "memories:list_memories", "list stored memories (read-only)", json_flag=True)

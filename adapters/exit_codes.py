@@ -8,6 +8,9 @@ from typing import Final
 
 EXIT_OK: Final = 0
 EXIT_UNEXPECTED: Final = 1
+#: ``workmem merge-file`` (the git merge driver): a conflict remains in the file, written with markers
+#: (git reads any other status than 0 as a conflict)
+EXIT_CONFLICT: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_REJECTED: Final = 3
 EXIT_STORAGE: Final = 4
@@ -16,9 +19,13 @@ EXIT_INTERRUPTED: Final = 130
 
 _MEANINGS: Final = (
     (EXIT_OK, "success"),
-    (EXIT_UNEXPECTED, "unexpected failure"),
+    (EXIT_UNEXPECTED, "unexpected failure (merge-file: a conflict remains, written with markers)"),
     (EXIT_USAGE, "usage error (bad option, unreadable FILE, invalid JSON in --args, invalid WORKMEM_NOW)"),
-    (EXIT_REJECTED, "input rejected (the safety gate, or forget/supersede/restore of an unknown id)"),
+    (
+        EXIT_REJECTED,
+        "input rejected (the safety gate, forget/supersede/restore of an unknown id, or a file sync did"
+        " not import)",
+    ),
     (EXIT_STORAGE, "storage unavailable (lock timeout, permission, read-only or full disk)"),
 )
 

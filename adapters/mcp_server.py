@@ -78,11 +78,19 @@ def build_server(memory: WorkingMemory) -> MCPServer:
 
     @server.tool(name="remember", description="Store a lasting memory the user asked you to keep.")
     def remember(
-        text: str, type: str | None = None, importance: str | None = None, rationale: str | None = None
+        text: str,
+        type: str | None = None,
+        importance: str | None = None,
+        rationale: str | None = None,
+        scope: str | None = None,
     ) -> dict[str, Any]:
         """``type``: feedback, project, decision or reference (default: classified from the text);
-        ``importance``: low, normal or high."""
-        return record(memory.remember, text, type=type, importance=importance, rationale=rationale)
+        ``importance``: low, normal or high; ``scope``: team (shared with the repository), personal
+        (this machine) or user (every workspace of this user) — default: personal for feedback,
+        team for the others."""
+        return record(
+            memory.remember, text, type=type, importance=importance, rationale=rationale, scope=scope
+        )
 
     @server.tool(name="forget", description="Stop using a memory (it is kept and can be restored).")
     def forget(id: str) -> dict[str, Any]:

@@ -8,6 +8,9 @@ Layout under the data home (``WORKMEM_HOME``, else the platform's user data dire
     workspaces/<key>/evidence/events.jsonl          the evidence log
     workspaces/<key>/archive.jsonl                  memories moved out of the store (docs/decisions.md#d2)
     workspaces/<key>/workspace.lock                 the workspace's cross-process lock
+    workspaces/<key>/projection-manifest.json       what this machine knows of .workmem/
+    workspaces/<key>/projection.lock                the lock of the projection's files
+    user/                                           the root of the user's own store (scope user)
     extraction-rejections.jsonl                     global log of rejected candidates
     migration-logs/<migration id>.jsonl             audit lines of store migrations
 
@@ -68,10 +71,13 @@ def data_home(env: Mapping[str, str] | None = None, override: str | None = None)
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
+#: The folder of a workspace's shared projection (docs/decisions.md#d17).
+PROJECTION_DIR: Final = ".workmem"
+
 #: What marks a workspace root, looked for from a directory upwards (docs/decisions.md#d15): a
 #: ``.workmem`` folder (the shared projection, or a root someone marked by hand) or ``.git`` (a git work
 #: tree; a worktree's or a submodule's ``.git`` is a file).
-ROOT_MARKERS: Final = (".workmem", ".git")
+ROOT_MARKERS: Final = (PROJECTION_DIR, ".git")
 
 
 class NoSuchWorkspace(ValueError):

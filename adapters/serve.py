@@ -80,6 +80,7 @@ class RememberRequest(_InWorkspace, kw_only=True):
     type: str | None = None
     importance: str | None = None
     rationale: str | None = None
+    scope: str | None = None
 
 
 class MemoryRequest(_InWorkspace, kw_only=True):
@@ -89,6 +90,10 @@ class MemoryRequest(_InWorkspace, kw_only=True):
 class SupersedeRequest(MemoryRequest, kw_only=True):
     text: str
     type: str | None = None
+
+
+class SyncRequest(_InWorkspace, kw_only=True):
+    dry_run: bool = False
 
 
 class ListRequest(_InWorkspace, kw_only=True):
@@ -101,6 +106,7 @@ class ExplainRequest(_InWorkspace, kw_only=True):
 
 Handler = Callable[[WorkingMemory, Any], msgspec.Struct | dict[str, Any]]
 
+
 def _open(m: WorkingMemory, r: ContextRequest) -> Any:
     return m.open_session(r.session, parent=r.parent)
 
@@ -108,7 +114,6 @@ def _open(m: WorkingMemory, r: ContextRequest) -> Any:
 OPS: Final[dict[str, tuple[type[_InWorkspace], Handler]]] = {
     "open-session": (ContextRequest, _open),
     "context": (ContextRequest, _open),  # the older name of open-session
-
     "message": (
         MessageRequest,
         lambda m, r: m.user_message(r.session, r.text, message_id=r.message_id, parent=r.parent),
@@ -127,11 +132,14 @@ OPS: Final[dict[str, tuple[type[_InWorkspace], Handler]]] = {
     "compaction-prompt": (SessionOnlyRequest, lambda m, r: m.compaction_prompt(r.session)),
     "remember": (
         RememberRequest,
-        lambda m, r: m.remember(r.text, type=r.type, importance=r.importance, rationale=r.rationale),
+        lambda m, r: m.remember(
+            r.text, type=r.type, importance=r.importance, rationale=r.rationale, scope=r.scope
+        ),
     ),
     "forget": (MemoryRequest, lambda m, r: m.forget(r.memory)),
     "supersede": (SupersedeRequest, lambda m, r: m.supersede(r.memory, r.text, type=r.type)),
     "restore": (MemoryRequest, lambda m, r: m.restore(r.memory)),
+    "sync": (SyncRequest, lambda m, r: m.sync(dry_run=r.dry_run)),
     "list": (ListRequest, lambda m, r: {"memories": m.list(include_all=r.all)}),
     "explain": (ExplainRequest, lambda m, r: m.explain(r.memory)),
 }

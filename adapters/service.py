@@ -13,19 +13,28 @@ instance; the hook server one per workspace, through :class:`CachesByWorkspace`)
 passes none and gets a fresh one. It is used only inside the transaction, so the workspace lock,
 which serialises every transaction on one workspace (the threads of one process too: each takes
 ``flock`` on a descriptor of its own), is what makes sharing it between threads safe.
+
+Around the transaction the service keeps what is derived from the store current
+(docs/architecture.md, "Derived state"): the steps of :data:`BEFORE` may widen a command before it
+runs (a session start imports what changed in the shared projection first), and the updaters of
+:data:`AFTER_COMMIT` run, in order, once it is committed (the projection's export, the hand-over of
+``user`` memories). A derived step that fails never undoes or fails the command: it leaves one
+warning, and the next sync catches up. Where a workspace shares nothing each step costs a ``stat``.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from msgspec.structs import replace
 
+from adapters import projection_steps, user_scope
 from adapters.paths import workspace_root_hash
 from adapters.storage_io import KIND_JOURNAL
 from domain.caches import Caches
-from domain.commands import Command, footprint, handle
+from domain.commands import Batch, Command, Compacted, OpenSession, footprint, handle
 from domain.operations import OpResult, Snapshot
 from domain.pending import rebuild_from_sessions
 from domain.workspace_port import apply_result
@@ -33,7 +42,16 @@ from domain.workspace_port import apply_result
 if TYPE_CHECKING:
     from adapters.filestore import Workspace
     from adapters.transaction import Transaction
-    from domain.model import PendingJournal
+    from domain.model import MemoryEntry, PendingJournal
+
+#: Steps that may widen a command before its transaction, in order.
+BEFORE: Final[tuple[Callable[[Workspace, Command, int], Command], ...]] = (projection_steps.before,)
+
+#: What is derived from the store, brought up to date after each commit, in order.
+AFTER_COMMIT: Final[tuple[Callable[[Workspace, Command, OpResult, int], None], ...]] = (
+    projection_steps.after,
+    user_scope.handover,
+)
 
 
 def execute(ws: Workspace, command: Command, now_ms: int, caches: Caches | None = None) -> OpResult | None:
@@ -41,14 +59,53 @@ def execute(ws: Workspace, command: Command, now_ms: int, caches: Caches | None 
     when the command reads and writes nothing (a sub-agent's event): no file is opened. ``caches``:
     the caller's speed state for this workspace (module docstring), else a fresh one.
 
+    A ``user`` memory is kept in the user's own store, and an edit of an id the workspace does not
+    know is tried there (docs/decisions.md#d17)."""
+    if footprint(command) is None:
+        return None
+    ws = user_scope.routed(ws, command)
+    for step in BEFORE:
+        command = step(ws, command, now_ms)
+    result = _transaction(ws, command, now_ms, caches)
+    for update in AFTER_COMMIT:
+        _derived(update, ws, command, result, now_ms)
+    if user_scope.retry_in_user_store(ws, command, result):
+        return execute(user_scope.user_workspace(ws), command, now_ms)
+    return result
+
+
+def _derived(
+    update: Callable[[Workspace, Command, OpResult, int], None],
+    ws: Workspace,
+    command: Command,
+    result: OpResult,
+    now_ms: int,
+) -> None:
+    """One derived update; a failure is a warning, never the command's failure."""
+    try:
+        update(ws, command, result, now_ms)
+    except Exception as exc:
+        from adapters.evidence_log import describe_os_error, warn
+
+        warn(f"derived state not updated ({describe_os_error(exc)}); `workmem sync` catches up")
+
+
+def _shows_block(command: Command) -> bool:
+    steps = command.steps if isinstance(command, Batch) else (command,)
+    return any(isinstance(c, OpenSession | Compacted) for c in steps)
+
+
+def _transaction(ws: Workspace, command: Command, now_ms: int, caches: Caches | None) -> OpResult:
+    """One transaction around :func:`domain.commands.handle`.
+
     A command that usually reads only the store's workspace and activity time (a message, a tool
     result) runs first on the store without its entries; when it changes the store it runs again on
     the full store — a pure step gives the same result on the same values, so only the read differs."""
     reads = footprint(command)
-    if reads is None:
-        return None
+    assert reads is not None  # checked by execute; a widened command reads at least as much
     if caches is None:
         caches = Caches()
+    shared: tuple[MemoryEntry, ...] = user_scope.shared_entries(ws, now_ms) if _shows_block(command) else ()
     with ws.transaction(now_ms) as tx:
         journal = _journal(tx, now_ms)
         session = tx.session(reads.session_id) if reads.session_id is not None else None
@@ -60,7 +117,9 @@ def execute(ws: Workspace, command: Command, now_ms: int, caches: Caches | None 
         result: OpResult | None = None
         head = tx.store_head() if reads.store_head else None
         if head is not None:
-            snap = Snapshot(store=head, journal=journal, session=session, others=others, caches=caches)
+            snap = Snapshot(
+                store=head, journal=journal, session=session, others=others, caches=caches, shared=shared
+            )
             result = handle(snap, command, now_ms)
             if result.store is not head:
                 result = None
@@ -68,7 +127,13 @@ def execute(ws: Workspace, command: Command, now_ms: int, caches: Caches | None 
             store = tx.store
             archive = dict(tx.archive()) if store.archived else {}
             snap = Snapshot(
-                store=store, journal=journal, session=session, others=others, archive=archive, caches=caches
+                store=store,
+                journal=journal,
+                session=session,
+                others=others,
+                archive=archive,
+                caches=caches,
+                shared=shared,
             )
             result = handle(snap, command, now_ms)
         apply_result(tx, snap, reads.session_id, _labelled(ws, result))

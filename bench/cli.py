@@ -76,8 +76,17 @@ def use_checkout(env: dict[str, str], scratch: Path) -> None:
     env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
 
 
-def build_store(home: Path, root: str, entries: int) -> None:
-    """A workspace store with ``entries`` distinct active memories created over the last 20 days."""
+def build_store(
+    home: Path,
+    root: str,
+    entries: int,
+    *,
+    types: Sequence[MemoryType] = TYPES,
+    sources: Sequence[MemorySource] = SOURCES,
+    revision: int | None = None,
+) -> WorkspaceStore:
+    """A workspace store with ``entries`` distinct active memories created over the last 20 days
+    (types and sources in turn), written as the workspace's store."""
     stamp = iso_from_ms(NOW)
     items = []
     for i in range(entries):
@@ -85,9 +94,9 @@ def build_store(home: Path, root: str, entries: int) -> None:
         items.append(
             MemoryEntry(
                 id=f"mem_{NOW}_{i:06d}",
-                type=TYPES[i % 4],
+                type=types[i % len(types)],
                 text=f"Benchmark memory number {i}: keep module {i % 37} independent of module {i % 41}",
-                source=SOURCES[i % 3],
+                source=sources[i % len(sources)],
                 confidence=0.75,
                 status=MemoryStatus.ACTIVE,
                 created_at=created,
@@ -102,8 +111,10 @@ def build_store(home: Path, root: str, entries: int) -> None:
         entries=tuple(items),
         updated_at=stamp,
         last_activity_at=stamp,
+        revision=revision,
     )
     layout.store.write_bytes(encode_pretty(store))
+    return store
 
 
 class Command(NamedTuple):

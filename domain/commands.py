@@ -25,8 +25,9 @@ from msgspec.structs import replace
 from domain import operations
 from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
 from domain.ids import hash16
-from domain.model import Importance, MemoryType, SessionState
+from domain.model import Importance, MemoryType, Scope, SessionState
 from domain.operations import OpResult, Snapshot
+from domain.projection.records import ProjectionFile, TombstoneLine
 from domain.recovery import Held, restore_held
 from domain.session import ToolEvent, render_hot_state
 
@@ -91,12 +92,15 @@ class EndSession(_SessionCommand, frozen=True, kw_only=True, tag="end-session"):
 
 
 class Remember(_Command, frozen=True, kw_only=True, tag="remember"):
-    """A memory the user stores by hand (``type`` ``None``: classified from the text)."""
+    """A memory the user stores by hand (``type`` ``None``: classified from the text; ``scope``
+    ``None``: the default of the type, docs/decisions.md#d17). The service keeps a ``user`` memory in
+    the user's own store."""
 
     text: str
     type: MemoryType | None = None
     importance: Importance | None = None
     rationale: str | None = None
+    scope: Scope | None = None
 
 
 class Forget(_Command, frozen=True, kw_only=True, tag="forget"):
@@ -121,6 +125,20 @@ class RestoreSetAside(_Command, frozen=True, kw_only=True, tag="recover"):
     source: str
 
 
+class ImportProjection(_Command, frozen=True, kw_only=True, tag="sync"):
+    """What changed in the shared projection since the last sync (docs/decisions.md#d17): files
+    added or edited, paths deleted, tombstone lines added and removed. ``projected``: the scope the
+    projection holds (``team`` in a repository, ``user`` in the user's own store)."""
+
+    files: tuple[ProjectionFile, ...] = ()
+    deleted: tuple[str, ...] = ()
+    tombstones_added: tuple[TombstoneLine, ...] = ()
+    tombstones_removed: tuple[str, ...] = ()
+    #: ``tombstones.jsonl`` as the shell saw it (for its own records; the core reads the lines)
+    tombstones_file: ProjectionFile | None = None
+    projected: Scope = Scope.TEAM
+
+
 class Batch(_Command, frozen=True, kw_only=True, tag="batch"):
     """Several commands as one transaction, each reading what the one before left (for example a
     compaction followed by a new epoch). Their session commands name one session."""
@@ -139,6 +157,7 @@ Command = (
     | Supersede
     | Restore
     | RestoreSetAside
+    | ImportProjection
     | Batch
 )
 
@@ -169,7 +188,7 @@ def footprint(command: Command) -> Footprint | None:
             return None if command.parent is not None else Footprint(command.session, False, True)
         case EndSession():
             return None if command.parent is not None else Footprint(command.session, False, False)
-        case Remember() | Forget() | Supersede() | Restore() | RestoreSetAside():
+        case Remember() | Forget() | Supersede() | Restore() | RestoreSetAside() | ImportProjection():
             return Footprint(None, False, False)
         case Batch(steps=steps):
             return _batch_footprint(steps)
@@ -259,6 +278,7 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
                 now_ms,
                 importance=complete.importance,
                 rationale=complete.rationale,
+                scope=complete.scope,
             )
         case Forget():
             return operations.forget(snap, command.memory_id, now_ms)
@@ -268,6 +288,18 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
             return operations.restore(snap, command.memory_id, now_ms)
         case RestoreSetAside():
             return restore_held(snap, command.held, command.source, now_ms)
+        case ImportProjection():
+            from domain.projection.importing import import_projection
+
+            return import_projection(
+                snap,
+                command.files,
+                now_ms,
+                deleted=command.deleted,
+                tombstones_added=command.tombstones_added,
+                tombstones_removed=command.tombstones_removed,
+                projected=command.projected,
+            )
         case Batch(steps=steps):
             return _batch(snap, steps, now_ms)
 

@@ -24,6 +24,16 @@ class MemoryStatus(StrEnum):
     SUPERSEDED = "superseded"
 
 
+class Scope(StrEnum):
+    """Who a memory is for (docs/decisions.md#d17): ``team`` memories are projected into the
+    repository's ``.workmem/`` and travel through git; ``personal`` ones stay on this machine;
+    ``user`` ones are kept once, in the user's own store, and shown in every workspace."""
+
+    TEAM = "team"
+    PERSONAL = "personal"
+    USER = "user"
+
+
 class Importance(StrEnum):
     LOW = "low"
     NORMAL = "normal"
@@ -110,6 +120,11 @@ class EventType(StrEnum):
     PROMOTION_REJECTED = "promotion_rejected"
     #: the file of a session idle past the adoption limit, whose pending memories were adopted
     SESSION_PRUNED = "session_pruned"
+    #: a file of the shared projection was taken into the store, turned down by the gate, or set
+    #: aside as unreadable (docs/decisions.md#d17)
+    PROJECTION_FILE_IMPORTED = "projection_file_imported"
+    PROJECTION_FILE_REJECTED = "projection_file_rejected"
+    PROJECTION_FILE_QUARANTINED = "projection_file_quarantined"
 
 
 class Phase(StrEnum):
@@ -125,6 +140,7 @@ class Phase(StrEnum):
     CONSOLIDATION = "consolidation"
     MIGRATION = "migration"
     LIFECYCLE = "lifecycle"
+    PROJECTION = "projection"
 
 
 class Outcome(StrEnum):
@@ -150,6 +166,7 @@ class Outcome(StrEnum):
     RESTORED = "restored"
     RECORDED = "recorded"
     REDACTED = "redacted"
+    IMPORTED = "imported"
 
 
 class RelationRole(StrEnum):

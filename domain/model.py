@@ -28,6 +28,7 @@ from domain.enums import (
     Outcome as Outcome,
     Phase as Phase,
     RelationRole as RelationRole,
+    Scope as Scope,
 )
 from domain.limits import (
     DAY_MS as DAY_MS,
@@ -102,6 +103,8 @@ class MemoryEntry(_Base):
     last_rendered_at: int | float | None = None
     #: ids of duplicates absorbed into this entry (docs/decisions.md#d2).
     absorbed_ids: tuple[str, ...] | None = None
+    #: who the memory is for; ``None``: the default of its type (docs/decisions.md#d17).
+    scope: Scope | None = None
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 

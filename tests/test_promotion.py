@@ -496,7 +496,6 @@ def test_d10_tombstoned_pending_memory_is_cleared_not_stored() -> None:
     assert cleared.reason_codes == ("tombstoned",)
 
 
-
 @pytest.mark.parametrize("owner", ["s1", "idle"])
 def test_d10_an_explicit_request_lifts_the_tombstone_of_its_key(owner: str) -> None:
     """The session's own request, or one adopted from an idle session (docs/decisions.md#d7)."""
@@ -506,6 +505,7 @@ def test_d10_an_explicit_request_lifts_the_tombstone_of_its_key(owner: str) -> N
     assert result.store.tombstones == ()
     assert result.accounting.promoted == (key(again),)
     assert [e.text for e in result.store.entries] == ["Use the staging database"]
+
 
 def test_b26_promotion_clears_are_evidenced() -> None:
     """docs/decisions.md#b26: journal clears after promotion left no evidence."""

@@ -64,7 +64,7 @@ def test_an_unused_event_imports_no_storage() -> None:
 
     code = (
         "import io, sys; sys.argv = ['workmem', 'hook', 'claude-code'];"
-        "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"session_id\": \"s\", \"hook_event_name\": \"Stop\"}'));"
+        'sys.stdin = io.TextIOWrapper(io.BytesIO(b\'{"session_id": "s", "hook_event_name": "Stop"}\'));'
         "import os; os.environ['WORKMEM_HOOK_SERVER'] = '0';"
         "from adapters.entry import main; main();"
         "heavy = ('msgspec', 'returns', 'filelock', 'argparse');"

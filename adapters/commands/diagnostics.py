@@ -179,10 +179,18 @@ def health_cmd(args: argparse.Namespace) -> int:
             raise CommandError("health --json does not support --all")
         return _health_all(args)
     loaded = _load(args)
+    from adapters.commands import open_workspace
+    from adapters.sync import flagged_notes, health_lines
+
+    notes = flagged_notes(open_workspace(context(args)))
     if args.json:
-        write_json(diag.health_json(loaded.src, loaded.now_ms))
+        found = diag.health_json(loaded.src, loaded.now_ms)
+        if notes is not None:
+            found["projection"] = {"notImported": [msgspec.to_builtins(n) for n in notes]}
+        write_json(found)
     else:
-        write(diag.format_health(diag.health_report(loaded.src, loaded.now_ms), raw=args.raw))
+        text = diag.format_health(diag.health_report(loaded.src, loaded.now_ms), raw=args.raw)
+        write("\n".join([text, "", *health_lines(notes)]) if notes is not None else text)
     return EXIT_OK
 
 

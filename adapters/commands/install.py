@@ -101,9 +101,39 @@ def _run(args: argparse.Namespace, *, remove: bool) -> int:
     return EXIT_OK
 
 
+def _git(args: argparse.Namespace, *, remove: bool) -> int:
+    """``install git``: the merge driver of the shared projection, in this repository (or, with
+    ``--user``, in the user's own store), and a first sync (docs/sync.md)."""
+    from adapters.commands import context, memory
+    from adapters.git_sync import ensure_repository, install as install_driver
+    from adapters.install import find_executable
+    from adapters.user_scope import user_root
+
+    if args.mcp:
+        raise CommandError("--mcp does not apply to git")
+    ctx = context(args)
+    root = user_root(ctx.home) if args.user else Path(ctx.root)
+    exe = "workmem" if remove else find_executable()
+    if args.user and not remove and not args.dry_run:
+        ensure_repository(root)
+    for line in install_driver(root, exe, remove=remove, dry_run=args.dry_run):
+        write(line)
+    if not remove and not args.dry_run:
+        if args.user:
+            from adapters.git_sync import sync_user_store
+
+            report = sync_user_store(ctx.home, ctx.now_ms)
+        else:
+            report = memory(ctx).sync()
+        from adapters.commands.sync import report_lines
+
+        write("\n".join(report_lines(report)))
+    return EXIT_OK
+
+
 def install(args: argparse.Namespace) -> int:
-    return _run(args, remove=False)
+    return _git(args, remove=False) if args.host == "git" else _run(args, remove=False)
 
 
 def uninstall(args: argparse.Namespace) -> int:
-    return _run(args, remove=True)
+    return _git(args, remove=True) if args.host == "git" else _run(args, remove=True)

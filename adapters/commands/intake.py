@@ -59,7 +59,9 @@ def check(args: argparse.Namespace) -> int:
 
 def remember(args: argparse.Namespace) -> int:
     text = text_arg(args.text)
-    result = memory(context(args)).remember(text, type=args.type, importance=args.importance)
+    result = memory(context(args)).remember(
+        text, type=args.type, importance=args.importance, scope=getattr(args, "scope", None)
+    )
     rejected = result.outcome == "rejected"
     if args.json:
         write_json(

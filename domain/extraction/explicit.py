@@ -14,9 +14,16 @@ from returns.result import Failure, Success
 from domain import evidence, safety
 from domain.bounds import MAX_EXPLICIT_REQUESTS, message_window
 from domain.extraction.results import ExtractionReason, ExtractionResult, new_entry
-from domain.extraction.triggers import DEFERRAL, EXPLICIT_PATTERNS, NEGATION, NEGATION_LEAD, is_bare_hedge
+from domain.extraction.triggers import (
+    DEFERRAL,
+    EXPLICIT_PATTERNS,
+    NEGATION,
+    NEGATION_LEAD,
+    is_bare_hedge,
+    user_scope_body,
+)
 from domain.jsregex import LINE_TERMINATORS
-from domain.model import EventType, EvidenceInput, MemoryEntry, MemorySource, MemoryType, Phase
+from domain.model import EventType, EvidenceInput, MemoryEntry, MemorySource, MemoryType, Phase, Scope
 from domain.text import collapse_whitespace, js_trim, lazy_compile
 
 __all__ = ["classify_explicit_memory", "extract_explicit"]
@@ -171,6 +178,9 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
         if scope is not None and scope.reported:
             continue  # the line's own negation event already speaks for this request
         body = js_trim(match.body)
+        everywhere = user_scope_body(body)
+        if everywhere is not None:
+            body = js_trim(everywhere)
         if body and DEFERRAL.fullmatch(body):
             events.append(_ignored(ExtractionReason.DEFERRAL, body))
             continue
@@ -194,6 +204,8 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
                 events.append(evidence.explicit_ignored(rejected.reasons, body))
             case Success(str() as stored):
                 entry = new_entry(now_ms, len(entries), type_, stored, MemorySource.EXPLICIT, 1.0, id_seed)
+                if everywhere is not None:
+                    entry = msgspec.structs.replace(entry, scope=Scope.USER)
                 entries.append(entry)
                 events.append(evidence.explicit_detected(entry, ExtractionReason.EXPLICIT_TRIGGER_MATCHED))
     return ExtractionResult(entries=tuple(entries), events=tuple(events))

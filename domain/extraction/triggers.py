@@ -26,8 +26,10 @@ __all__ = [
     "NEG_VERB",
     "NEG_ZH",
     "SEP",
+    "USER_SCOPE_LEAD",
     "is_bare_hedge",
     "request_phrases",
+    "user_scope_body",
 ]
 
 #: ``(?:^|\n)\s*`` under the m flag, written so that it never rescans whitespace: a trigger must
@@ -154,3 +156,26 @@ _HEDGE_ONLY: Final = lazy_compile(
 def is_bare_hedge(body: str) -> bool:
     """True when ``body`` is nothing but hedges and courtesies (``if possible``, ``please, thanks``)."""
     return _HEDGE_ONLY.fullmatch(js_trim(body)) is not None
+
+
+#: A request's body that starts by saying it holds in every project ("remember for all projects:
+#: …", "记住所有项目：…", "覚えて：すべてのプロジェクトで…", "기억해: 모든 프로젝트에서 …") is a
+#: memory of scope ``user`` (docs/decisions.md#d17); the lead is not part of the memory.
+USER_SCOPE_LEAD: Final = lazy_compile(
+    "(?:"
+    f"(?:for|in|across)[{HS}]+(?:all|every)[{HS}]+(?:(?:of[{HS}]+)?my[{HS}]+)?"
+    f"(?:projects?|repos|repositories|repository|workspaces?){WORD_END}"
+    f"|(?:everywhere|globally){WORD_END}"
+    "|(?:对|對|在)?(?:所有|全部|每个|每個)的?(?:项目|項目|專案|仓库|倉庫|工作区|工作區)(?:都|中|里|裡|通用)?"
+    "|全局"
+    "|(?:すべての|全ての|全)プロジェクト(?:共通で?|で)?"
+    f"|모든[{HS}]*프로젝트(?:에서|에)?"
+    f")[{HS}]*[:：,，、-]?[{HS}]*",
+    re.IGNORECASE,
+)
+
+
+def user_scope_body(body: str) -> str | None:
+    """``body`` without its "for all projects" lead, or ``None`` when it has none."""
+    found = USER_SCOPE_LEAD.match(body)
+    return body[found.end() :] if found is not None and found.end() < len(body) else None

@@ -13,7 +13,7 @@ from domain.consolidation import normalize_store
 from domain.emitted import events
 from domain.ids import memory_id
 from domain.keys import exact_key, key_hash
-from domain.model import Importance, MemoryEntry, MemorySource, MemoryStatus, MemoryType
+from domain.model import Importance, MemoryEntry, MemorySource, MemoryStatus, MemoryType, Scope
 from domain.operations.supersession import (
     _link_replacement,
     _resolve_survivor,
@@ -22,6 +22,7 @@ from domain.operations.supersession import (
     supersede_entry,
 )
 from domain.operations.values import CommandOutcome, OpResult, Snapshot, operation, unchanged
+from domain.projection.scopes import scope_of, stored_scope
 from domain.promotion import PromotionClass, promote
 from domain.safety import GateReason, Rejected, admit, is_prompt_injection, redact
 from domain.timeutil import iso_from_ms
@@ -43,9 +44,11 @@ def remember(
     *,
     importance: Importance | None = None,
     rationale: str | None = None,
+    scope: Scope | None = None,
 ) -> OpResult:
     """A manual memory (source ``manual``): through the safety gate, then straight into promotion.
-    A rationale is shown in every future prompt too, so it passes the same injection check."""
+    A rationale is shown in every future prompt too, so it passes the same injection check. A
+    ``scope`` named here is the memory's, also when it was stored already (docs/decisions.md#d17)."""
     gated = admit(type_, text, source=MemorySource.MANUAL)
     if isinstance(gated, Success) and rationale is not None and is_prompt_injection(rationale):
         gated = Failure(
@@ -76,6 +79,7 @@ def remember(
         retention_clock=now_ms,
         user_importance=importance if importance is not Importance.NORMAL else None,
         stale_after_days=_stale_after_days(type_),
+        scope=stored_scope(type_, scope),
     )
     result = promote(
         snap.store,
@@ -91,8 +95,12 @@ def remember(
     )
     promoted_as = result.accounting.class_of(exact_key(entry)) or PromotionClass.REJECTED
     survivor = _resolve_survivor(result.store, entry)
+    store = result.store
+    if scope is not None and survivor is not None and scope_of(survivor) is not scope:
+        rescoped = replace(survivor, scope=stored_scope(survivor.type, scope))
+        store = replace(store, entries=tuple(rescoped if e is survivor else e for e in store.entries))
     return OpResult(
-        store=result.store,
+        store=store,
         journal=result.journal,
         session=snap.session,
         emitted=result.emitted,

@@ -15,6 +15,7 @@ from domain.model import (
     CacheLimits,
     EvidenceInput,
     MemoryEntry,
+    MemoryStatus,
     PendingJournal,
     PendingJournalLimits,
     SessionFileLimits,
@@ -143,10 +144,17 @@ def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_
 
 
 def _freeze(
-    store: WorkspaceStore, session: SessionState, now_ms: int, tuning: Tuning, caches: Caches
+    store: WorkspaceStore,
+    session: SessionState,
+    now_ms: int,
+    tuning: Tuning,
+    caches: Caches,
+    shared: Sequence[MemoryEntry] = (),
 ) -> tuple[WorkspaceStore, SessionState, RenderResult]:
-    """Start a new cache epoch: render the block once and keep it, byte for byte, with the session."""
-    result = render_workspace_block(store, now_ms, tuning, caches)
+    """Start a new cache epoch: render the block once and keep it, byte for byte, with the session.
+    ``shared`` (the user's own memories) compete for the block too, except where the workspace holds
+    the same memory itself (docs/decisions.md#d17)."""
+    result = render_workspace_block(with_shared(store, shared), now_ms, tuning, caches)
     frozen = replace(
         session,
         epoch=session.epoch + 1,
@@ -156,6 +164,18 @@ def _freeze(
         frozen_at_ms=now_ms,
     )
     return _stamp_rendered(store, result.rendered, now_ms), frozen, result
+
+
+def with_shared(store: WorkspaceStore, shared: Sequence[MemoryEntry]) -> WorkspaceStore:
+    """``store`` with the active ``shared`` memories whose exact key it does not hold (in any status:
+    a user memory forgotten in this workspace stays forgotten here)."""
+    if not shared:
+        return store
+    from domain.keys import exact_key
+
+    held = {exact_key(e) for e in store.entries}
+    extra = tuple(e for e in shared if e.status is MemoryStatus.ACTIVE and exact_key(e) not in held)
+    return replace(store, entries=store.entries + extra) if extra else store
 
 
 def _epoch_is_fresh(session: SessionState | None, now_ms: int) -> bool:

@@ -97,7 +97,9 @@ def open_session(
     # a journal rebuilt from the sessions may be over its bound (docs/decisions.md#pending-journal-bound)
     early = _promote_over_bound(opened, promoted.store, promoted.journal, session_id, now_ms)
     session = _touch(remove_pending_memories(session, early.cleared_keys), now_ms)
-    store, session, rendered = _freeze(early.store, session, now_ms, opened.tuning, opened.caches)
+    store, session, rendered = _freeze(
+        early.store, session, now_ms, opened.tuning, opened.caches, opened.shared
+    )
     journal = early.journal
     pruned, pruned_events = prunable_sessions(journal, opened.others, session_id, now_ms)
     for gone in pruned:
@@ -256,7 +258,7 @@ def observe_compaction(
     store, linked = _link_retirements(promoted.store, retired)
     early = _promote_over_bound(snap, store, promoted.journal, session_id, now_ms)
     session = remove_pending_memories(session, early.cleared_keys)
-    store, session, rendered = _freeze(early.store, session, now_ms, snap.tuning, snap.caches)
+    store, session, rendered = _freeze(early.store, session, now_ms, snap.tuning, snap.caches, snap.shared)
     emitted += activity + promoted.emitted + events(refused) + events(linked)
     emitted += early.emitted + rendered.emitted
     return OpResult(

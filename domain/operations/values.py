@@ -38,6 +38,9 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     tuning: Tuning = DEFAULT_TUNING
     #: what earlier steps derived from the same objects; owned by the caller (a fresh one by default)
     caches: Caches = msgspec.field(default_factory=Caches)
+    #: memories of the user's own store (scope ``user``), shown in the block beside the workspace's
+    #: own (docs/decisions.md#d17); never written back through this snapshot.
+    shared: tuple[MemoryEntry, ...] = ()
 
 
 class CommandOutcome(StrEnum):

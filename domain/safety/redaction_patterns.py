@@ -155,9 +155,7 @@ _QUALIFIER: Final = (
 )
 #: After a qualifier, a colon also introduces the value (``the token for the metrics API: X``).
 _QUALIFIED: Final = f"{_QUALIFIER}(?:{_IS_DELIM}|{_S}*(?-i:[:：]){_S}*)"
-_PASSWORD_PREFIX: Final = (
-    f"(?:{_PASSWORD_LABELS})(?:{_QUALIFIED}|{_LABEL_QUOTE}{_HARD_DELIM}|{_SOFT_DELIM})"
-)
+_PASSWORD_PREFIX: Final = f"(?:{_PASSWORD_LABELS})(?:{_QUALIFIED}|{_LABEL_QUOTE}{_HARD_DELIM}|{_SOFT_DELIM})"
 _USERNAME_PREFIX: Final = f"(?:{_USERNAME_LABELS})(?:{_HARD_DELIM}|{_SOFT_DELIM})"
 _BEARER_PREFIX: Final = f"Bearer(?:{_S}+token)?(?:{_HARD_DELIM}|{_SOFT_DELIM})(?!token{_S}*(?-i:[:=：]))"
 _SENSITIVE_PREFIX: Final = (

@@ -94,6 +94,8 @@ class Door:
         self.workspace = base / "project"
         self.workspace.mkdir(parents=True)
         self.outputs: list[str] = []
+        #: files a person wrote into the projection by hand (what they hold is theirs to fix)
+        self.planted: set[Path] = set()
 
     def _env(self) -> contextlib.AbstractContextManager[object]:
         env = {"WORKMEM_HOME": str(self.home), "WORKMEM_NOW": NOW_ISO, "WORKMEM_HOOK_SERVER": "0"}
@@ -119,11 +121,16 @@ class Door:
         """What a user or a host is shown afterwards: contexts, lists, diagnostics."""
         for session in sessions:
             self.cli("context", "--session", session)
-        for args in (("list", "--json", "--all"), ("health",), ("explain",), ("rejections", "--json")):
+        inspections = (("list", "--json", "--all"), ("health",), ("explain",), ("rejections", "--json"))
+        for args in (*inspections, ("sync",)):
             self.cli(*args)
 
     def leaks(self, cases: Sequence[HeldOutCase]) -> list[str]:
-        files = sorted(p for p in self.home.rglob("*") if p.is_file())
+        """What any file of the data home or of the shared projection (``.workmem/``, which
+        ``inspect`` exports to) holds, or any output."""
+        shared = self.workspace / ".workmem"
+        projection = [p for p in shared.rglob("*") if p.is_file() and p not in self.planted]
+        files = sorted(p for p in self.home.rglob("*") if p.is_file()) + projection
         stored = [p.read_bytes().decode("utf-8", "replace") for p in files]
         return leaked(cases, [*stored, *self.outputs])
 
@@ -241,7 +248,22 @@ def door_mcp(door: Door, cases: Sequence[HeldOutCase]) -> None:
     door.inspect()
 
 
-#: Every door available today, by name. (The markdown projection does not exist yet.)
+def door_projection(door: Door, cases: Sequence[HeldOutCase]) -> None:
+    """A person types each case into a memory file of the shared projection, and writes team
+    memories whose export the cases could reach (docs/decisions.md#d17)."""
+    door.cli("sync")
+    folder = door.workspace / ".workmem" / "memories" / "decision"
+    folder.mkdir(parents=True, exist_ok=True)
+    for n, case in enumerate(cases):
+        path = folder / f"typed-{n}.md"
+        path.write_text(f"---\ntype: decision\n---\nThe release {n} uses {case.text}\n", encoding="utf-8")
+        door.planted.add(path)
+        door.cli("remember", "--type", "project", "--scope", "team", "--", f"project {n}: {case.text}")
+    door.cli("sync")
+    door.inspect()
+
+
+#: Every door, by name.
 DOORS: Final[dict[str, Callable[[Door, Sequence[HeldOutCase]], None]]] = {
     "remember (CLI)": door_remember_cli,
     "remember (API)": door_remember_api,
@@ -251,6 +273,7 @@ DOORS: Final[dict[str, Callable[[Door, Sequence[HeldOutCase]], None]]] = {
     "tool output": door_tool_output,
     "MCP remember": door_mcp,
     "serve remember/message": door_serve,
+    "projection file": door_projection,
 }
 
 
