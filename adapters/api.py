@@ -44,7 +44,9 @@ from adapters.api_values import (
     scope_of_value,
     storage_error_from,
 )
-from adapters.filestore import DEFAULT_LOCK_TIMEOUT_S, StorageError
+from adapters.diagnostics_input import load_input, read_rejections
+from adapters.filestore import StorageError
+from adapters.locking import DEFAULT_LOCK_TIMEOUT_S
 from domain.caches import Caches
 from domain.model import Importance, MemoryType, Scope
 from domain.operations import CommandOutcome
@@ -318,7 +320,6 @@ class WorkingMemory:
 
     def explain(self, memory_id: str | None = None) -> Explanation:
         """Why each memory (or only ``memory_id``) is or is not in the block. Read-only."""
-        from adapters.commands.diagnostics import load_input, read_rejections
         from adapters.paths import workspace_key, workspace_paths_for_key
         from domain.diagnostics import format_explain
 

@@ -13,6 +13,7 @@ from msgspec.structs import force_setattr
 
 from adapters.storage_io import StorageUnavailable
 from domain.model import EventType, EvidenceInput, Importance, MemoryType, Outcome, Scope
+from domain.text import one_line
 
 if TYPE_CHECKING:
     from domain.model import MemoryEntry, SessionState, WorkspaceStore
@@ -159,17 +160,11 @@ _REFUSED: Final[dict[str, str]] = {
 }
 
 
-def _single_line(text: str) -> str:
-    from adapters.commands import one_line
-
-    return one_line(text)
-
-
 def decisions(events: Iterable[EvidenceInput]) -> tuple[Decision, ...]:
     """A short, redacted account of what happened to each memory (one per relevant event)."""
     found: list[Decision] = []
     for ev in events:
-        preview = _single_line(ev.text_preview or "")
+        preview = one_line(ev.text_preview or "")
         kind = ev.memory.type if ev.memory is not None and ev.memory.type else None
         if ev.type in _KEPT and ev.outcome != Outcome.REJECTED:
             found.append(Decision(action=_KEPT[ev.type], text=preview, type=kind))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from adapters import __version__
 from adapters.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_STORAGE, EXIT_UNEXPECTED, EXIT_USAGE, HELP
+from adapters.host_names import INSTALL_HOSTS
 
 if TYPE_CHECKING:
     import argparse
@@ -36,7 +37,6 @@ Global options go before the command, --json after it: workmem --workspace . lis
 
 TYPES = ("feedback", "project", "decision", "reference")
 SCOPES = ("team", "personal", "user")
-HOSTS = ("claude-code", "codex", "opencode")
 
 
 def _terminal_safe(text: str) -> str:
@@ -155,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = _command(sub, name, f"install:{name}", f"{verb} a host's settings (merging; see docs/hosts.md)")
         p.add_argument(
             "host",
-            choices=(*HOSTS, "git"),
+            choices=(*INSTALL_HOSTS, "git"),
             metavar="HOST",
             help="claude-code, codex or opencode; git: the merge driver",
         )

@@ -53,6 +53,7 @@ import msgspec
 from adapters import locking
 from adapters.evidence_log import EvidenceLog
 from adapters.jsonl import O_NOFOLLOW, ensure_private_dir, read_bytes, refuse_symlink, split_lines
+from adapters.locking import DEFAULT_LOCK_TIMEOUT_S
 from adapters.paths import (
     WorkspacePaths,
     session_file_name,
@@ -61,7 +62,6 @@ from adapters.paths import (
     workspace_root_hash,
 )
 from adapters.storage_io import (
-    DEFAULT_LOCK_TIMEOUT_S,
     KIND_JOURNAL,
     KIND_SESSION,
     KIND_STORE,

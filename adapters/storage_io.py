@@ -31,7 +31,6 @@ KIND_STORE: Final = "workspace_memory"
 KIND_JOURNAL: Final = "pending_journal"
 KIND_SESSION: Final = "session_state"
 KIND_WORKSPACE: Final = "workspace"
-DEFAULT_LOCK_TIMEOUT_S: Final = 5.0
 POLL_INTERVAL_S: Final = 0.005
 SESSION_FILE_NAME: Final = re.compile(r"^[0-9a-f]{32}\.json\Z")
 

@@ -216,3 +216,12 @@ def may_hold_memory_request(text: str) -> bool:
     skip the trigger patterns (and the cost of compiling them) altogether."""
     lowered = text.lower()
     return any(word in lowered for word in REQUEST_WORDS)
+
+
+_LINE_BREAKS: Final = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of line-breaking characters (as ``str.splitlines`` sees them) shown
+    as one space, so that one decision stays one line of output."""
+    return _LINE_BREAKS.sub(" ", text)

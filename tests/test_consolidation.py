@@ -13,12 +13,12 @@ from domain.consolidation import (
     P0_CLEANUP_MIGRATION_ID,
     QUALITY_CLEANUP_MIGRATION_ID,
     RETENTION_CLOCK_BACKFILL_MIGRATION_ID,
-    MigrationAudit,
     backfill_retention_clock,
     choose_better,
     dedupe,
     normalize_store,
 )
+from domain.emitted import MigrationAudit
 from domain.keys import exact_key, identity_key, key_hash
 from domain.model import (
     DAY_MS,

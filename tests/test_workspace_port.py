@@ -9,8 +9,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from domain.consolidation import MigrationAudit
-from domain.emitted import Emitted
+from domain.emitted import Emitted, MigrationAudit
 from domain.extraction import RejectionRecord
 from domain.model import (
     EventType,

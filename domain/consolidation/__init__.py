@@ -38,7 +38,6 @@ from domain.consolidation.results import (
     Absorption,
     AbsorptionReason,
     DedupeResult,
-    MigrationAudit,
     NormalizeResult,
 )
 from domain.consolidation.settled import _is_settled
@@ -52,7 +51,6 @@ __all__ = [
     "Absorption",
     "AbsorptionReason",
     "DedupeResult",
-    "MigrationAudit",
     "NormalizeResult",
     "_is_settled",
     "_redact_stored",

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import Final
 
 from msgspec.structs import replace
 
 from domain import evidence
+from domain.caches import Caches, MarkerIndex
 from domain.consolidation.cleaning import _redacted, _truncated, backfill_retention_clock
 from domain.keys import entry_key_hashes, exact_key, identity_key, key_hash
 from domain.model import (
@@ -26,9 +27,6 @@ from domain.model import (
 )
 from domain.ranking import sort_by_retention
 from domain.retention import Tuning, dormancy_at, retention_start_ms
-
-if TYPE_CHECKING:
-    from domain.caches import Caches
 
 _ARCHIVE_AFTER_MS: Final = LongTermLimits.ARCHIVE_UNRENDERED_DAYS * DAY_MS
 
@@ -46,13 +44,6 @@ def _same_entries(a: Sequence[MemoryEntry], b: Sequence[MemoryEntry]) -> bool:
 # the next until something is archived or revived, and it grows with the archive, so looking at
 # every marker at every normalisation would make a long life cost more per operation. A tuple made
 # by archiving or reviving gets its index from the one it was made from.
-class MarkerIndex(NamedTuple):
-    markers: tuple[ArchiveMarker, ...]
-    #: key hash -> the markers with that exact (``key_hash``) or identity hash
-    exact: dict[str, tuple[ArchiveMarker, ...]]
-    identity: dict[str, tuple[ArchiveMarker, ...]]
-
-
 def _add_markers(
     exact: dict[str, tuple[ArchiveMarker, ...]],
     identity: dict[str, tuple[ArchiveMarker, ...]],

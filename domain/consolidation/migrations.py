@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from msgspec.structs import replace
 
 from domain import evidence, safety
-from domain.consolidation.results import P0_CLEANUP_MIGRATION_ID, QUALITY_CLEANUP_MIGRATION_ID, MigrationAudit
+from domain.consolidation.results import P0_CLEANUP_MIGRATION_ID, QUALITY_CLEANUP_MIGRATION_ID
+from domain.emitted import MigrationAudit
 from domain.model import EvidenceInput, MemoryEntry, MemorySource, MemoryStatus, MemoryType, WorkspaceStore
 
 

@@ -16,11 +16,10 @@ from domain.consolidation.results import (
     P0_CLEANUP_MIGRATION_ID,
     QUALITY_CLEANUP_MIGRATION_ID,
     RETENTION_CLOCK_BACKFILL_MIGRATION_ID,
-    MigrationAudit,
     NormalizeResult,
 )
 from domain.consolidation.settled import _is_settled, _remember_settled, _settle_result
-from domain.emitted import Emitted
+from domain.emitted import Emitted, MigrationAudit
 from domain.model import EvidenceInput, MemoryEntry, MemoryStatus, WorkspaceStore
 from domain.retention import DEFAULT_TUNING, Tuning
 from domain.timeutil import iso_from_ms

@@ -20,7 +20,7 @@ from domain.commands import (
     ToolResult,
     UserMessage,
 )
-from domain.consolidation import MigrationAudit
+from domain.emitted import MigrationAudit
 from domain.extraction import RejectionRecord
 from domain.model import EvidenceInput, MemoryEntry, MemoryType, WorkspaceStore
 from domain.operations import OpResult
