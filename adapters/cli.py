@@ -344,7 +344,7 @@ def _clean_argument(value: str) -> str:
     return value
 
 
-def _hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
+def hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
     """``[--home DIR] [--workspace DIR] hook HOST`` and nothing else, parsed without building the
     whole parser: a host runs this on every event, so start-up time counts (docs/performance.md)."""
     from types import SimpleNamespace
@@ -361,7 +361,7 @@ def _hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = [_clean_argument(a) for a in (sys.argv[1:] if argv is None else argv)]
-    args = _hook_fast_path(arguments)
+    args = hook_fast_path(arguments)
     if args is None:
         return _main(arguments, None)
     # A hook process lives for one event and frees everything at exit: the cyclic garbage collector

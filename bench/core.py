@@ -166,9 +166,9 @@ def clear_caches(caches: Caches) -> None:
     text.memory_key.cache_clear()
     keys.concrete_identity.cache_clear()
     keys.key_hash.cache_clear()
-    consolidation._redact_stored.cache_clear()
+    consolidation.redact_stored.cache_clear()
     evidence.flow._entry_event.cache_clear()
-    safety._preview_memo.cache_clear()
+    safety.preview_memo.cache_clear()
     caches.clear()
 
 

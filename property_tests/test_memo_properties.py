@@ -22,7 +22,7 @@ from domain.consolidation import NormalizeResult, normalize_store
 from domain.key_index import build_index, stored_index
 from domain.keys import exact_key, key_hash
 from domain.model import DAY_MS, MemoryEntry, MemoryStatus, WorkspaceStore
-from domain.operations import OpResult, _stamp_rendered
+from domain.operations import OpResult, stamp_rendered
 from domain.retention import DEFAULT_TUNING, reinforce
 from domain.timeutil import iso_from_ms
 from property_tests.store_strategies import NOW_MS, big_stores, stores
@@ -31,7 +31,7 @@ from tests.support.world import Op, World
 
 
 def _settled(store: WorkspaceStore, caches: Caches) -> bool:
-    return consolidation._is_settled(store, DEFAULT_TUNING, caches)
+    return consolidation.is_settled(store, DEFAULT_TUNING, caches)
 
 
 def _assert_fixed_point(
@@ -76,7 +76,7 @@ def test_a_settled_output_and_what_is_derived_from_it_are_fixed_points(
     if changed:
         active = [e for e in out.entries if e.status is not MemoryStatus.SUPERSEDED]
         out = (
-            _stamp_rendered(out, active[:changed], NOW_MS + 1)
+            stamp_rendered(out, active[:changed], NOW_MS + 1)
             if stamp
             else _reinforced(out, changed, NOW_MS + 1)
         )

@@ -14,7 +14,7 @@ from msgspec.structs import replace
 
 from domain import evidence
 from domain.caches import Caches, MarkerIndex
-from domain.consolidation.cleaning import _redacted, _truncated, backfill_retention_clock
+from domain.consolidation.cleaning import backfill_retention_clock, redacted_entry, truncated
 from domain.keys import entry_key_hashes, exact_key, identity_key, key_hash
 from domain.model import (
     DAY_MS,
@@ -31,7 +31,7 @@ from domain.retention import Tuning, dormancy_at, retention_start_ms
 _ARCHIVE_AFTER_MS: Final = LongTermLimits.ARCHIVE_UNRENDERED_DAYS * DAY_MS
 
 
-def _same_entries(a: Sequence[MemoryEntry], b: Sequence[MemoryEntry]) -> bool:
+def same_entries(a: Sequence[MemoryEntry], b: Sequence[MemoryEntry]) -> bool:
     """Equal up to order (ids are unique after dedupe; a repeated id compares as different)."""
     if len(a) != len(b):
         return False
@@ -54,7 +54,7 @@ def _add_markers(
         identity[marker.identity_key_hash] = (*identity.get(marker.identity_key_hash, ()), marker)
 
 
-def _marker_index(markers: tuple[ArchiveMarker, ...], caches: Caches) -> MarkerIndex:
+def marker_index_of(markers: tuple[ArchiveMarker, ...], caches: Caches) -> MarkerIndex:
     """The exact and identity hashes of ``markers`` (filed in ``caches``)."""
     hit = caches.markers.get(markers)
     if hit is not None:
@@ -88,7 +88,7 @@ def _derive_markers(
     caches.markers.put(after, MarkerIndex(after, exact, identity))
 
 
-def _revive(
+def revive(
     active: list[MemoryEntry],
     store: WorkspaceStore,
     archive: Mapping[str, MemoryEntry],
@@ -101,7 +101,7 @@ def _revive(
     if not store.archived or not archive:
         return [], store.archived, []
     hashes = [entry_key_hashes(entry, caches) for entry in active]
-    index = _marker_index(store.archived, caches)
+    index = marker_index_of(store.archived, caches)
     marked_exact, marked_identity = index.exact, index.identity
     if not any(exact in marked_exact or identity in marked_identity for exact, identity in hashes):
         return [], store.archived, []  # no active entry duplicates an archived one
@@ -111,7 +111,7 @@ def _revive(
     for (exact, identity), entry in zip(hashes, active, strict=True):
         exact_hashes.setdefault(exact, entry)
         identity_hashes.setdefault(identity, entry)
-    return _revive_markers(
+    return revive_markers(
         store.archived,
         range(len(store.archived)),
         exact_hashes,
@@ -123,7 +123,7 @@ def _revive(
     )
 
 
-def _revive_markers(
+def revive_markers(
     markers: tuple[ArchiveMarker, ...],
     positions: Iterable[int],
     exact_hashes: Mapping[str, MemoryEntry],
@@ -146,10 +146,10 @@ def _revive_markers(
         trigger = exact_hashes.get(marker.key_hash) or identity_hashes.get(marker.identity_key_hash)
         if archived is None or trigger is None:
             continue
-        cleaned, redaction = _redacted(archived, now_iso)
+        cleaned, redaction = redacted_entry(archived, now_iso)
         if redaction is not None:
             events.append(redaction)
-        entry = _truncated(backfill_retention_clock(cleaned, now_ms))
+        entry = truncated(backfill_retention_clock(cleaned, now_ms))
         if entry.status is MemoryStatus.SUPERSEDED:
             entry = replace(entry, status=MemoryStatus.ACTIVE)
         revived.append(entry)
@@ -210,7 +210,7 @@ def _archive_overflow(
         )
         events.append(evidence.archived(entry, limit, len(ordered)))
     replaced = {marker.key_hash for marker in new_markers}
-    index = _marker_index(markers, caches)
+    index = marker_index_of(markers, caches)
     gone = [m for key in replaced for m in index.exact.get(key, ())]
     kept_markers = tuple(m for m in markers if m.key_hash not in replaced) if gone else markers
     kept_markers += tuple(new_markers)
@@ -218,7 +218,7 @@ def _archive_overflow(
     return kept, kept_markers, moved, events
 
 
-def _rank_and_archive(
+def rank_and_archive(
     kept_active: list[MemoryEntry],
     superseded: list[MemoryEntry],
     store: WorkspaceStore,
@@ -238,6 +238,6 @@ def _rank_and_archive(
     )
     events.extend(archive_events)
     new_entries = (*ordered, *superseded)
-    if _same_entries(new_entries, store.entries):
+    if same_entries(new_entries, store.entries):
         new_entries = store.entries  # only the retention order moved: nothing to write
     return new_entries, markers, archived

@@ -49,7 +49,7 @@ def _supersede_for_migration(
     return updated, event, audit
 
 
-def _quality_cleanup(
+def quality_cleanup_pass(
     entries: list[MemoryEntry], store: WorkspaceStore, now_iso: str
 ) -> tuple[list[MemoryEntry], list[EvidenceInput], list[MigrationAudit]]:
     """The quality-cleanup migration (docs/decisions.md#normalisation-and-migrations): active
@@ -77,7 +77,7 @@ def _quality_cleanup(
     return out, events, audit
 
 
-def _p0_cleanup(
+def p0_cleanup(
     entries: list[MemoryEntry], store: WorkspaceStore, now_iso: str
 ) -> tuple[list[MemoryEntry], list[EvidenceInput], list[MigrationAudit]]:
     """The P0-cleanup migration (docs/decisions.md#normalisation-and-migrations): active compaction

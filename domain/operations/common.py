@@ -30,7 +30,7 @@ from domain.session import empty_session, render_hot_state
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
 
-def _touch(session: SessionState, now_ms: int) -> SessionState:
+def touch(session: SessionState, now_ms: int) -> SessionState:
     return replace(session, last_activity_ms=now_ms, updated_at=iso_from_ms(now_ms))
 
 
@@ -39,7 +39,7 @@ def _touch(session: SessionState, now_ms: int) -> SessionState:
 ACTIVITY_STAMP_INTERVAL_MS = 86_400_000
 
 
-def _note_activity(
+def note_activity(
     store: WorkspaceStore, now_ms: int, *, always: bool = True, tuning: Tuning = DEFAULT_TUNING
 ) -> tuple[WorkspaceStore, Emitted]:
     """Record activity at ``now_ms``; a dormant stretch that just ended is kept first
@@ -54,7 +54,7 @@ def _note_activity(
     return stamped, events((evidence.dormancy_recorded(span.start, span.end),))
 
 
-def _session_and_journal(snap: Snapshot, session_id: str, now_ms: int) -> tuple[SessionState, PendingJournal]:
+def session_and_journal(snap: Snapshot, session_id: str, now_ms: int) -> tuple[SessionState, PendingJournal]:
     """The session's state and the journal this operation starts from.
 
     The session drops its copies of the requests that another promotion took out of the journal —
@@ -131,7 +131,7 @@ def idle_owner_ids(
     return tuple(sorted(idle))
 
 
-def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_ms: int) -> WorkspaceStore:
+def stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_ms: int) -> WorkspaceStore:
     """Remember when each entry was last shown (the archive rule of docs/decisions.md#d2 looks at it)."""
     ids = {e.id for e in rendered}
     if not ids:
@@ -143,7 +143,7 @@ def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_
     return replace(store, entries=tuple(entries))
 
 
-def _freeze(
+def freeze(
     store: WorkspaceStore,
     session: SessionState,
     now_ms: int,
@@ -163,7 +163,7 @@ def _freeze(
         block_ids=tuple(e.id for e in result.rendered),
         frozen_at_ms=now_ms,
     )
-    return _stamp_rendered(store, result.rendered, now_ms), frozen, result
+    return stamp_rendered(store, result.rendered, now_ms), frozen, result
 
 
 def with_shared(store: WorkspaceStore, shared: Sequence[MemoryEntry]) -> WorkspaceStore:
@@ -178,13 +178,13 @@ def with_shared(store: WorkspaceStore, shared: Sequence[MemoryEntry]) -> Workspa
     return replace(store, entries=store.entries + extra) if extra else store
 
 
-def _epoch_is_fresh(session: SessionState | None, now_ms: int) -> bool:
+def epoch_is_fresh(session: SessionState | None, now_ms: int) -> bool:
     if session is None or session.frozen_at_ms is None or session.frozen_block is None:
         return False
     return now_ms - session.frozen_at_ms <= CacheLimits.FROZEN_TTL_MS
 
 
-def _append_processed(session: SessionState, message_id: str) -> SessionState:
+def append_processed(session: SessionState, message_id: str) -> SessionState:
     ids = (*session.processed_message_ids, message_id)
     return replace(session, processed_message_ids=ids[-CacheLimits.MAX_PROCESSED_MESSAGES_PER_SESSION :])
 

@@ -19,17 +19,17 @@ from domain.model import (
     WorkspaceStore,
 )
 from domain.operations.common import (
-    _append_processed,
-    _epoch_is_fresh,
-    _freeze,
-    _note_activity,
-    _session_and_journal,
-    _touch,
+    append_processed,
     context_text,
+    epoch_is_fresh,
+    freeze,
     idle_owner_ids,
+    note_activity,
     prunable_sessions,
+    session_and_journal,
+    touch,
 )
-from domain.operations.supersession import _link_retirements, _retire_for_requests
+from domain.operations.supersession import link_retirements, retire_for_requests
 from domain.operations.values import OpResult, Snapshot, is_sub_agent, operation, unchanged
 from domain.pending import append_pending, without_records_of
 from domain.promotion import PromotionResult, promote, promote_over_bound
@@ -75,12 +75,12 @@ def open_session(
     # a session that comes back after its end starts a new epoch: its end promoted what it owned
     was_ended = snap.session is not None and snap.session.ended_at_ms is not None
     opened = replace(snap, session=resumed)
-    if not was_ended and _epoch_is_fresh(opened.session, now_ms):
+    if not was_ended and epoch_is_fresh(opened.session, now_ms):
         return replace(
             unchanged(opened, context_text(opened.session, root)), emitted=resume.with_session(session_id)
         )
-    session, journal = _session_and_journal(opened, session_id, now_ms)
-    store, activity = _note_activity(opened.store, now_ms, tuning=opened.tuning)
+    session, journal = session_and_journal(opened, session_id, now_ms)
+    store, activity = note_activity(opened.store, now_ms, tuning=opened.tuning)
     promoted = promote(
         store,
         journal,
@@ -96,8 +96,8 @@ def open_session(
     )
     # a journal rebuilt from the sessions may be over its bound (docs/decisions.md#pending-journal-bound)
     early = _promote_over_bound(opened, promoted.store, promoted.journal, session_id, now_ms)
-    session = _touch(remove_pending_memories(session, early.cleared_keys), now_ms)
-    store, session, rendered = _freeze(
+    session = touch(remove_pending_memories(session, early.cleared_keys), now_ms)
+    store, session, rendered = freeze(
         early.store, session, now_ms, opened.tuning, opened.caches, opened.shared
     )
     journal = early.journal
@@ -147,9 +147,9 @@ def observe_user_message(
         return unchanged(snap)
     if snap.session is not None and message_id in snap.session.processed_message_ids:
         return unchanged(snap)
-    session, journal = _session_and_journal(snap, session_id, now_ms)
-    session = _touch(session, now_ms)
-    store, activity = _note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
+    session, journal = session_and_journal(snap, session_id, now_ms)
+    session = touch(session, now_ms)
+    store, activity = note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
     found: tuple[MemoryEntry, ...] = ()
     noted: tuple[EvidenceInput, ...] = ()
     if may_hold_memory_request(text):  # else nothing to extract, and no trigger pattern to compile
@@ -173,7 +173,7 @@ def observe_user_message(
     store, journal = early.store, early.journal
     session = remove_pending_memories(session, early.cleared_keys)
     emitted += early.emitted
-    session = _append_processed(session, message_id)
+    session = append_processed(session, message_id)
     return OpResult(store=store, journal=journal, session=session, emitted=emitted.with_session(session_id))
 
 
@@ -189,9 +189,9 @@ def observe_tool_result(
     """Active files and open errors follow the agent's tool calls."""
     if is_sub_agent(snap.session, parent_session_id):
         return unchanged(snap)
-    session, journal = _session_and_journal(snap, session_id, now_ms)
-    session = _touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
-    store, activity = _note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
+    session, journal = session_and_journal(snap, session_id, now_ms)
+    session = touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
+    store, activity = note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
     return OpResult(store=store, journal=journal, session=session, emitted=activity.with_session(session_id))
 
 
@@ -219,10 +219,10 @@ def observe_compaction(
     seen = snap.session.processed_message_ids if snap.session is not None else ()
     if summary_id is not None and summary_id in seen:
         return unchanged(snap)
-    session, journal = _session_and_journal(snap, session_id, now_ms)
-    session = _touch(session, now_ms)
+    session, journal = session_and_journal(snap, session_id, now_ms)
+    session = touch(session, now_ms)
     if summary_id is not None:
-        session = _append_processed(session, summary_id)
+        session = append_processed(session, summary_id)
     from domain.extraction import parse_compaction_candidates
 
     parsed = parse_compaction_candidates(
@@ -237,10 +237,10 @@ def observe_compaction(
     if parsed.entries:
         journal, appended = append_pending(journal, parsed.entries, now_ms)
         emitted += events(appended)
-    store, activity = _note_activity(snap.store, now_ms, tuning=snap.tuning)
+    store, activity = note_activity(snap.store, now_ms, tuning=snap.tuning)
     by_id = {e.id: e for e in parsed.entries}
     requests = [(by_id[r.memory_id], r.label) for r in parsed.supersede_requests if r.memory_id in by_id]
-    store, retired, refused = _retire_for_requests(store, session, requests, now_ms)
+    store, retired, refused = retire_for_requests(store, session, requests, now_ms)
     promoted: PromotionResult = promote(
         store,
         journal,
@@ -255,10 +255,10 @@ def observe_compaction(
         caches=snap.caches,
     )
     session = remove_pending_memories(session, promoted.cleared_keys)
-    store, linked = _link_retirements(promoted.store, retired)
+    store, linked = link_retirements(promoted.store, retired)
     early = _promote_over_bound(snap, store, promoted.journal, session_id, now_ms)
     session = remove_pending_memories(session, early.cleared_keys)
-    store, session, rendered = _freeze(early.store, session, now_ms, snap.tuning, snap.caches, snap.shared)
+    store, session, rendered = freeze(early.store, session, now_ms, snap.tuning, snap.caches, snap.shared)
     emitted += activity + promoted.emitted + events(refused) + events(linked)
     emitted += early.emitted + rendered.emitted
     return OpResult(
@@ -287,7 +287,7 @@ def end_session(
     if keep_hot_state and snap.session is not None:
         return _suspend(snap, snap.session, session_id, now_ms)
     pending = snap.session.pending_memories if snap.session is not None else ()
-    store, activity = _note_activity(snap.store, now_ms, tuning=snap.tuning)
+    store, activity = note_activity(snap.store, now_ms, tuning=snap.tuning)
     promoted = promote(
         store,
         without_records_of(snap.journal, session_id),
@@ -311,6 +311,6 @@ def end_session(
 
 def _suspend(snap: Snapshot, session: SessionState, session_id: str, now_ms: int) -> OpResult:
     ended = end_session(snap, session_id, now_ms)
-    kept = _touch(replace(session, pending_memories=(), ended_at_ms=now_ms), now_ms)
+    kept = touch(replace(session, pending_memories=(), ended_at_ms=now_ms), now_ms)
     suspended = evidence.session_suspended(session_id, len(kept.active_files), len(kept.open_errors))
     return replace(ended, session=kept, delete_session=False).emitting(events((suspended,)))
