@@ -12,7 +12,8 @@ import msgspec
 from msgspec.structs import force_setattr
 
 from adapters.storage_io import StorageUnavailable
-from domain.model import EventType, EvidenceInput, Importance, MemoryType, Outcome, Scope
+from domain.enums import EventType, Importance, MemoryType, Outcome, Scope
+from domain.model import EvidenceInput
 from domain.text import one_line
 
 if TYPE_CHECKING:
@@ -230,7 +231,7 @@ def storage_error_from(exc: OSError) -> StorageUnavailable:
 def memory_rows(store: WorkspaceStore, now_ms: int, *, include_all: bool) -> tuple[Memory, ...]:
     """The store as ``list`` shows it: active memories strongest first, then (with ``include_all``)
     the others. ``store`` should already be normalised (in memory)."""
-    from domain.model import MemoryStatus
+    from domain.enums import MemoryStatus
     from domain.ranking import sort_by_retention
     from domain.render import render_workspace_block
     from domain.retention import dormancy_at, strength

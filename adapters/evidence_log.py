@@ -37,7 +37,8 @@ from adapters.jsonl import (
 from adapters.locking import DEFAULT_LOCK_TIMEOUT_S
 from domain.evidence_records import build_record, event_time_ms, parse_event_line, prune_indices
 from domain.ids import event_id
-from domain.model import DAY_MS, EvidenceEvent, EvidenceInput, EvidenceLogLimits
+from domain.limits import DAY_MS, EvidenceLogLimits
+from domain.model import EvidenceEvent, EvidenceInput
 from domain.text import strip_controls
 from domain.timeutil import iso_from_ms
 

@@ -50,7 +50,8 @@ class Outcome(NamedTuple):
 def outcomes(found: Iterable[object]) -> dict[str, Outcome]:
     """The outcome of each file an import looked at (only those that changed something or were
     turned down), from the import's events."""
-    from domain.model import EventType, EvidenceInput
+    from domain.enums import EventType
+    from domain.model import EvidenceInput
 
     out: dict[str, Outcome] = {}
     kinds = {
@@ -256,7 +257,7 @@ def flagged(layout: Layout) -> dict[str, Flag]:
 def location(root: str | Path, memory_id: str) -> tuple[Path, int] | None:
     """The projection file of ``memory_id`` in the workspace ``root`` and the line its text starts
     on, if the memory has a file (for citations: ``.workmem/memories/<type>/<id>.md:<line>``)."""
-    from domain.model import MemoryType
+    from domain.enums import MemoryType
 
     directory = Path(root) / DIRECTORY / MEMORIES_DIR
     for type_ in MemoryType:

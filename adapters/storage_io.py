@@ -17,9 +17,10 @@ from returns.result import Result
 from adapters.evidence_log import describe_os_error
 from adapters.jsonl import SymlinkRefused, atomic_write, previous_of, read_bytes
 from domain.codec import DecodeFailure, decode
+from domain.enums import EventType, Outcome, Phase
 from domain.ids import hash16
 from domain.keys import exact_key
-from domain.model import EventType, EvidenceInput, MemoryEntry, Outcome, Phase
+from domain.model import EvidenceInput, MemoryEntry
 
 if TYPE_CHECKING:
     from domain.salvage import Salvaged

@@ -61,7 +61,7 @@ def _where(rel: str) -> str:
 def _imported(result: OpResult | None) -> tuple[FileNote, ...]:
     if result is None:
         return ()
-    from domain.model import EventType
+    from domain.enums import EventType
 
     notes: list[FileNote] = []
     for event in result.events:

@@ -39,15 +39,8 @@ from adapters.storage_io import (
     unavailable,
 )
 from domain.codec import DecodeFailure, decode, encode_pretty
-from domain.model import (
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    Outcome,
-    PendingJournal,
-    SessionState,
-    WorkspaceStore,
-)
+from domain.enums import EventType, Outcome
+from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
 
 if TYPE_CHECKING:
     from adapters.evidence_log import EvidenceLog

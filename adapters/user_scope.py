@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from domain.commands import Command, Forget, Remember, Restore, Supersede
-from domain.model import MemoryEntry, MemoryStatus, Scope
+from domain.enums import MemoryStatus, Scope
+from domain.model import MemoryEntry
 from domain.operations import CommandOutcome
 from domain.projection.scopes import scope_of
 

@@ -24,8 +24,9 @@ from msgspec.structs import replace
 
 from domain import operations
 from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
+from domain.enums import Importance, MemoryType, Scope
 from domain.ids import hash16
-from domain.model import Importance, MemoryType, Scope, SessionState
+from domain.model import SessionState
 from domain.operations import OpResult, Snapshot
 from domain.projection.records import ProjectionFile, TombstoneLine
 from domain.recovery import Held, restore_held

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from domain.caches import Caches, StoredIndex
+from domain.enums import MemoryStatus
 from domain.keys import entry_keys
-from domain.model import MemoryEntry, MemoryStatus
+from domain.model import MemoryEntry
 
 
 def build_index(entries: Sequence[MemoryEntry], caches: Caches | None = None) -> StoredIndex:

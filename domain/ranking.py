@@ -14,7 +14,8 @@ import operator
 from collections.abc import Sequence
 
 from domain.caches import Caches, Ranking, StaticParts
-from domain.model import DAY_MS, MemoryEntry
+from domain.limits import DAY_MS
+from domain.model import MemoryEntry
 from domain.retention import (
     DEFAULT_TUNING,
     NO_DORMANCY,

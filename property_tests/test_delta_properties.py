@@ -19,9 +19,11 @@ from msgspec.structs import replace
 from domain import consolidation
 from domain.caches import Caches
 from domain.consolidation import NormalizeResult, normalize_store
+from domain.enums import MemoryStatus, MemoryType
 from domain.key_index import build_index
 from domain.keys import exact_key, key_hash
-from domain.model import DAY_MS, MemoryEntry, MemoryStatus, MemoryType, WorkspaceStore
+from domain.limits import DAY_MS
+from domain.model import MemoryEntry, WorkspaceStore
 from domain.retention import Tuning, reinforce
 from domain.timeutil import iso_from_ms
 from property_tests.store_strategies import NOW_MS, entries, stores

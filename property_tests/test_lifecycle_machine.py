@@ -48,23 +48,20 @@ from msgspec.structs import replace
 
 from domain.consolidation import normalize_store
 from domain.diagnostics import DiagInput, coverage_class, inspect, terminal_reason, trace_report
+from domain.enums import EventType, MemoryStatus, MemoryType
 from domain.evidence_records import build_record
 from domain.extraction import extract_explicit, parse_compaction_candidates
 from domain.keys import exact_key, identity_key, key_hash
-from domain.model import (
+from domain.limits import (
     DAY_MS,
     HOUR_MS,
     RETENTION_TYPE_MAX,
     CacheLimits,
-    EventType,
-    EvidenceEvent,
     HotStateLimits,
     LongTermLimits,
-    MemoryEntry,
-    MemoryStatus,
-    MemoryType,
     PendingJournalLimits,
 )
+from domain.model import EvidenceEvent, MemoryEntry
 from domain.operations import OpResult
 from domain.render import render_budget, render_workspace_block
 from domain.retention import (

@@ -19,9 +19,11 @@ from domain import consolidation
 from domain.caches import Caches
 from domain.commands import Command, footprint, handle
 from domain.consolidation import NormalizeResult, normalize_store
+from domain.enums import MemoryStatus
 from domain.key_index import build_index, stored_index
 from domain.keys import exact_key, key_hash
-from domain.model import DAY_MS, MemoryEntry, MemoryStatus, WorkspaceStore
+from domain.limits import DAY_MS
+from domain.model import MemoryEntry, WorkspaceStore
 from domain.operations import OpResult, stamp_rendered
 from domain.retention import DEFAULT_TUNING, reinforce
 from domain.timeutil import iso_from_ms

@@ -18,7 +18,7 @@ from hypothesis import given, strategies as st
 from returns.result import Success
 
 from domain.commands import Command, Forget, Remember, Restore, Supersede
-from domain.model import MemorySource, MemoryType, Scope
+from domain.enums import MemorySource, MemoryType, Scope
 from domain.projection.document import MemoryFile, parse, render
 from domain.projection.merge import merge_lines
 from domain.projection.reasons import FileStatus

@@ -10,8 +10,9 @@ from typing import Final
 from hypothesis import given, strategies as st
 from returns.result import Failure, Result, Success
 
+from domain.enums import MemorySource, MemoryType
 from domain.jsregex import JS_PATTERNS, translate
-from domain.model import LongTermLimits, MemorySource, MemoryType
+from domain.limits import LongTermLimits
 from domain.safety import (
     HARD_QUALITY_REASONS,
     QUALITY_REASON_ORDER,

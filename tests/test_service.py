@@ -31,7 +31,7 @@ from domain.commands import (
     UserMessage,
     footprint,
 )
-from domain.model import MemoryType
+from domain.enums import MemoryType
 from domain.session import ToolEvent
 from domain.timeutil import parse_iso_ms
 from tests.support.cli import REPO

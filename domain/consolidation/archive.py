@@ -15,16 +15,10 @@ from msgspec.structs import replace
 from domain import evidence
 from domain.caches import Caches, MarkerIndex
 from domain.consolidation.cleaning import backfill_retention_clock, redacted_entry, truncated
+from domain.enums import MemoryStatus
 from domain.keys import entry_key_hashes, exact_key, identity_key, key_hash
-from domain.model import (
-    DAY_MS,
-    ArchiveMarker,
-    EvidenceInput,
-    LongTermLimits,
-    MemoryEntry,
-    MemoryStatus,
-    WorkspaceStore,
-)
+from domain.limits import DAY_MS, LongTermLimits
+from domain.model import ArchiveMarker, EvidenceInput, MemoryEntry, WorkspaceStore
 from domain.ranking import sort_by_retention
 from domain.retention import Tuning, dormancy_at, retention_start_ms
 

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 from msgspec.structs import replace
 
 from domain import evidence, safety
-from domain.model import EvidenceInput, LongTermLimits, MemoryEntry, MemoryStatus
+from domain.enums import MemoryStatus
+from domain.limits import LongTermLimits
+from domain.model import EvidenceInput, MemoryEntry
 from domain.timeutil import parse_iso_ms
 
 if TYPE_CHECKING:

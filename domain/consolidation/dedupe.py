@@ -12,9 +12,10 @@ from msgspec.structs import replace
 
 from domain import evidence
 from domain.consolidation.results import ABSORBED_EXACT, ABSORBED_IDENTITY, Absorption, DedupeResult
+from domain.enums import MemoryStatus, MemoryType
 from domain.ids import stable_suffix
 from domain.keys import entry_keys, exact_key
-from domain.model import EvidenceInput, MemoryEntry, MemoryStatus, MemoryType
+from domain.model import EvidenceInput, MemoryEntry
 from domain.retention import (
     DEFAULT_TUNING,
     USER_IMPORTANCE_FACTOR,

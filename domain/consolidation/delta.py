@@ -15,9 +15,10 @@ from domain.consolidation.dedupe import absorb_component
 from domain.consolidation.results import Absorption, NormalizeResult
 from domain.consolidation.settled import is_settled, remember_settled
 from domain.emitted import Emitted
+from domain.enums import MemoryStatus
 from domain.key_index import derive_index, stored_index
 from domain.keys import entry_key_hashes, entry_keys
-from domain.model import ArchiveMarker, EvidenceInput, MemoryEntry, MemoryStatus, WorkspaceStore
+from domain.model import ArchiveMarker, EvidenceInput, MemoryEntry, WorkspaceStore
 from domain.retention import Tuning
 from domain.timeutil import iso_from_ms
 

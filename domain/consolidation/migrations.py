@@ -11,7 +11,8 @@ from msgspec.structs import replace
 from domain import evidence, safety
 from domain.consolidation.results import P0_CLEANUP_MIGRATION_ID, QUALITY_CLEANUP_MIGRATION_ID
 from domain.emitted import MigrationAudit
-from domain.model import EvidenceInput, MemoryEntry, MemorySource, MemoryStatus, MemoryType, WorkspaceStore
+from domain.enums import MemorySource, MemoryStatus, MemoryType
+from domain.model import EvidenceInput, MemoryEntry, WorkspaceStore
 
 
 def _merge_tags(tags: tuple[str, ...] | None, extra: Iterable[str]) -> tuple[str, ...]:

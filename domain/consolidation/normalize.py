@@ -20,7 +20,8 @@ from domain.consolidation.results import (
 )
 from domain.consolidation.settled import is_settled, remember_settled, settle_result
 from domain.emitted import Emitted, MigrationAudit
-from domain.model import EvidenceInput, MemoryEntry, MemoryStatus, WorkspaceStore
+from domain.enums import MemoryStatus
+from domain.model import EvidenceInput, MemoryEntry, WorkspaceStore
 from domain.retention import DEFAULT_TUNING, Tuning
 from domain.timeutil import iso_from_ms
 

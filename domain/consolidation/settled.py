@@ -28,7 +28,8 @@ from domain.consolidation.results import (
     QUALITY_CLEANUP_MIGRATION_ID,
     RETENTION_CLOCK_BACKFILL_MIGRATION_ID,
 )
-from domain.model import MemoryEntry, MemoryStatus, WorkspaceStore
+from domain.enums import MemoryStatus
+from domain.model import MemoryEntry, WorkspaceStore
 from domain.retention import Tuning
 
 _ALL_MIGRATIONS: Final = frozenset(

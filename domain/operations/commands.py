@@ -11,9 +11,10 @@ from returns.result import Failure, Success
 from domain import evidence
 from domain.consolidation import normalize_store
 from domain.emitted import events
+from domain.enums import Importance, MemorySource, MemoryStatus, MemoryType, Scope
 from domain.ids import memory_id
 from domain.keys import exact_key, key_hash
-from domain.model import Importance, MemoryEntry, MemorySource, MemoryStatus, MemoryType, Scope
+from domain.model import MemoryEntry
 from domain.operations.supersession import (
     link_replacement,
     resolve_survivor,

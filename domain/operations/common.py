@@ -11,17 +11,9 @@ from msgspec.structs import replace
 from domain import evidence
 from domain.caches import Caches
 from domain.emitted import NOTHING, Emitted, events
-from domain.model import (
-    CacheLimits,
-    EvidenceInput,
-    MemoryEntry,
-    MemoryStatus,
-    PendingJournal,
-    PendingJournalLimits,
-    SessionFileLimits,
-    SessionState,
-    WorkspaceStore,
-)
+from domain.enums import MemoryStatus
+from domain.limits import CacheLimits, PendingJournalLimits, SessionFileLimits
+from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
 from domain.operations.values import Snapshot
 from domain.pending import journal_key, promoted_for, without_records_of
 from domain.render import RenderResult, number_block, render_workspace_block

@@ -7,17 +7,9 @@ from msgspec.structs import replace
 
 from domain import evidence
 from domain.emitted import NOTHING, Emitted, events
-from domain.model import (
-    DAY_MS,
-    CacheLimits,
-    DecisionSource,
-    EvidenceInput,
-    MemoryEntry,
-    MemoryType,
-    PendingJournal,
-    SessionState,
-    WorkspaceStore,
-)
+from domain.enums import DecisionSource, MemoryType
+from domain.limits import DAY_MS, CacheLimits
+from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
 from domain.operations.common import (
     append_processed,
     context_text,

@@ -9,8 +9,9 @@ import msgspec
 from msgspec.structs import replace
 
 from domain import evidence
+from domain.enums import MemoryStatus
 from domain.keys import exact_key, key_hash
-from domain.model import EvidenceInput, MemoryEntry, MemoryStatus, SessionState, Tombstone, WorkspaceStore
+from domain.model import EvidenceInput, MemoryEntry, SessionState, Tombstone, WorkspaceStore
 from domain.timeutil import iso_from_ms
 
 

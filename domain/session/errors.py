@@ -10,8 +10,10 @@ from typing import Final
 
 from msgspec.structs import replace
 
+from domain.enums import ErrorCategory, ErrorStatus
 from domain.ids import sha1
-from domain.model import ErrorCategory, ErrorStatus, HotStateLimits, OpenError, SessionState
+from domain.limits import HotStateLimits
+from domain.model import OpenError, SessionState
 from domain.safety import redact
 from domain.session.commands import classify_command
 from domain.session.files import paths_match, relative_path

@@ -9,7 +9,9 @@ from typing import Final
 from msgspec.structs import replace
 
 from domain.bounds import cut_at_whitespace
-from domain.model import ActiveFile, FileAction, HotStateLimits, SessionState
+from domain.enums import FileAction
+from domain.limits import HotStateLimits
+from domain.model import ActiveFile, SessionState
 from domain.safety import redact
 from domain.text import truncate
 from domain.timeutil import iso_from_ms

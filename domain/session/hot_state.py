@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Final
 
+from domain.enums import ErrorStatus
 from domain.keys import first_per_key
-from domain.model import ErrorStatus, HotStateLimits, OpenError, SessionState
+from domain.limits import HotStateLimits
+from domain.model import OpenError, SessionState
 from domain.safety import redact
 from domain.session.errors import order_errors
 from domain.session.files import display_path, rank_files

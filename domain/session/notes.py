@@ -8,9 +8,11 @@ from typing import TypeVar
 
 from msgspec.structs import replace
 
+from domain.enums import DecisionSource
 from domain.ids import decision_id
 from domain.keys import first_per_key
-from domain.model import DecisionSource, HotStateLimits, MemoryEntry, SessionDecision, SessionState
+from domain.limits import HotStateLimits
+from domain.model import MemoryEntry, SessionDecision, SessionState
 from domain.safety import redact
 from domain.text import collapse_whitespace, memory_key
 from domain.timeutil import iso_from_ms

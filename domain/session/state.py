@@ -8,7 +8,8 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from domain.model import HotStateLimits, SessionState
+from domain.limits import HotStateLimits
+from domain.model import SessionState
 from domain.session.errors import order_errors, redact_error
 from domain.session.files import rank_files
 from domain.session.notes import newest_decisions, pending_window, redact_decision, redact_memory

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import Final
 
 from domain.commands import ImportProjection
-from domain.model import PendingJournal, Scope, WorkspaceRef, WorkspaceStore
+from domain.enums import Scope
+from domain.model import PendingJournal, WorkspaceRef, WorkspaceStore
 from domain.projection import tombstones
 from domain.projection.records import ProjectionFile
 from domain.projection.tombstones import TOMBSTONES_FILE, projected_tombstones

@@ -21,8 +21,9 @@ from domain.commands import (
     UserMessage,
 )
 from domain.emitted import MigrationAudit
+from domain.enums import MemoryType
 from domain.extraction import RejectionRecord
-from domain.model import EvidenceInput, MemoryEntry, MemoryType, WorkspaceStore
+from domain.model import EvidenceInput, MemoryEntry, WorkspaceStore
 from domain.operations import OpResult
 from domain.pending import empty_journal
 from domain.session import ToolEvent
