@@ -19,7 +19,7 @@ from domain.workspace_port import InMemoryWorkspace
 EPOCH_ISO: Final = "2026-01-01T00:00:00.000Z"
 
 
-def empty_workspace(root: str = "/work/project") -> InMemoryWorkspace:
+def empty_workspace(root: str = "/srv/project") -> InMemoryWorkspace:
     ref = WorkspaceRef(root=root, key="0123456789abcdef")
     return InMemoryWorkspace(
         WorkspaceStore(workspace=ref, updated_at=EPOCH_ISO),
