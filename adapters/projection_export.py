@@ -25,6 +25,7 @@ from adapters.projection import (
     stamp_of,
     write_text,
 )
+from domain.enums import Outcome as FileOutcome
 from domain.projection import tombstones as tombstone_lines
 from domain.projection.document import MEMORIES_DIR, file_path, file_stem, path_parts
 from domain.projection.tombstones import TOMBSTONES_FILE, projected_tombstones
@@ -55,9 +56,9 @@ def outcomes(found: Iterable[object]) -> dict[str, Outcome]:
 
     out: dict[str, Outcome] = {}
     kinds = {
-        EventType.PROJECTION_FILE_IMPORTED: "imported",
-        EventType.PROJECTION_FILE_REJECTED: "rejected",
-        EventType.PROJECTION_FILE_QUARANTINED: "quarantined",
+        EventType.PROJECTION_FILE_IMPORTED: FileOutcome.IMPORTED,
+        EventType.PROJECTION_FILE_REJECTED: FileOutcome.REJECTED,
+        EventType.PROJECTION_FILE_QUARANTINED: FileOutcome.QUARANTINED,
     }
     for event in found:
         if not isinstance(event, EvidenceInput) or event.type not in kinds:
@@ -82,7 +83,7 @@ def record_import(manifest: Manifest, command: ImportProjection, found: Iterable
     seen = outcomes(found)
     for file in command.files:
         result = seen.get(file.path)
-        if result is not None and result.outcome != "imported":
+        if result is not None and result.outcome != FileOutcome.IMPORTED:
             manifest.flagged[file.path] = Flag(
                 size=file.size,
                 mtime_ns=file.mtime_ns,

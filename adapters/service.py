@@ -82,6 +82,25 @@ def execute(ws: Workspace, command: Command, now_ms: int, caches: Caches | None 
     return result
 
 
+def preview(ws: Workspace, command: Command, now_ms: int, caches: Caches | None = None) -> OpResult | None:
+    """What ``command`` would do, kept nowhere (a ``--dry-run``): the same pure step on what the files
+    hold now, read without the lock; nothing is written and no derived step runs. ``None`` as for
+    :func:`execute`."""
+    reads = footprint(command)
+    if reads is None:
+        return None
+    ws = user_scope.routed(ws, command)
+    store = ws.read_store(now_ms).value
+    snap = Snapshot(
+        store=store,
+        journal=ws.read_journal(now_ms).value,
+        session=ws.read_session(reads.session_id).value if reads.session_id is not None else None,
+        archive=ws.read_archive() if store.archived else {},
+        caches=caches if caches is not None else Caches(),
+    )
+    return handle(snap, command, now_ms)
+
+
 def _derived(
     update: AfterCommit,
     ws: Workspace,
