@@ -700,3 +700,21 @@ def test_a_drift_in_retention_order_alone_is_not_a_change() -> None:
     later = normalize_store(first, NOW + 200 * DAY_MS)
     assert later.store.updated_at == first.updated_at and later.events == ()
     assert later.store == first
+
+
+def test_a_superseded_entry_stored_first_ends_after_the_actives() -> None:
+    """A store whose superseded entry stands before an active one (an older writer, a hand edit) is
+    normalised to the order every pass keeps: actives, then superseded. Found by the randomized
+    property pass (property_tests/test_consolidation_properties.py::test_normalisation_invariants)."""
+    text = "USER PREFERS CONCISE ANSWERS WITH CODE FIRST"
+    old = memory(
+        text,
+        id="m_old",
+        type=MemoryType.FEEDBACK,
+        source=MemorySource.EXPLICIT,
+        status=MemoryStatus.SUPERSEDED,
+    )
+    new = memory(text, id="m_new", type=MemoryType.FEEDBACK, source=MemorySource.EXPLICIT)
+    result = normalize_store(store(old, new), NOW)
+    assert [e.id for e in result.store.entries] == ["m_new", "m_old"]
+    assert normalize_store(result.store, NOW).store.entries == result.store.entries

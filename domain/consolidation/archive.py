@@ -33,6 +33,17 @@ def same_entries(a: Sequence[MemoryEntry], b: Sequence[MemoryEntry]) -> bool:
     return len(by_id) == len(b) and all((x := by_id.get(e.id)) is e or x == e for e in a)
 
 
+def superseded_last(entries: Sequence[MemoryEntry]) -> bool:
+    """Whether no superseded entry stands before an active one (the order normalisation gives)."""
+    seen = False
+    for entry in entries:
+        if entry.status is MemoryStatus.SUPERSEDED:
+            seen = True
+        elif seen:
+            return False
+    return True
+
+
 # The key hashes of a store's archive markers, by the markers tuple, filed in the caller's cache
 # (docs/performance.md, docs/decisions.md#d14). The tuple is carried unchanged from one operation to
 # the next until something is archived or revived, and it grows with the archive, so looking at
@@ -232,6 +243,6 @@ def rank_and_archive(
     )
     events.extend(archive_events)
     new_entries = (*ordered, *superseded)
-    if same_entries(new_entries, store.entries):
+    if same_entries(new_entries, store.entries) and superseded_last(store.entries):
         new_entries = store.entries  # only the retention order moved: nothing to write
     return new_entries, markers, archived

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from msgspec.structs import replace
 
 from domain.caches import Caches
-from domain.consolidation.archive import marker_index_of, rank_and_archive, revive_markers
+from domain.consolidation.archive import marker_index_of, rank_and_archive, revive_markers, superseded_last
 from domain.consolidation.cleaning import clean_copy, is_clean
 from domain.consolidation.dedupe import absorb_component
 from domain.consolidation.results import Absorption, NormalizeResult
@@ -159,8 +159,8 @@ def normalize_delta(
 
     archived: list[MemoryEntry] = []
     untouched = not revived and not survivors and all(touched[i] is entries[i] for i in delta)
-    if len(kept_active) <= tuning.max_stored_active and untouched:
-        new_entries = entries  # the same entries as stored: the stored order is kept
+    if len(kept_active) <= tuning.max_stored_active and untouched and superseded_last(entries):
+        new_entries = entries  # the same entries as stored, the superseded last: the stored order is kept
     else:
         new_entries, markers, archived = rank_and_archive(
             kept_active, superseded, store, markers, now_ms, now_iso, tuning, events, caches

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from msgspec.structs import replace
 
 from domain.caches import Caches
-from domain.consolidation.archive import rank_and_archive, revive, same_entries
+from domain.consolidation.archive import rank_and_archive, revive, same_entries, superseded_last
 from domain.consolidation.cleaning import cleaned_entry, redacted_entry
 from domain.consolidation.dedupe import dedupe
 from domain.consolidation.delta import normalize_delta
@@ -98,9 +98,13 @@ def normalize_store(
 
     new_entries: tuple[MemoryEntry, ...]
     archived: list[MemoryEntry] = []
-    if len(kept_active) <= tuning.max_stored_active and same_entries(deduped.kept, store.entries):
-        # Nothing to archive and the same entries as stored: only the retention order could move,
-        # and the stored order is kept then, so the sort is skipped.
+    if (
+        len(kept_active) <= tuning.max_stored_active
+        and same_entries(deduped.kept, store.entries)
+        and superseded_last(store.entries)
+    ):
+        # Nothing to archive and the same entries as stored, the superseded ones last: only the
+        # retention order could move, and the stored order is kept then, so the sort is skipped.
         new_entries = store.entries
     else:
         new_entries, markers, archived = rank_and_archive(
