@@ -706,15 +706,17 @@ def test_a_superseded_entry_stored_first_ends_after_the_actives() -> None:
     """A store whose superseded entry stands before an active one (an older writer, a hand edit) is
     normalised to the order every pass keeps: actives, then superseded. Found by the randomized
     property pass (property_tests/test_consolidation_properties.py::test_normalisation_invariants)."""
-    text = "USER PREFERS CONCISE ANSWERS WITH CODE FIRST"
-    old = memory(
-        text,
-        id="m_old",
-        type=MemoryType.FEEDBACK,
-        source=MemorySource.EXPLICIT,
-        status=MemoryStatus.SUPERSEDED,
-    )
-    new = memory(text, id="m_new", type=MemoryType.FEEDBACK, source=MemorySource.EXPLICIT)
+    fields: dict[str, Any] = {
+        "type": MemoryType.FEEDBACK,
+        "text": "USER PREFERS CONCISE ANSWERS WITH CODE FIRST",
+        "source": MemorySource.EXPLICIT,
+        "confidence": 1.0,
+        "created_at": "",
+        "updated_at": "",
+        "retention_clock": NOW - 400 * DAY_MS,
+    }
+    old = MemoryEntry(id="mem_1779278400000_r87ew5", status=MemoryStatus.SUPERSEDED, **fields)
+    new = MemoryEntry(id="mem_1779278400000_aa7o0o", status=MemoryStatus.ACTIVE, **fields)
     result = normalize_store(store(old, new), NOW)
-    assert [e.id for e in result.store.entries] == ["m_new", "m_old"]
+    assert [e.status for e in result.store.entries] == [MemoryStatus.ACTIVE, MemoryStatus.SUPERSEDED]
     assert normalize_store(result.store, NOW).store.entries == result.store.entries
