@@ -90,6 +90,7 @@ def fingerprint() -> str:
     """Names the installed code cheaply (every hook call computes it): the version, the location, the
     interpreter, and the modification times of the package directories and of the hook modules.
     Installing or upgrading rewrites them; the server itself also watches every module."""
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     import binascii
 
     from adapters import __version__
@@ -132,6 +133,7 @@ def private_dir_ok(path: str) -> bool:
         info = os.lstat(path)
     except OSError:
         return False
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     import stat
 
     if not stat.S_ISDIR(info.st_mode) or info.st_mode & 0o077:
@@ -140,6 +142,7 @@ def private_dir_ok(path: str) -> bool:
 
 
 def _home_tag(home: str) -> str:
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     import binascii
 
     data = os.path.abspath(home).encode("utf-8", "surrogatepass")
@@ -210,6 +213,7 @@ def request(path: str, body: dict[str, object], timeout_s: float) -> tuple[str, 
         os.path.dirname(path)
     ):
         return None
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     import socket
 
     try:
@@ -230,6 +234,7 @@ def request(path: str, body: dict[str, object], timeout_s: float) -> tuple[str, 
 
 def start(home: str, print_: str) -> None:
     """Start a server for ``home`` in the background (detached, no output); never raises."""
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     import subprocess
 
     try:

@@ -11,7 +11,12 @@ import os
 import sys
 from pathlib import Path
 
-from adapters.commands import EXIT_OK, CommandError, write
+from adapters.commands import EXIT_OK, CommandError, context, memory, write
+from adapters.commands.sync import report_lines
+from adapters.config_files import remove_file, replace_file, unified_diff
+from adapters.git_sync import ensure_repository, install as install_driver, sync_user_store
+from adapters.install import Where, find_executable, plan
+from adapters.user_scope import user_root
 
 _CHECK = (
     'try it: in a session, say "remember: <something lasting>"; `workmem health` counts it in the'
@@ -64,8 +69,6 @@ def next_steps(host: str, *, user: bool, mcp: bool, root: Path) -> list[str]:
 
 
 def _run(args: argparse.Namespace, *, remove: bool) -> int:
-    from adapters.config_files import remove_file, replace_file, unified_diff
-    from adapters.install import Where, find_executable, plan
 
     root = Path(os.path.abspath(getattr(args, "workspace", None) or os.getcwd()))
     if not args.user and not root.is_dir():
@@ -104,10 +107,6 @@ def _run(args: argparse.Namespace, *, remove: bool) -> int:
 def _git(args: argparse.Namespace, *, remove: bool) -> int:
     """``install git``: the merge driver of the shared projection, in this repository (or, with
     ``--user``, in the user's own store), and a first sync (docs/sync.md)."""
-    from adapters.commands import context, memory
-    from adapters.git_sync import ensure_repository, install as install_driver
-    from adapters.install import find_executable
-    from adapters.user_scope import user_root
 
     if args.mcp:
         raise CommandError("--mcp does not apply to git")
@@ -119,14 +118,7 @@ def _git(args: argparse.Namespace, *, remove: bool) -> int:
     for line in install_driver(root, exe, remove=remove, dry_run=args.dry_run):
         write(line)
     if not remove and not args.dry_run:
-        if args.user:
-            from adapters.git_sync import sync_user_store
-
-            report = sync_user_store(ctx.home, ctx.now_ms)
-        else:
-            report = memory(ctx).sync()
-        from adapters.commands.sync import report_lines
-
+        report = sync_user_store(ctx.home, ctx.now_ms) if args.user else memory(ctx).sync()
         write("\n".join(report_lines(report)))
     return EXIT_OK
 
