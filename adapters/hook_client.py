@@ -13,7 +13,7 @@ import os
 import struct
 import sys
 
-from adapters.host_names import HOOK_HOSTS
+from adapters.host_names import HOOK_HOSTS, HookEvent
 from adapters.locking import DEFAULT_LOCK_TIMEOUT_S, LOCK_TIMEOUT_ENV
 
 SERVER_ENV = "WORKMEM_HOOK_SERVER"
@@ -31,10 +31,7 @@ _GLOBAL_OPTIONS = ("--home", "--workspace")
 
 #: Events that read or write the workspace; every other event (and a tool the hot state does not
 #: follow, or a sub-agent's event) costs nothing worth a round trip and is handled in the process.
-STORAGE_EVENTS = frozenset(
-    {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact", "PostCompact",
-     "SessionEnd"}
-)  # fmt: skip
+STORAGE_EVENTS = frozenset(HookEvent)
 FOLLOWED_TOOLS = frozenset({"Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Grep", "Bash"})
 
 

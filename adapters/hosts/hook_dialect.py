@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from adapters.host_names import HookEvent
 from adapters.hosts.transcripts import flatten_text
 
 if TYPE_CHECKING:
@@ -39,13 +40,13 @@ if TYPE_CHECKING:
 UNKNOWN_EVENT: Final = "unknown_hook_event"
 MAX_MESSAGE_CHARS: Final = 240
 
-SESSION_START: Final = "SessionStart"
-USER_PROMPT_SUBMIT: Final = "UserPromptSubmit"
-POST_TOOL_USE: Final = "PostToolUse"
-POST_TOOL_USE_FAILURE: Final = "PostToolUseFailure"
-PRE_COMPACT: Final = "PreCompact"
-POST_COMPACT: Final = "PostCompact"
-SESSION_END: Final = "SessionEnd"
+SESSION_START: Final = HookEvent.SESSION_START
+USER_PROMPT_SUBMIT: Final = HookEvent.USER_PROMPT_SUBMIT
+POST_TOOL_USE: Final = HookEvent.POST_TOOL_USE
+POST_TOOL_USE_FAILURE: Final = HookEvent.POST_TOOL_USE_FAILURE
+PRE_COMPACT: Final = HookEvent.PRE_COMPACT
+POST_COMPACT: Final = HookEvent.POST_COMPACT
+SESSION_END: Final = HookEvent.SESSION_END
 #: The events that become a command (PreCompact only reads; every other event is a no-op).
 COMMAND_EVENTS: Final = frozenset(
     {SESSION_START, USER_PROMPT_SUBMIT, POST_TOOL_USE, POST_TOOL_USE_FAILURE, POST_COMPACT, SESSION_END}
