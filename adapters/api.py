@@ -44,12 +44,43 @@ from adapters.api_values import (
     scope_of_value,
     storage_error_from,
 )
+from adapters.clock import now_ms
 from adapters.diagnostics_input import load_input, read_rejections
+from adapters.evidence_log import warn
+from adapters.filestore import Workspace
 from adapters.locking import DEFAULT_LOCK_TIMEOUT_S
+from adapters.paths import (
+    NoSuchWorkspace,
+    data_home,
+    workspace_key,
+    workspace_paths_for_key,
+    workspace_root_of,
+)
+from adapters.service import execute
 from adapters.storage_io import StorageError
+from adapters.sync import sync_workspace
+from domain import operations
 from domain.caches import Caches
+from domain.commands import (
+    Batch,
+    Compacted,
+    EndSession,
+    Forget,
+    MixedSessions,
+    OpenSession,
+    Remember,
+    Restore,
+    Supersede,
+    ToolResult,
+    UserMessage,
+    completed,
+)
+from domain.consolidation import normalize_store
+from domain.diagnostics import format_explain
 from domain.enums import Importance, MemoryType, Scope
 from domain.operations import CommandOutcome
+from domain.render import render_workspace_block
+from domain.session import ToolEvent
 
 if TYPE_CHECKING:
     from adapters.filestore import Workspace
@@ -113,7 +144,6 @@ class WorkingMemory:
         lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
         cache: SnapshotCache | None = None,
     ) -> None:
-        from adapters.paths import NoSuchWorkspace, data_home, workspace_root_of
 
         try:
             self.root = workspace_root_of(os.fspath(workspace))
@@ -131,12 +161,10 @@ class WorkingMemory:
         """The clock this object uses (``WORKMEM_NOW`` is read on every call when no clock was given)."""
         if self._clock is not None:
             return self._clock()
-        from adapters.clock import now_ms
 
         return now_ms()
 
     def workspace(self) -> Workspace:
-        from adapters.filestore import Workspace
 
         return Workspace(self.home, self.root, lock_timeout_s=self.lock_timeout_s, cache=self._cache)
 
@@ -144,7 +172,6 @@ class WorkingMemory:
         """Run one command (:mod:`domain.commands`) in one transaction and keep what it changed: the
         one service every method below calls. ``None`` for a command that reads and writes nothing
         (a sub-agent's event). ``now_ms`` defaults to :meth:`now_ms`. Raises :class:`StorageError`."""
-        from adapters.service import execute
 
         now = self.now_ms() if now_ms is None else now_ms
         try:
@@ -156,7 +183,6 @@ class WorkingMemory:
         """Several commands as one transaction, each reading what the one before left (for example
         a compaction followed by a new epoch): how a host adapter composes operations. Their session
         commands must name one session. Raises :class:`StorageError` and :class:`InvalidInput`."""
-        from domain.commands import Batch, MixedSessions
 
         try:
             return self.execute(Batch(steps=commands), now_ms=now_ms)
@@ -168,7 +194,6 @@ class WorkingMemory:
     def open_session(self, session: str, *, parent: str | None = None) -> Injection:
         """Open (or refresh) the session's cache epoch and return what to inject. Within a fresh
         epoch this returns the same text, byte for byte, and writes nothing."""
-        from domain.commands import OpenSession
 
         result = self.execute(OpenSession(session=checked_session_id(session), parent=parent))
         if result is None:
@@ -181,7 +206,6 @@ class WorkingMemory:
     ) -> Observed:
         """Observe a user message: explicit "remember …" requests become pending memories. The same
         ``message_id`` twice is a no-op (default: the message is identified by its time and text)."""
-        from domain.commands import UserMessage
 
         command = UserMessage(
             session=checked_session_id(session),
@@ -202,8 +226,6 @@ class WorkingMemory:
         parent: str | None = None,
     ) -> Observed:
         """Observe a tool result: active files and open errors of the hot session state."""
-        from domain.commands import ToolResult
-        from domain.session import ToolEvent
 
         if not isinstance(tool, str) or not tool:
             raise InvalidInput("a tool name must be a non-empty string")
@@ -216,7 +238,6 @@ class WorkingMemory:
         """Observe the host's compaction summary: its ``Memory candidates:`` go through the gate,
         pending memories are promoted, and the next ``open_session`` starts a new epoch. The same
         summary twice in a session is observed once."""
-        from domain.commands import Compacted
 
         text = checked_text(summary, "the summary")
         return _observed(
@@ -228,7 +249,6 @@ class WorkingMemory:
     ) -> Observed:
         """End a session: promote what it still owns and drop its state (``keep_hot_state``: keep
         its hot state for a resume under the same id)."""
-        from domain.commands import EndSession
 
         command = EndSession(
             session=checked_session_id(session), parent=parent, keep_hot_state=keep_hot_state
@@ -244,7 +264,6 @@ class WorkingMemory:
 
     def compaction_prompt(self, session: str) -> CompactionPrompt:
         """The compaction prompt for this session (its numbered block and hot state). Read-only."""
-        from domain import operations
 
         state = self._read_session(checked_session_id(session))
         return CompactionPrompt(operations.compaction_prompt(state, self.root))
@@ -264,7 +283,6 @@ class WorkingMemory:
         defaults to the one classified from the text; ``scope`` (``team``, ``personal``, ``user``)
         to the type's (docs/decisions.md#d17): a ``user`` memory is kept in the user's own store and
         shown in every workspace."""
-        from domain.commands import Remember, completed
 
         command = completed(
             Remember(
@@ -287,14 +305,12 @@ class WorkingMemory:
 
     def forget(self, memory_id: str) -> Edit:
         """Stop using a memory (kept, marked forgotten; :meth:`restore` undoes it)."""
-        from domain.commands import Forget
 
         return self._edit(Forget(memory_id=str(memory_id)))
 
     def supersede(self, memory_id: str, text: str, *, type: MemoryType | str | None = None) -> Edit:
         """Replace a memory by a new text (the old one is kept, marked superseded). The new text
         passes the safety gate; if it is refused nothing changes."""
-        from domain.commands import Supersede
 
         command = Supersede(
             memory_id=str(memory_id), text=checked_text(text, "the memory text"), type=memory_type_of(type)
@@ -303,7 +319,6 @@ class WorkingMemory:
 
     def restore(self, memory_id: str) -> Edit:
         """Undo ``forget`` or ``supersede``, or bring back an archived memory."""
-        from domain.commands import Restore
 
         return self._edit(Restore(memory_id=str(memory_id)))
 
@@ -312,7 +327,6 @@ class WorkingMemory:
         import what people and other clones changed there, through the gate, and export the store
         (docs/decisions.md#d17). ``dry_run``: report what would move, write nothing. Raises
         :class:`StorageError`."""
-        from adapters.sync import sync_workspace
 
         try:
             return sync_workspace(self.workspace(), self.now_ms(), dry_run=dry_run)
@@ -321,8 +335,6 @@ class WorkingMemory:
 
     def explain(self, memory_id: str | None = None) -> Explanation:
         """Why each memory (or only ``memory_id``) is or is not in the block. Read-only."""
-        from adapters.paths import workspace_key, workspace_paths_for_key
-        from domain.diagnostics import format_explain
 
         now = self.now_ms()
         key = workspace_key(self.root)
@@ -336,7 +348,6 @@ class WorkingMemory:
 
     def normalized_store(self) -> tuple[WorkspaceStore, int]:
         """The store as workmem sees it now, normalised in memory, and the time used. Read-only."""
-        from domain.consolidation import normalize_store
 
         now = self.now_ms()
         ws = self.workspace()
@@ -349,8 +360,6 @@ class WorkingMemory:
                     "(not deleted) by the next command that writes"
                 )
             if loaded.damage:
-                from adapters.evidence_log import warn
-
                 warn(loaded.damage)
             store = loaded.value
             archive = ws.read_archive() if store.archived else {}
@@ -361,7 +370,6 @@ class WorkingMemory:
     def block(self) -> Injection:
         """The workspace block a new session would start with now, rendered from the stored memories.
         Read-only: nothing is written and no epoch starts."""
-        from domain.render import render_workspace_block
 
         store, now = self.normalized_store()
         text = render_workspace_block(store, now).text

@@ -12,8 +12,13 @@ import msgspec
 from msgspec.structs import force_setattr
 
 from adapters.storage_io import StorageUnavailable
-from domain.enums import EventType, Importance, MemoryType, Outcome, Scope
+from domain.enums import EventType, Importance, MemoryStatus, MemoryType, Outcome, Scope
 from domain.model import EvidenceInput
+from domain.operations import context_text
+from domain.ranking import sort_by_retention
+from domain.render import render_workspace_block
+from domain.retention import dormancy_at, strength
+from domain.session import render_hot_state
 from domain.text import one_line
 
 if TYPE_CHECKING:
@@ -40,8 +45,6 @@ class Injection(msgspec.Struct, frozen=True, rename="camel"):
 
 
 def injection_of(state: SessionState | None, root: str) -> Injection:
-    from domain.operations import context_text
-    from domain.session import render_hot_state
 
     if state is None or state.parent_session_id is not None:
         return Injection("")
@@ -231,10 +234,6 @@ def storage_error_from(exc: OSError) -> StorageUnavailable:
 def memory_rows(store: WorkspaceStore, now_ms: int, *, include_all: bool) -> tuple[Memory, ...]:
     """The store as ``list`` shows it: active memories strongest first, then (with ``include_all``)
     the others. ``store`` should already be normalised (in memory)."""
-    from domain.enums import MemoryStatus
-    from domain.ranking import sort_by_retention
-    from domain.render import render_workspace_block
-    from domain.retention import dormancy_at, strength
 
     dormancy = dormancy_at(store, now_ms)
     rendered = {e.id for e in render_workspace_block(store, now_ms).rendered}

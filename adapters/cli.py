@@ -42,6 +42,7 @@ SCOPES = ("team", "personal", "user")
 def _terminal_safe(text: str) -> str:
     """No terminal escape, control character or bidi override in a message (imported late: the
     hook path keeps its start-up small)."""
+    # start-up time: each command loads only the modules it runs (docs/performance.md)
     from domain.text import strip_controls
 
     return strip_controls(text)
@@ -79,7 +80,7 @@ def _raw_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    # imported here, not at the top: a host hook call never builds the parser (docs/performance.md)
+    # start-up time: a host hook call never builds the parser (docs/performance.md)
     import argparse
 
     class _Parser(argparse.ArgumentParser):
@@ -165,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--dry-run", action="store_true", help="print the diff of every file, write nothing")
         p.add_argument("--mcp", action="store_true", help="also the MCP server (`workmem mcp`)")
 
+    # start-up time: each command loads only the modules it runs (docs/performance.md)
     from adapters.commands.sync import add_commands
 
     add_commands(sub, _command)
@@ -262,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _non_negative(value: str) -> float:
+    # start-up time: each command loads only the modules it runs (docs/performance.md)
     import argparse
 
     try:
@@ -347,6 +350,7 @@ def _clean_argument(value: str) -> str:
 def hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
     """``[--home DIR] [--workspace DIR] hook HOST`` and nothing else, parsed without building the
     whole parser: a host runs this on every event, so start-up time counts (docs/performance.md)."""
+    # start-up time: each command loads only the modules it runs (docs/performance.md)
     from types import SimpleNamespace
 
     from adapters.hook_client import parse_hook_call
@@ -364,8 +368,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = hook_fast_path(arguments)
     if args is None:
         return _main(arguments, None)
-    # A hook process lives for one event and frees everything at exit: the cyclic garbage collector
-    # would only spend time walking the objects that importing the core creates.
+    # start-up time: a hook process lives for one event and frees everything at exit: the cyclic
+    # garbage collector would only spend time walking the objects that importing the core creates.
     import gc
 
     was_enabled = gc.isenabled()

@@ -18,6 +18,7 @@ def main() -> int:
     argv = sys.argv[1:]
     call = None
     if "hook" in argv:
+        # start-up time: a hook call loads only what its event needs (docs/performance.md)
         from adapters import hook_client
 
         if hook_client.enabled() and hook_client.parse_hook_call(argv) is not None:
@@ -35,10 +36,12 @@ def main() -> int:
                 return EXIT_OK
             # no server: this process handles the event, reading the payload it already read
             sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", errors="replace")
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from adapters.cli import main as cli_main
 
     code = cli_main()
     if call is not None:
+        # start-up time: a hook call loads only what its event needs (docs/performance.md)
         from adapters import hook_client
 
         hook_client.start(call.home, call.fingerprint)

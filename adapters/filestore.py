@@ -142,7 +142,7 @@ class Workspace:
             if self.cache is not None:
                 self.cache.put(path, data, value)
             return Loaded(value)
-        from domain.salvage import describe_salvage  # only a damaged file gets here
+        from domain.salvage import describe_salvage  # start-up time: only a damaged file gets here
 
         salvaged, previous = salvage_file(path, data, tp, empty if isinstance(empty, tp) else None)
         if salvaged is None:

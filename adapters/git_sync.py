@@ -20,7 +20,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from msgspec.structs import replace
+
 from adapters.commands import CommandError
+from adapters.config_files import read_text, remove_file, replace_file, unified_diff
+from adapters.filestore import Workspace
+from adapters.install import find_executable
+from adapters.jsonl import ensure_private_dir
+from adapters.sync import sync_workspace
+from adapters.user_scope import user_root, user_workspace
+from domain.timeutil import iso_from_ms
 
 if TYPE_CHECKING:
     from adapters.sync import SyncReport
@@ -96,7 +105,6 @@ def install(root: Path, executable: str, *, remove: bool, dry_run: bool) -> list
     """Register (or remove) the merge driver in the repository at ``root``; the lines to print."""
     if not is_repository(root):
         raise CommandError(f"{root} is not a git repository (the workspace root holds no .git)")
-    from adapters.config_files import read_text, remove_file, replace_file, unified_diff
 
     target = root / ".gitattributes"
     old = read_text(target)
@@ -162,7 +170,6 @@ def ensure_repository(root: Path) -> bool:
     """Make ``root`` (created 0700 when missing) a git repository; True when it was not one."""
     if is_repository(root):
         return False
-    from adapters.jsonl import ensure_private_dir
 
     ensure_private_dir(root, fix_mode=False)
     _git(root, "init", "--quiet")
@@ -190,12 +197,6 @@ def sync_user_store(
 ) -> SyncReport:
     """Sync the user's own store: its projection, then (when it is a git repository, or ``remote``
     asks for one) commit, pull with rebase, import again, push."""
-    from msgspec.structs import replace
-
-    from adapters.filestore import Workspace
-    from adapters.install import find_executable
-    from adapters.sync import sync_workspace
-    from adapters.user_scope import user_root, user_workspace
 
     root = user_root(home)
     ws = user_workspace(Workspace(home, str(root)))
@@ -225,7 +226,6 @@ def _branch(root: Path) -> str:
 
 
 def _exchange(root: Path, now_ms: int) -> list[str]:
-    from domain.timeutil import iso_from_ms
 
     notes: list[str] = []
     if _commit(root, f"workmem: sync {iso_from_ms(now_ms)}"):

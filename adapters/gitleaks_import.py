@@ -383,6 +383,7 @@ def _tokens(source: str) -> list[tuple[str, str]]:
 
 def _sample(pattern: str, rng: random.Random) -> str:
     """A string the (simple) generator pattern matches, drawn with ``rng``."""
+    # start-up time: only the generator of examples reads patterns with the interpreter's parser
     from re import _constants as c, _parser as p  # type: ignore[attr-defined]
 
     def chars(items: Any) -> list[str]:

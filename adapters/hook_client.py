@@ -13,7 +13,7 @@ import os
 import struct
 import sys
 
-from adapters.host_names import HOOK_HOSTS
+from adapters.host_names import HOOK_HOSTS, HookEvent
 from adapters.locking import DEFAULT_LOCK_TIMEOUT_S, LOCK_TIMEOUT_ENV
 
 SERVER_ENV = "WORKMEM_HOOK_SERVER"
@@ -31,10 +31,7 @@ _GLOBAL_OPTIONS = ("--home", "--workspace")
 
 #: Events that read or write the workspace; every other event (and a tool the hot state does not
 #: follow, or a sub-agent's event) costs nothing worth a round trip and is handled in the process.
-STORAGE_EVENTS = frozenset(
-    {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact", "PostCompact",
-     "SessionEnd"}
-)  # fmt: skip
+STORAGE_EVENTS = frozenset(HookEvent)
 FOLLOWED_TOOLS = frozenset({"Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Grep", "Bash"})
 
 
@@ -90,6 +87,7 @@ def fingerprint() -> str:
     """Names the installed code cheaply (every hook call computes it): the version, the location, the
     interpreter, and the modification times of the package directories and of the hook modules.
     Installing or upgrading rewrites them; the server itself also watches every module."""
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     import binascii
 
     from adapters import __version__
@@ -132,6 +130,7 @@ def private_dir_ok(path: str) -> bool:
         info = os.lstat(path)
     except OSError:
         return False
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     import stat
 
     if not stat.S_ISDIR(info.st_mode) or info.st_mode & 0o077:
@@ -140,6 +139,7 @@ def private_dir_ok(path: str) -> bool:
 
 
 def _home_tag(home: str) -> str:
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     import binascii
 
     data = os.path.abspath(home).encode("utf-8", "surrogatepass")
@@ -210,6 +210,7 @@ def request(path: str, body: dict[str, object], timeout_s: float) -> tuple[str, 
         os.path.dirname(path)
     ):
         return None
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     import socket
 
     try:
@@ -230,6 +231,7 @@ def request(path: str, body: dict[str, object], timeout_s: float) -> tuple[str, 
 
 def start(home: str, print_: str) -> None:
     """Start a server for ``home`` in the background (detached, no output); never raises."""
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     import subprocess
 
     try:

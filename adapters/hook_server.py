@@ -85,6 +85,7 @@ def handle(body: Any, cache: Any = None, caches: Any = None) -> dict[str, Any]:
     :class:`adapters.storage_io.SnapshotCache`) saves decoding files that did not change, ``caches``
     (an :class:`adapters.service.CachesByWorkspace`) keeps the core's speed state of each workspace
     (docs/decisions.md#d14)."""
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from pathlib import Path
 
     from adapters.clock import now_ms
@@ -100,8 +101,10 @@ def handle(body: Any, cache: Any = None, caches: Any = None) -> dict[str, Any]:
     if not isinstance(raw, str) or not isinstance(home, str) or host not in ("claude-code", "codex"):
         return {"retry": True}
     if host == "codex":
+        # start-up time: a hook call loads only what its event needs (docs/performance.md)
         from adapters.hosts.codex import run_hook
     else:
+        # start-up time: a hook call loads only what its event needs (docs/performance.md)
         from adapters.hosts.claude_code import run_hook
     forwarded = {k: str(v) for k, v in env_in.items() if k in _FORWARDED_ENV and isinstance(v, str)}
 
@@ -138,6 +141,7 @@ def _payload_has_cwd(raw: str) -> bool:
 
 def serve(home: str, print_: str, idle_s: float) -> int:
     """Serve until idle for ``idle_s`` seconds; 0 when another server already runs."""
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     import threading
     from pathlib import Path
 
@@ -157,7 +161,7 @@ def serve(home: str, print_: str, idle_s: float) -> int:
         lock.acquire()
     except (locking.Timeout, OSError):
         return EXIT_OK
-    # warm up: what every event needs, imported once
+    # start-up time: the server warms up on what every event needs, imported once
     import domain.extraction
     import domain.operations  # noqa: F401
     from adapters.service import CachesByWorkspace
@@ -203,6 +207,7 @@ def serve(home: str, print_: str, idle_s: float) -> int:
 
 class _Counter:
     def __init__(self) -> None:
+        # start-up time: a hook call loads only what its event needs (docs/performance.md)
         import threading
 
         self._lock = threading.Lock()

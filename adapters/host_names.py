@@ -3,9 +3,23 @@ module: the thin hook client imports it too, so it imports nothing."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Final
 
 #: hosts ``workmem install`` writes settings for
 INSTALL_HOSTS: Final = ("claude-code", "codex", "opencode")
 #: hosts that call ``workmem hook HOST`` (OpenCode runs its own plugin and talks to ``workmem serve``)
 HOOK_HOSTS: Final = ("claude-code", "codex")
+
+
+class HookEvent(StrEnum):
+    """The hook events workmem acts on, by the name Claude Code and Codex give them (each host's whole
+    list is in its adapter, ``adapters/hosts/``)."""
+
+    SESSION_START = "SessionStart"
+    USER_PROMPT_SUBMIT = "UserPromptSubmit"
+    POST_TOOL_USE = "PostToolUse"
+    POST_TOOL_USE_FAILURE = "PostToolUseFailure"
+    PRE_COMPACT = "PreCompact"
+    POST_COMPACT = "PostCompact"
+    SESSION_END = "SessionEnd"

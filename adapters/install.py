@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from adapters.codex_config import CodexConfigEdit
 from adapters.commands import CommandError
 from adapters.config_files import ConfigError, decode_json_object, read_text
 from adapters.host_names import INSTALL_HOSTS
@@ -49,6 +50,7 @@ from adapters.settings_edits import (
     is_workmem_exe,
     opencode_server,
 )
+from domain.extraction import static_compaction_prompt
 
 __all__ = [
     "CLAUDE_EVENTS",
@@ -264,8 +266,6 @@ def _plan_claude(files: _Files, where: Where, exe: str, *, mcp: bool, remove: bo
 
 
 def _plan_codex(files: _Files, where: Where, exe: str, *, mcp: bool, remove: bool) -> None:
-    from adapters.codex_config import CodexConfigEdit
-    from domain.extraction import static_compaction_prompt
 
     directory = where.codex_dir()
     hooks_file, config = directory / "hooks.json", directory / "config.toml"

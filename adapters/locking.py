@@ -79,6 +79,7 @@ class FileLock:
         self._fd = fd
 
     def _acquire_fallback(self) -> None:  # pragma: no cover - not POSIX
+        # start-up time: the fallback lock is loaded only where flock is missing
         import filelock
 
         lock = filelock.FileLock(self.lock_file, timeout=self.timeout, mode=self.mode)

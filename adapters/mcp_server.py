@@ -37,6 +37,7 @@ INSTRUCTIONS: Final = (
 
 def _refused(result: Remembered | Edit) -> str | None:
     """The tool error for a result the caller should see as a failure, else ``None``."""
+    # optional extra `mcp` and start-up time (module docstring)
     from adapters.api import Edit
     from domain.operations import CommandOutcome
 
@@ -49,6 +50,7 @@ def _refused(result: Remembered | Edit) -> str | None:
 
 def build_server(memory: WorkingMemory) -> MCPServer:
     """The MCP server for one workspace (tools and the block resource)."""
+    # optional extra `mcp` and start-up time (module docstring)
     import msgspec
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
@@ -125,6 +127,7 @@ def build_server(memory: WorkingMemory) -> MCPServer:
         try:
             return memory.block().text
         except StorageError as exc:
+            # optional extra `mcp` and start-up time (module docstring)
             from mcp.server.mcpserver.exceptions import ResourceError
 
             raise ResourceError(f"storage unavailable: {exc}") from None
@@ -134,6 +137,7 @@ def build_server(memory: WorkingMemory) -> MCPServer:
 
 def mcp_cmd(args: argparse.Namespace) -> int:
     """The ``workmem mcp`` command: serve MCP over stdio until the client closes the connection."""
+    # optional extra `mcp` and start-up time (module docstring)
     import importlib.util
     from pathlib import Path
 
@@ -151,10 +155,11 @@ def mcp_cmd(args: argparse.Namespace) -> int:
     home = data_home(override=getattr(args, "home", None))
 
     def run_sdk() -> None:
-        try:
+        try:  # optional extra `mcp` (module docstring)
             import mcp.server.mcpserver  # noqa: F401
         except ImportError:
             raise missing from None
+        # optional extra `mcp` and start-up time (module docstring)
         from adapters.api import WorkingMemory
 
         memory = WorkingMemory(root, home=home, lock_timeout_s=lock_timeout_s())
@@ -168,6 +173,7 @@ def serve_stdio(server: MCPServer) -> None:
     """Serve ``server`` over stdin/stdout, every line checked first (:mod:`adapters.mcp_wire`): a line
     the SDK would drop without a word gets a JSON-RPC error instead. Stray output of the process goes
     to stderr, never onto the wire (as the SDK's own transport does)."""
+    # optional extra `mcp` and start-up time (module docstring)
     import anyio
 
     # The SDK offers no public way to run an MCPServer on streams of one's own; with another layout
@@ -197,6 +203,7 @@ class _Wire:
     """The client's side: lines in (checked), answers out (one writer at a time)."""
 
     def __init__(self, wire_in: Any, wire_out: Any) -> None:
+        # optional extra `mcp` and start-up time (module docstring)
         import anyio
 
         self._in = wire_in
@@ -204,6 +211,7 @@ class _Wire:
         self._lock = anyio.Lock()
 
     async def write(self, text: str) -> None:
+        # optional extra `mcp` and start-up time (module docstring)
         import anyio
 
         data = text.encode("utf-8", "replace")
@@ -217,6 +225,7 @@ class _Wire:
         return self
 
     async def __anext__(self) -> str:
+        # optional extra `mcp` and start-up time (module docstring)
         import anyio
 
         from adapters.mcp_wire import check_line
@@ -233,6 +242,7 @@ class _Wire:
 
 
 async def _serve_checked(lowlevel: Any, wire_in: Any, wire_out: Any) -> None:
+    # optional extra `mcp` and start-up time (module docstring)
     from mcp.server.stdio import stdio_server
 
     wire = _Wire(wire_in, wire_out)

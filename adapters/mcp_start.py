@@ -151,6 +151,7 @@ class Relay:
         return not answered
 
     def _save(self) -> None:
+        # start-up time: the relay answers the handshake before loading more (docs/performance.md)
         from adapters.jsonl import atomic_write, ensure_private_dir
 
         self.known = {**self._load(), **self.known, **self.learned}  # another start may have added some

@@ -37,6 +37,7 @@ def _valid_id(value: Any) -> bool:
 def _parse(line: str) -> Any:
     """The JSON value of ``line``; a lone surrogate escape in it becomes U+FFFD (a valid pair stays)."""
     if "\\u" in line:
+        # start-up time: the repair is loaded only for a damaged line
         from domain.salvage import repair_text
 
         line = repair_text(line.encode("utf-8", "surrogatepass"))[0]

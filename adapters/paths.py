@@ -66,7 +66,7 @@ def data_home(env: Mapping[str, str] | None = None, override: str | None = None)
         # platformdirs' Unix default, computed here so that an explicit ``env`` is not mixed with
         # the process environment's XDG_DATA_HOME.
         return Path(os.path.expanduser("~/.local/share")) / APP_NAME
-    import platformdirs  # only where the platform's convention is not XDG's
+    import platformdirs  # start-up time: not on XDG platforms
 
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 

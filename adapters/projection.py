@@ -27,8 +27,11 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 import msgspec
 
 from adapters.jsonl import atomic_write, ensure_private_dir
+from adapters.locking import FileLock
 from adapters.paths import PROJECTION_DIR
+from adapters.projection_readme import README
 from adapters.user_scope import user_root
+from domain.commands import ImportProjection
 from domain.enums import Scope
 from domain.ids import sha256
 from domain.projection import tombstones as tombstone_lines
@@ -107,7 +110,6 @@ def exists(root: str | Path) -> bool:
 
 
 def readme() -> str:
-    from adapters.projection_readme import README
 
     return README
 
@@ -193,7 +195,6 @@ def write_manifest(layout: Layout, manifest: Manifest) -> None:
 @contextlib.contextmanager
 def locked(layout: Layout) -> Iterator[Manifest]:
     """Hold the projection lock; yields the manifest, written back when it changed."""
-    from adapters.locking import FileLock
 
     ensure_private_dir(layout.lock.parent, no_symlink=True)
     with FileLock(layout.lock, timeout=LOCK_TIMEOUT_S):
@@ -373,7 +374,6 @@ def import_command(scan_: Scan, projected: Scope) -> ImportProjection | None:
     """The command that takes ``scan_`` into the store; ``None`` when nothing changed."""
     if not scan_.changed:
         return None
-    from domain.commands import ImportProjection
 
     return ImportProjection(
         files=scan_.files,

@@ -25,7 +25,8 @@ from adapters.projection import (
     stamp_of,
     write_text,
 )
-from domain.enums import Outcome as FileOutcome
+from domain.enums import EventType, MemoryType, Outcome as FileOutcome
+from domain.model import EvidenceInput
 from domain.projection import tombstones as tombstone_lines
 from domain.projection.document import MEMORIES_DIR, file_path, file_stem, path_parts
 from domain.projection.tombstones import TOMBSTONES_FILE, projected_tombstones
@@ -51,8 +52,6 @@ class Outcome(NamedTuple):
 def outcomes(found: Iterable[object]) -> dict[str, Outcome]:
     """The outcome of each file an import looked at (only those that changed something or were
     turned down), from the import's events."""
-    from domain.enums import EventType
-    from domain.model import EvidenceInput
 
     out: dict[str, Outcome] = {}
     kinds = {
@@ -258,7 +257,6 @@ def flagged(layout: Layout) -> dict[str, Flag]:
 def location(root: str | Path, memory_id: str) -> tuple[Path, int] | None:
     """The projection file of ``memory_id`` in the workspace ``root`` and the line its text starts
     on, if the memory has a file (for citations: ``.workmem/memories/<type>/<id>.md:<line>``)."""
-    from domain.enums import MemoryType
 
     directory = Path(root) / DIRECTORY / MEMORIES_DIR
     for type_ in MemoryType:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from adapters import projection, projection_export
 from adapters.paths import PROJECTION_DIR
 from domain.commands import Batch, Command, ImportProjection, OpenSession
 
@@ -34,7 +35,6 @@ def before(ws: Workspace, command: Command, now_ms: int) -> Command:
     last sync are imported first, in the same transaction (a stat per file when nothing changed)."""
     if not _opens_session(command) or not shares(ws.root):
         return command
-    from adapters import projection
 
     layout = projection.layout_of(ws)
     found = projection.scan(layout, projection.read_manifest(layout))
@@ -52,7 +52,6 @@ def after(ws: Workspace, command: Command, result: OpResult, now_ms: int) -> Non
     """After a commit: record what an import took in, and export the memories that changed."""
     if not shares(ws.root):
         return
-    from adapters import projection, projection_export
 
     imports = [c for c in _steps(command) if isinstance(c, ImportProjection)]
     basis = result.basis.store if result.basis is not None else None

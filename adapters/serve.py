@@ -25,8 +25,11 @@ import msgspec
 from adapters import __version__
 from adapters.api import InvalidInput, WorkingMemory
 from adapters.clock import ClockError
+from adapters.commands import lock_timeout_s
 from adapters.exit_codes import EXIT_OK
+from adapters.paths import data_home
 from adapters.storage_io import SnapshotCache, StorageError
+from domain.salvage import repair_text
 
 PROTOCOL: Final = 1
 #: The longest request line accepted (a compaction summary is the largest payload a host sends).
@@ -163,7 +166,6 @@ def _decode(text: str) -> Any:
         except msgspec.DecodeError as exc:
             if "surrogate" not in str(exc):
                 raise
-            from domain.salvage import repair_text
 
             return msgspec.json.decode(repair_text(text.encode("utf-8", "surrogatepass"))[0])
     except msgspec.DecodeError as exc:
@@ -288,8 +290,6 @@ def run(stdin: BinaryIO, stdout: BinaryIO, server: Server, *, limit: int = MAX_L
 
 def serve(args: Any) -> int:
     """The ``workmem serve`` command."""
-    from adapters.commands import lock_timeout_s
-    from adapters.paths import data_home
 
     server = Server(data_home(override=getattr(args, "home", None)), lock_timeout_s=lock_timeout_s())
     run(sys.stdin.buffer, sys.stdout.buffer, server)  # a broken pipe ends it quietly (adapters.cli)

@@ -24,6 +24,7 @@ warning, and the next sync catches up. Where a workspace shares nothing each ste
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Final
 from msgspec.structs import replace
 
 from adapters import projection_steps, user_scope
+from adapters.evidence_log import describe_os_error, warn
 from adapters.paths import workspace_root_hash
 from adapters.storage_io import KIND_JOURNAL
 from domain.caches import Caches
@@ -113,8 +115,6 @@ def _derived(
     try:
         return update(ws, command, result, now_ms) or ()
     except Exception as exc:
-        from adapters.evidence_log import describe_os_error, warn
-
         warn(f"derived state not updated ({describe_os_error(exc)}); `workmem sync` catches up")
         return ()
 
@@ -206,7 +206,6 @@ class CachesByWorkspace:
     transaction, which :func:`execute` does (module docstring)."""
 
     def __init__(self, limit: int = MAX_CACHED_WORKSPACES) -> None:
-        import threading
 
         self._limit = max(1, limit)
         self._lock = threading.Lock()

@@ -16,26 +16,27 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Final
 
 from adapters.config_files import ConfigError
+from adapters.host_names import HookEvent
 
 HOOK_TIMEOUT_S: Final = 10
 #: Codex cuts a SessionEnd hook to 3 s and reports every longer timeout as an error in each run.
-CODEX_TIMEOUTS: Final[Mapping[str, int]] = {"SessionEnd": 3}
+CODEX_TIMEOUTS: Final[Mapping[str, int]] = {HookEvent.SESSION_END: 3}
 CLAUDE_TOOL_MATCHER: Final = "Read|Edit|Write|NotebookEdit|Grep|Bash"
 CLAUDE_EVENTS: Final[tuple[tuple[str, str | None], ...]] = (
-    ("SessionStart", None),
-    ("UserPromptSubmit", None),
-    ("PostToolUse", CLAUDE_TOOL_MATCHER),
-    ("PostToolUseFailure", CLAUDE_TOOL_MATCHER),
-    ("PreCompact", None),
-    ("PostCompact", None),
-    ("SessionEnd", None),
+    (HookEvent.SESSION_START, None),
+    (HookEvent.USER_PROMPT_SUBMIT, None),
+    (HookEvent.POST_TOOL_USE, CLAUDE_TOOL_MATCHER),
+    (HookEvent.POST_TOOL_USE_FAILURE, CLAUDE_TOOL_MATCHER),
+    (HookEvent.PRE_COMPACT, None),
+    (HookEvent.POST_COMPACT, None),
+    (HookEvent.SESSION_END, None),
 )
 CODEX_EVENTS: Final[tuple[tuple[str, str | None], ...]] = (
-    ("SessionStart", None),
-    ("UserPromptSubmit", None),
-    ("PostToolUse", None),
-    ("PostCompact", None),
-    ("SessionEnd", None),
+    (HookEvent.SESSION_START, None),
+    (HookEvent.USER_PROMPT_SUBMIT, None),
+    (HookEvent.POST_TOOL_USE, None),
+    (HookEvent.POST_COMPACT, None),
+    (HookEvent.SESSION_END, None),
 )
 MCP_NAME: Final = "workmem"
 _EXECUTABLE_NAMES: Final = frozenset({"workmem", "workmem.exe"})

@@ -17,6 +17,7 @@ from domain.retention import Tuning
 from domain.simulation.engine import SimRun
 from domain.simulation.report import Comparison, Summary, WeekRow, compare, summarize, weeks
 from domain.simulation.scenario import Scenario
+from domain.simulation.workspace import date_ms
 
 TYPE_COLUMNS: Final = (("fb", "feedback"), ("pr", "project"), ("de", "decision"), ("re", "reference"))
 
@@ -104,7 +105,6 @@ def summary_lines(summary: Summary) -> list[str]:
 
 def _final_block(run: SimRun, scenario: Scenario) -> str:
     """The block a session opening right after the last simulated day would see."""
-    from domain.simulation.workspace import date_ms
 
     end_ms = date_ms(scenario.start) + scenario.days * DAY_MS
     return render_workspace_block(run.final_store, end_ms, scenario.parameters.tuning()).text

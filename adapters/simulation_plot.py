@@ -67,7 +67,7 @@ def check_plot_target(path: str) -> None:
         raise CommandError(f"--plot {path}: no directory {folder}", EXIT_USAGE)
     if not os.access(folder, os.W_OK):
         raise CommandError(f"cannot write {path}: directory not writable", EXIT_STORAGE)
-    try:
+    try:  # optional extra `sim`: matplotlib
         import matplotlib  # noqa: F401
     except ImportError:
         raise CommandError(SIM_EXTRA_HINT, EXIT_USAGE) from None
@@ -132,6 +132,7 @@ def _values(run: SimRun, memory_id: str) -> list[float]:
 def shade(colour: str, rank: int, count: int) -> tuple[float, float, float]:
     """The ``rank``-th of ``count`` shades of ``colour``: from darker to lighter, the colour itself
     when it is alone."""
+    # optional extra `sim`: matplotlib and numpy load only when a plot is drawn
     from matplotlib.colors import to_rgb
 
     base = to_rgb(colour)
@@ -175,6 +176,7 @@ def _memory_lines(axis: Axes, run: SimRun, x: Sequence[float]) -> list[Artist]:
 
 
 def _type_bands(axis: Axes, run: SimRun, x: Sequence[float]) -> list[Artist]:
+    # optional extra `sim`: matplotlib and numpy load only when a plot is drawn
     import numpy as np
 
     handles: list[Artist] = []
@@ -201,6 +203,7 @@ def _type_bands(axis: Axes, run: SimRun, x: Sequence[float]) -> list[Artist]:
 
 def _log_axis(axis: Axes, values: Sequence[float]) -> None:
     """A log axis whose ticks read as plain numbers (0.2, 0.5, 1, 2, 5), denser on a narrow range."""
+    # optional extra `sim`: matplotlib and numpy load only when a plot is drawn
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     finite = [v for v in values if v == v and v > 0]
@@ -227,6 +230,7 @@ def _shade(axes: Sequence[Axes], spans: Spans, colour: str, gid: str) -> None:
 def _name_spans(axis: Axes, spans: Spans, long: str, short: str, y: float, total: float) -> None:
     """Write what a shaded stretch is inside it, on the sessions strip (where a stretch without
     sessions has no bars to cover), if the text fits."""
+    # optional extra `sim`: matplotlib and numpy load only when a plot is drawn
     from matplotlib.transforms import blended_transform_factory
 
     where = blended_transform_factory(axis.transData, axis.transAxes)
@@ -241,6 +245,7 @@ def _name_spans(axis: Axes, spans: Spans, long: str, short: str, y: float, total
 
 def draw(run: SimRun, tuning: Tuning) -> Figure:
     """The chart of a traced run, as a matplotlib figure (no pyplot, no global state)."""
+    # optional extra `sim`: matplotlib and numpy load only when a plot is drawn
     from matplotlib.dates import AutoDateLocator, DateFormatter, date2num
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -323,6 +328,7 @@ def draw(run: SimRun, tuning: Tuning) -> Figure:
 
 def plot(run: SimRun, tuning: Tuning, path: str) -> Figure:
     """Draw ``run`` into ``path`` (.svg or .png); the same run gives the same SVG bytes."""
+    # optional extra `sim`: matplotlib and numpy load only when a plot is drawn
     import matplotlib
 
     fig = draw(run, tuning)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Generic, NamedTuple, TypeVar
 
 import msgspec
-from returns.result import Result
+from returns.result import Result, Success
 
 from adapters.evidence_log import describe_os_error
 from adapters.jsonl import SymlinkRefused, atomic_write, previous_of, read_bytes
@@ -21,6 +21,7 @@ from domain.enums import EventType, Outcome, Phase
 from domain.ids import hash16
 from domain.keys import exact_key
 from domain.model import EvidenceInput, MemoryEntry
+from domain.salvage import describe_salvage
 
 if TYPE_CHECKING:
     from domain.salvage import Salvaged
@@ -97,7 +98,7 @@ def salvage_file(
     (``<name>.prev``, docs/decisions.md#last-good-generation) when that decodes; and the name of the
     last good generation used. An unreadable ``.prev`` is no generation at all: reading it never fails
     the command. ``settled`` gives the ids that must not come back from it (asked only when used)."""
-    from domain.salvage import salvage_document  # only a damaged file gets here
+    from domain.salvage import salvage_document  # start-up time: only a damaged file gets here
 
     previous: S | None = None
     kept = previous_of(path)
@@ -162,7 +163,6 @@ def salvage_report(
     """The one-line warning and the ``storage_corrupt_json_quarantined`` event of a salvaged file:
     how many entries came from its damaged bytes and how many from its last good generation (named),
     how many are known lost, and the name of the copy kept aside."""
-    from domain.salvage import describe_salvage
 
     message = (
         f"{path.name} is damaged; {describe_salvage(salvaged, previous)}; the original is kept as "
@@ -251,7 +251,6 @@ class SnapshotCache:
 def cached_decode(
     cache: SnapshotCache | None, path: Path, data: bytes, decoder: Callable[[bytes], Result[S, DecodeFailure]]
 ) -> Result[S, DecodeFailure]:
-    from returns.result import Success
 
     if cache is not None:
         hit = cache.get(path, data)

@@ -15,7 +15,9 @@ import msgspec
 
 from adapters import projection, projection_export
 from adapters.projection import DIRECTORY, Layout
-from domain.enums import Outcome
+from adapters.service import execute, preview
+from domain.enums import EventType, Outcome
+from domain.projection.importing import ProjectionFile
 
 if TYPE_CHECKING:
     from adapters.filestore import Workspace
@@ -62,7 +64,6 @@ def _where(rel: str) -> str:
 def _imported(result: OpResult | None) -> tuple[FileNote, ...]:
     if result is None:
         return ()
-    from domain.enums import EventType
 
     notes: list[FileNote] = []
     for event in result.events:
@@ -143,8 +144,6 @@ def sync_workspace(ws: Workspace, now_ms: int, *, dry_run: bool = False) -> Sync
     command = projection.import_command(found, layout.projected)
     result = None
     if command is not None:
-        from adapters.service import execute
-
         result = execute(ws, command, now_ms)
         store = ws.read_store(now_ms).value
     with projection.locked(layout) as manifest:
@@ -165,14 +164,12 @@ def sync_workspace(ws: Workspace, now_ms: int, *, dry_run: bool = False) -> Sync
 
 
 def _keep_tombstones(manifest: projection.Manifest, seen: object) -> None:
-    from domain.projection.importing import ProjectionFile
 
     if isinstance(seen, ProjectionFile):
         manifest.tombstones = (seen.size, seen.mtime_ns, seen.sha) if seen.sha else None
 
 
 def _dry_run(ws: Workspace, layout: Layout, now_ms: int) -> SyncReport:
-    from adapters.service import preview
 
     created = not projection.exists(layout.root)
     store, found = _scan(ws, layout, now_ms) if not created else (ws.read_store(now_ms).value, None)

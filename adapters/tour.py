@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
+from adapters.cli import main
 from adapters.clock import NOW_ENV, now_ms as clock_now_ms
 from adapters.exit_codes import EXIT_OK, EXIT_UNEXPECTED
 from adapters.paths import HOME_ENV
@@ -75,7 +76,6 @@ class _Tour:
         sys.stdout.flush()
 
     def run(self, at_ms: int, *command: str) -> int:
-        from adapters.cli import main
 
         self.say(f"$ workmem {shlex.join(command)}")
         sys.stdout.flush()

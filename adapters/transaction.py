@@ -38,9 +38,10 @@ from adapters.storage_io import (
     storage_event,
     unavailable,
 )
-from domain.codec import DecodeFailure, decode, encode_pretty
+from domain.codec import DecodeFailure, decode, decode_store_head, encode_pretty
 from domain.enums import EventType, Outcome
 from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
+from domain.recovery import stored_ids
 
 if TYPE_CHECKING:
     from adapters.evidence_log import EvidenceLog
@@ -174,7 +175,6 @@ class Transaction:
         self._check_open()
         if self._store_put is not None or self._store is not None:
             return self.store
-        from domain.codec import decode_store_head
 
         data = read_file(self.workspace.paths.store)
         return decode_store_head(data) if data is not None else None
@@ -196,7 +196,6 @@ class Transaction:
     def _stored_ids(self) -> frozenset[str]:
         """What a damaged journal must not get back from its last good generation: the memories the
         store already holds (promoted since)."""
-        from domain.recovery import stored_ids
 
         return stored_ids(self.store)
 

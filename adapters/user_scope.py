@@ -16,6 +16,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from adapters.filestore import Workspace
+from adapters.jsonl import ensure_private_dir
+from adapters.paths import workspace_paths
 from domain.commands import Command, Forget, Remember, Restore, Supersede
 from domain.enums import MemoryStatus, Scope
 from domain.model import MemoryEntry
@@ -41,8 +44,6 @@ def is_user(ws: Workspace) -> bool:
 
 def user_workspace(ws: Workspace) -> Workspace:
     """The user's own store, under the same data home (its root directory is created 0700)."""
-    from adapters.filestore import Workspace
-    from adapters.jsonl import ensure_private_dir
 
     root = user_root(ws.home)
     ensure_private_dir(root, fix_mode=False, no_symlink=True)
@@ -64,7 +65,6 @@ def retry_in_user_store(ws: Workspace, command: Command, result: OpResult) -> bo
 
 
 def user_workspace_store(ws: Workspace) -> str:
-    from adapters.paths import workspace_paths
 
     return str(workspace_paths(ws.home, str(user_root(ws.home))).store)
 
@@ -74,7 +74,6 @@ def shared_entries(ws: Workspace, now_ms: int) -> tuple[MemoryEntry, ...]:
     there is no user store, or ``ws`` is it)."""
     if is_user(ws) or not os.path.exists(user_workspace_store(ws)):
         return ()
-    from adapters.filestore import Workspace
 
     user = Workspace(ws.home, str(user_root(ws.home)), cache=ws.cache)
     loaded = user.read_store(now_ms)

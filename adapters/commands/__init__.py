@@ -50,6 +50,7 @@ def context(args: argparse.Namespace) -> Context:
     that holds ``--workspace`` or the current directory, :func:`adapters.paths.workspace_root_of`) and
     the time (``WORKMEM_NOW`` or the real clock). A workspace directory that does not exist is a usage
     error: memories stored for it would be stored where nobody looks."""
+    # start-up time: each command loads only the modules it runs (docs/performance.md)
     from adapters.clock import now_ms
     from adapters.paths import NoSuchWorkspace, data_home, workspace_root_of
 
@@ -76,6 +77,7 @@ def lock_timeout_s(environ: Mapping[str, str] | None = None) -> float:
 
 
 def open_workspace(ctx: Context) -> Workspace:
+    # start-up time: each command loads only the modules it runs (docs/performance.md)
     from adapters.filestore import Workspace
 
     return Workspace(ctx.home, ctx.root, lock_timeout_s=lock_timeout_s())
@@ -83,6 +85,7 @@ def open_workspace(ctx: Context) -> Workspace:
 
 def memory(ctx: Context) -> WorkingMemory:
     """The Python API for the command's workspace, data home and time (every command is a call of it)."""
+    # start-up time: each command loads only the modules it runs (docs/performance.md)
     from adapters.api import WorkingMemory
 
     now = ctx.now_ms

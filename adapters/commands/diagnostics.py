@@ -17,8 +17,9 @@ from typing import Any, TypeVar
 import msgspec
 
 from adapters import jsonl, paths
-from adapters.commands import EXIT_OK, CommandError, context, write, write_json
+from adapters.commands import EXIT_OK, CommandError, context, memory, open_workspace, write, write_json
 from adapters.diagnostics_input import load_input, read_rejections
+from adapters.sync import flagged_notes, health_lines
 from domain import diagnostics as diag
 from domain.codec import decode_store
 from domain.diagnostics import AuditRecord, DiagInput, NormalizedRejection
@@ -87,8 +88,6 @@ def health_cmd(args: argparse.Namespace) -> int:
             raise CommandError("health --json does not support --all")
         return _health_all(args)
     loaded = _load(args)
-    from adapters.commands import open_workspace
-    from adapters.sync import flagged_notes, health_lines
 
     notes = flagged_notes(open_workspace(context(args)))
     if args.json:
@@ -108,7 +107,6 @@ def health_cmd(args: argparse.Namespace) -> int:
 
 
 def explain(args: argparse.Namespace) -> int:
-    from adapters.commands import memory
 
     write(memory(context(args)).explain(args.id).text)
     return EXIT_OK

@@ -20,12 +20,14 @@ if TYPE_CHECKING:
 
 
 def _home(args: argparse.Namespace) -> Path:
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from adapters.paths import data_home
 
     return data_home(override=getattr(args, "home", None))
 
 
 def _now_ms() -> int:
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from adapters.clock import now_ms
 
     return now_ms()
@@ -47,6 +49,7 @@ def hook(args: argparse.Namespace) -> int:
         stdout, stderr = _run_here(args, raw, workspace)
     except Exception as exc:  # run_hook never raises; this is for a failure around it
         stdout, stderr = "", f"workmem: {args.host} hook failed: {type(exc).__name__}\n"
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from adapters.hook_client import write_output
 
     write_output(stdout, stderr)
@@ -55,11 +58,14 @@ def hook(args: argparse.Namespace) -> int:
 
 def _run_here(args: argparse.Namespace, raw: str, workspace: str | None) -> tuple[str, str]:
     """Handle the event in this process."""
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from adapters.hosts.hook_dialect import HookEnv
 
     if args.host == "codex":
+        # start-up time: a hook call loads only what its event needs (docs/performance.md)
         from adapters.hosts.codex import run_hook
     else:
+        # start-up time: a hook call loads only what its event needs (docs/performance.md)
         from adapters.hosts.claude_code import run_hook
     env = HookEnv(
         home=lambda: _home(args),

@@ -11,7 +11,12 @@ import os
 import sys
 from pathlib import Path
 
-from adapters.commands import EXIT_OK, CommandError, write
+from adapters import install as host_settings
+from adapters.commands import EXIT_OK, CommandError, context, memory, write
+from adapters.commands.sync import report_lines
+from adapters.config_files import remove_file, replace_file, unified_diff
+from adapters.git_sync import ensure_repository, install as install_driver, sync_user_store
+from adapters.user_scope import user_root
 
 _CHECK = (
     'try it: in a session, say "remember: <something lasting>"; `workmem health` counts it in the'
@@ -64,15 +69,13 @@ def next_steps(host: str, *, user: bool, mcp: bool, root: Path) -> list[str]:
 
 
 def _run(args: argparse.Namespace, *, remove: bool) -> int:
-    from adapters.config_files import remove_file, replace_file, unified_diff
-    from adapters.install import Where, find_executable, plan
 
     root = Path(os.path.abspath(getattr(args, "workspace", None) or os.getcwd()))
     if not args.user and not root.is_dir():
         raise CommandError(f"workspace {root} is not a directory")
-    where = Where(user=bool(args.user), root=root, env=os.environ, home=Path.home())
-    exe = find_executable()
-    result = plan(args.host, where, exe, mcp=bool(args.mcp), remove=remove)
+    where = host_settings.Where(user=bool(args.user), root=root, env=os.environ, home=Path.home())
+    exe = host_settings.find_executable()
+    result = host_settings.plan(args.host, where, exe, mcp=bool(args.mcp), remove=remove)
     for warning in result.warnings:
         sys.stderr.write(f"workmem: warning: {' '.join(warning.split())}\n")
     if args.dry_run:
@@ -104,29 +107,18 @@ def _run(args: argparse.Namespace, *, remove: bool) -> int:
 def _git(args: argparse.Namespace, *, remove: bool) -> int:
     """``install git``: the merge driver of the shared projection, in this repository (or, with
     ``--user``, in the user's own store), and a first sync (docs/sync.md)."""
-    from adapters.commands import context, memory
-    from adapters.git_sync import ensure_repository, install as install_driver
-    from adapters.install import find_executable
-    from adapters.user_scope import user_root
 
     if args.mcp:
         raise CommandError("--mcp does not apply to git")
     ctx = context(args)
     root = user_root(ctx.home) if args.user else Path(ctx.root)
-    exe = "workmem" if remove else find_executable()
+    exe = "workmem" if remove else host_settings.find_executable()
     if args.user and not remove and not args.dry_run:
         ensure_repository(root)
     for line in install_driver(root, exe, remove=remove, dry_run=args.dry_run):
         write(line)
     if not remove and not args.dry_run:
-        if args.user:
-            from adapters.git_sync import sync_user_store
-
-            report = sync_user_store(ctx.home, ctx.now_ms)
-        else:
-            report = memory(ctx).sync()
-        from adapters.commands.sync import report_lines
-
+        report = sync_user_store(ctx.home, ctx.now_ms) if args.user else memory(ctx).sync()
         write("\n".join(report_lines(report)))
     return EXIT_OK
 

@@ -6,6 +6,7 @@ import argparse
 import re
 from typing import Final
 
+from adapters.clock import now_ms
 from adapters.commands import EXIT_OK, EXIT_REJECTED, context, memory, text_arg, write, write_json
 from domain.enums import EventType
 from domain.extraction import ExtractionResult, extract_explicit, parse_compaction_candidates
@@ -50,7 +51,6 @@ def decision_lines(result: ExtractionResult) -> list[str]:
 
 
 def check(args: argparse.Namespace) -> int:
-    from adapters.clock import now_ms
 
     result = analyse(text_arg(args.text), now_ms())
     lines = decision_lines(result)

@@ -6,11 +6,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from adapters.cleanup import cleanup as run_cleanup
 from adapters.commands import EXIT_OK, CommandError, context, write, write_json
+from adapters.import_owm import ImportSourceError, default_source, format_report, import_owm as run_import
+from domain.cleanup import DEFAULT_MIN_AGE_MS, format_report as format_cleanup_report
+from domain.codec import to_builtins
+from domain.limits import DAY_MS
 
 
 def import_owm(args: argparse.Namespace) -> int:
-    from adapters.import_owm import ImportSourceError, default_source, format_report, import_owm as run_import
 
     ctx = context(args)
     source = Path(args.dir).expanduser() if args.dir else default_source()
@@ -23,10 +27,6 @@ def import_owm(args: argparse.Namespace) -> int:
 
 
 def cleanup(args: argparse.Namespace) -> int:
-    from adapters.cleanup import cleanup as run_cleanup
-    from domain.cleanup import DEFAULT_MIN_AGE_MS, format_report
-    from domain.codec import to_builtins
-    from domain.limits import DAY_MS
 
     ctx = context(args)
     mode = "quarantine" if args.quarantine else "dry-run"
@@ -46,7 +46,7 @@ def cleanup(args: argparse.Namespace) -> int:
         )
     else:
         write(
-            format_report(
+            format_cleanup_report(
                 run.mode,
                 run.results,
                 run.candidates,

@@ -18,6 +18,7 @@ from adapters.commands import (
     write,
     write_json,
 )
+from adapters.evidence_log import warn
 from domain.text import one_line
 
 if TYPE_CHECKING:
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 
 def _note_set_aside(args: argparse.Namespace) -> None:
     """An empty listing says so when earlier stores of this workspace were moved aside."""
-    from adapters.evidence_log import warn
 
     ws = open_workspace(context(args))
     aside = [p for p in ws.quarantined_files() if p.name.startswith(ws.paths.store.name + ".corrupt-")]

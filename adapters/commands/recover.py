@@ -18,6 +18,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from adapters import paths
 from adapters.commands import (
     EXIT_OK,
     EXIT_REJECTED,
@@ -29,6 +30,14 @@ from adapters.commands import (
     write,
     write_json,
 )
+from adapters.jsonl import PREVIOUS_SUFFIX, read_bytes
+from adapters.service import execute, preview
+from domain.commands import RestoreSetAside
+from domain.keys import exact_key
+from domain.model import PendingJournal, SessionState, WorkspaceStore
+from domain.recovery import Held, missing_from
+from domain.salvage import salvage_document
+from domain.timeutil import iso_from_ms
 
 if TYPE_CHECKING:
     from adapters.filestore import Workspace
@@ -55,7 +64,6 @@ class Aside(NamedTuple):
 
 
 def _kind(base: str) -> str:
-    from adapters import paths
 
     known = {
         paths.STORE_FILE: "store",
@@ -68,10 +76,6 @@ def _kind(base: str) -> str:
 
 def _held(path: Path, kind: str, ws: Workspace, now_ms: int) -> Held | None:
     """The memories a set-aside store, journal or session file holds (salvaged when damaged)."""
-    from adapters.jsonl import read_bytes
-    from domain.model import PendingJournal, SessionState, WorkspaceStore
-    from domain.recovery import Held
-    from domain.salvage import salvage_document
 
     data = read_bytes(path) or b""
     if kind == "store":
@@ -85,7 +89,6 @@ def _held(path: Path, kind: str, ws: Workspace, now_ms: int) -> Held | None:
 
 
 def _aside(entry: os.DirEntry[str], prefix: str, ws: Workspace, now_ms: int) -> Aside | None:
-    from adapters.jsonl import PREVIOUS_SUFFIX
 
     name = entry.name
     if name.endswith(PREVIOUS_SUFFIX):
@@ -127,7 +130,6 @@ def set_aside_files(ws: Workspace, now_ms: int) -> list[Aside]:
 
 
 def _missing(row: Aside, store: WorkspaceStore, journal: PendingJournal) -> int | None:
-    from domain.recovery import missing_from
 
     return None if row.held is None else len(missing_from(store, journal, row.held))
 
@@ -147,7 +149,6 @@ def recover(args: argparse.Namespace) -> int:
     if not rows:
         write("Nothing is set aside in this workspace.")
         return EXIT_OK
-    from domain.timeutil import iso_from_ms
 
     width = max(len(row.name) for row in rows)
     write("Set aside in this workspace (newest first):")
@@ -160,7 +161,6 @@ def recover(args: argparse.Namespace) -> int:
 
 
 def _row_json(row: Aside, missing: int | None) -> dict[str, Any]:
-    from domain.timeutil import iso_from_ms
 
     held = None if row.held is None else len(row.held.entries)
     return {
@@ -187,10 +187,6 @@ def _find(rows: list[Aside], wanted: str, ws: Workspace) -> Aside:
 
 
 def _restore(args: argparse.Namespace, ctx: Context, ws: Workspace, row: Aside) -> int:
-    from adapters.service import execute, preview
-    from domain.commands import RestoreSetAside
-    from domain.keys import exact_key
-    from domain.recovery import missing_from
 
     held = row.held
     if held is None:

@@ -23,7 +23,8 @@ from typing import Any, Final
 import msgspec
 from returns.pipeline import is_successful
 
-from adapters.commands import EXIT_OK, EXIT_STORAGE, CommandError, context
+from adapters import simulation_output as out, simulation_plot as chart
+from adapters.commands import EXIT_OK, EXIT_STORAGE, CommandError, context, open_workspace
 from domain.model import MemoryEntry, PendingJournal, WorkspaceStore
 from domain.simulation.engine import SimRun, simulate
 from domain.simulation.scenario import Scenario, decode_scenario, with_overrides
@@ -100,7 +101,6 @@ class _Start(msgspec.Struct, frozen=True):
 
 def _real_workspace(args: argparse.Namespace) -> tuple[_Start, dt.date]:
     """The current workspace's store, journal and archive, read without a lock and without writing."""
-    from adapters.commands import open_workspace
 
     ctx = context(args)
     ws = open_workspace(ctx)
@@ -121,7 +121,7 @@ def _progress(days: int, enabled: bool) -> Any:
     """A tqdm bar on stderr, or ``None`` (no terminal, JSON mode, a short run, or no tqdm)."""
     if not enabled or days < PROGRESS_MIN_DAYS or not sys.stderr.isatty():
         return None
-    try:
+    try:  # optional extra: a progress bar where tqdm is installed
         from tqdm import tqdm  # type: ignore[import-untyped]
     except ImportError:
         return None
@@ -190,7 +190,6 @@ def run_many(
 
 
 def simulate_cmd(args: argparse.Namespace) -> int:
-    from adapters import simulation_output as out, simulation_plot as chart
 
     if args.days is not None and not 1 <= args.days <= 3650:
         raise CommandError("--days must be between 1 and 3650")

@@ -66,6 +66,7 @@ _CUT_NOTE: Final = "\n[background cut to fit the host's limit]"
 def pre_compact_text(session: SessionState | None, root: str) -> str:
     """The addendum for Claude Code's compaction prompt: memory rules first, background last, the
     whole within :data:`MAX_PRE_COMPACT_CHARS` (the background is cut at a line, never the rules)."""
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from domain.extraction import build_compaction_addendum
     from domain.session import render_hot_state
 

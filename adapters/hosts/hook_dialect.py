@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from adapters.host_names import HookEvent
 from adapters.hosts.transcripts import flatten_text
 
 if TYPE_CHECKING:
@@ -39,13 +40,13 @@ if TYPE_CHECKING:
 UNKNOWN_EVENT: Final = "unknown_hook_event"
 MAX_MESSAGE_CHARS: Final = 240
 
-SESSION_START: Final = "SessionStart"
-USER_PROMPT_SUBMIT: Final = "UserPromptSubmit"
-POST_TOOL_USE: Final = "PostToolUse"
-POST_TOOL_USE_FAILURE: Final = "PostToolUseFailure"
-PRE_COMPACT: Final = "PreCompact"
-POST_COMPACT: Final = "PostCompact"
-SESSION_END: Final = "SessionEnd"
+SESSION_START: Final = HookEvent.SESSION_START
+USER_PROMPT_SUBMIT: Final = HookEvent.USER_PROMPT_SUBMIT
+POST_TOOL_USE: Final = HookEvent.POST_TOOL_USE
+POST_TOOL_USE_FAILURE: Final = HookEvent.POST_TOOL_USE_FAILURE
+PRE_COMPACT: Final = HookEvent.PRE_COMPACT
+POST_COMPACT: Final = HookEvent.POST_COMPACT
+SESSION_END: Final = HookEvent.SESSION_END
 #: The events that become a command (PreCompact only reads; every other event is a no-op).
 COMMAND_EVENTS: Final = frozenset(
     {SESSION_START, USER_PROMPT_SUBMIT, POST_TOOL_USE, POST_TOOL_USE_FAILURE, POST_COMPACT, SESSION_END}
@@ -151,6 +152,7 @@ def workspace_root(payload: Mapping[str, Any], chosen: str | None) -> str:
     workspace created for a directory nobody will open)."""
     if chosen is None and "cwd" in payload and text_field(payload, "cwd") is None:
         raise HookError("the payload's cwd is not a path")
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from adapters.paths import NoSuchWorkspace, workspace_root_of
 
     try:
@@ -202,6 +204,7 @@ def _exit_code_field(response: Mapping[str, Any]) -> int | None:
 def _bash_event(
     payload: Mapping[str, Any], tool_input: Mapping[str, Any], dialect: Dialect
 ) -> ToolEvent | None:
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from domain.session import ToolEvent
 
     command = tool_input.get("command")
@@ -231,6 +234,7 @@ def _bash_event(
 def tool_event(payload: Mapping[str, Any], dialect: Dialect) -> ToolEvent | None:
     """The core :class:`ToolEvent` for a PostToolUse(Failure) payload, or ``None`` for tools (and
     inputs) the hot state does not follow."""
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from domain.session import ToolEvent
 
     name = payload.get("tool_name")
@@ -260,6 +264,7 @@ def tool_event(payload: Mapping[str, Any], dialect: Dialect) -> ToolEvent | None
 
 
 def _workspace(payload: Mapping[str, Any], env: HookEnv) -> tuple[Workspace, str]:
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from adapters.filestore import Workspace
 
     root = workspace_root(payload, env.workspace)
@@ -270,6 +275,7 @@ def command_of(payload: Mapping[str, Any], event: str, dialect: Dialect) -> Sess
     """The command a hook event asks for (the door's one job); ``None`` for events, tools and
     prompts workmem does not use. A sub-agent's event (``agent_id``) names its parent: the service
     then reads and writes nothing."""
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from domain.commands import ContextMode, EndSession, OpenSession, ToolResult, UserMessage
 
     sid = session_id(payload)
@@ -297,6 +303,7 @@ def command_of(payload: Mapping[str, Any], event: str, dialect: Dialect) -> Sess
         tool = tool_event(payload, dialect)
         return ToolResult(session=sid, parent=parent, event=tool) if tool is not None else None
     if event == POST_COMPACT:
+        # start-up time: a hook call loads only what its event needs (docs/performance.md)
         from domain.commands import Compacted
 
         return Compacted(session=sid, parent=parent, summary=dialect.summary(payload))
@@ -318,6 +325,7 @@ def dispatch(payload: Mapping[str, Any], event: str, env: HookEnv, dialect: Dial
     command = command_of(payload, event, dialect)
     if command is None or command.parent is not None:
         return ""
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from adapters.service import execute
 
     ws, _root = _workspace(payload, env)
@@ -356,6 +364,7 @@ def additional_context(event: str, text: str) -> str:
 
 def failure_message(exc: BaseException) -> str:
     """One redacted line of at most 240 characters (absolute paths are dropped by the log)."""
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from domain.safety import preview
 
     text = str(exc) or type(exc).__name__
@@ -368,6 +377,7 @@ def record_failure(
     payload: Mapping[str, Any] | None, event: str, message: str, env: HookEnv, dialect: Dialect
 ) -> None:
     """Append one ``hook_failed`` event to the workspace's evidence log; never raises."""
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from adapters.clock import real_now_ms
     from adapters.filestore import Workspace
     from domain import evidence

@@ -24,6 +24,7 @@ def read_tail(path: str | None, limit: int | None = None) -> bytes:
     if not path:
         return b""
     if limit is None:  # imported here: a hook that reads no transcript imports no msgspec
+        # start-up time: a hook call loads only what its event needs (docs/performance.md)
         from domain.bounds import TRANSCRIPT_TAIL_BYTES
 
         limit = TRANSCRIPT_TAIL_BYTES
