@@ -28,8 +28,9 @@ from domain.ids import hash16
 from domain.model import Importance, MemoryType, Scope, SessionState
 from domain.operations import OpResult, Snapshot
 from domain.projection.records import ProjectionFile, TombstoneLine
-from domain.recovery import Held, restore_held
+from domain.recovery import Held
 from domain.session import ToolEvent, render_hot_state
+from domain.workspace_merge import MergeWorkspace, recovered
 
 
 class ContextMode(StrEnum):
@@ -157,6 +158,7 @@ Command = (
     | Supersede
     | Restore
     | RestoreSetAside
+    | MergeWorkspace
     | ImportProjection
     | Batch
 )
@@ -188,10 +190,10 @@ def footprint(command: Command) -> Footprint | None:
             return None if command.parent is not None else Footprint(command.session, False, True)
         case EndSession():
             return None if command.parent is not None else Footprint(command.session, False, False)
-        case Remember() | Forget() | Supersede() | Restore() | RestoreSetAside() | ImportProjection():
-            return Footprint(None, False, False)
         case Batch(steps=steps):
             return _batch_footprint(steps)
+        case _:  # a command of the workspace alone: Remember, Forget, ..., MergeWorkspace, ImportProjection
+            return Footprint(None, False, False)
 
 
 def _batch_footprint(steps: tuple[Command, ...]) -> Footprint | None:
@@ -286,8 +288,8 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
             return operations.supersede(snap, command.memory_id, command.text, now_ms, type_=command.type)
         case Restore():
             return operations.restore(snap, command.memory_id, now_ms)
-        case RestoreSetAside():
-            return restore_held(snap, command.held, command.source, now_ms)
+        case RestoreSetAside() | MergeWorkspace():
+            return recovered(snap, command, now_ms)
         case ImportProjection():
             from domain.projection.importing import import_projection
 

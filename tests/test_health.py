@@ -982,7 +982,7 @@ def test_disappearances_workmem_terminal_events() -> None:
         ("arch", "memory_archived"),
         ("dup", "memory_absorbed"),
     ]
-    assert format_disappearances(()) == "Memory disappearances\n\nNo evidence-only memories found."
+    assert format_disappearances(()) == "Memory disappearances\n\nGone from the store: none."
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from adapters.commands import EXIT_OK, CommandError, write
+from adapters.commands import EXIT_OK, CommandError, write, write_json
 
 _CHECK = (
     'try it: in a session, say "remember: <something lasting>"; `workmem health` counts it in the'
@@ -77,8 +77,12 @@ def _run(args: argparse.Namespace, *, remove: bool) -> int:
         sys.stderr.write(f"workmem: warning: {' '.join(warning.split())}\n")
     if args.dry_run:
         diffs = [unified_diff(c.path, c.old, c.new) for c in result.changes if c.changed]
-        write("".join(diffs) if diffs else "no changes")
+        if args.json:
+            write_json({"host": args.host, "dryRun": True, "diff": "".join(diffs)})
+        else:
+            write("".join(diffs) if diffs else "no changes")
         return EXIT_OK
+    done: list[dict[str, str]] = []
     for change in result.changes:
         if change.old is None and change.new is None:
             continue
@@ -90,13 +94,17 @@ def _run(args: argparse.Namespace, *, remove: bool) -> int:
         else:
             replace_file(change.path, change.old, change.new)
             verb = "created" if change.old is None else "updated"
-        write(f"{verb} {change.path}")
+        done.append({"path": str(change.path), "action": verb})
+        if not args.json:
+            write(f"{verb} {change.path}")
     if remove:
         for directory in result.prune:
             with contextlib.suppress(OSError):
                 directory.rmdir()  # only when empty
-    else:
-        steps = next_steps(args.host, user=bool(args.user), mcp=bool(args.mcp), root=root)
+    steps = [] if remove else next_steps(args.host, user=bool(args.user), mcp=bool(args.mcp), root=root)
+    if args.json:
+        write_json({"host": args.host, "dryRun": False, "files": done, "nextSteps": steps})
+    elif steps:
         write(f"next steps for {args.host}:\n" + "".join(f"  {i}. {s}\n" for i, s in enumerate(steps, 1)))
     return EXIT_OK
 
@@ -116,8 +124,7 @@ def _git(args: argparse.Namespace, *, remove: bool) -> int:
     exe = "workmem" if remove else find_executable()
     if args.user and not remove and not args.dry_run:
         ensure_repository(root)
-    for line in install_driver(root, exe, remove=remove, dry_run=args.dry_run):
-        write(line)
+    lines = list(install_driver(root, exe, remove=remove, dry_run=args.dry_run))
     if not remove and not args.dry_run:
         if args.user:
             from adapters.git_sync import sync_user_store
@@ -127,7 +134,11 @@ def _git(args: argparse.Namespace, *, remove: bool) -> int:
             report = memory(ctx).sync()
         from adapters.commands.sync import report_lines
 
-        write("\n".join(report_lines(report)))
+        lines += report_lines(report)
+    if args.json:
+        write_json({"host": "git", "dryRun": bool(args.dry_run), "lines": lines})
+    else:
+        write("\n".join(lines))
     return EXIT_OK
 
 
