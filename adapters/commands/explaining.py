@@ -30,6 +30,9 @@ def explain(args: argparse.Namespace) -> int:
         write("No memories stored.")
     else:
         write("\n".join(format_explained(item) for item in found))
+    aside = len(loaded.src.quarantined_files)
+    if aside and args.id is None and not args.json and not args.verbose:
+        write(f"{aside} damaged file(s) were set aside: `workmem recover` lists them")
     return EXIT_OK
 
 
