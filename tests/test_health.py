@@ -633,7 +633,9 @@ def test_7_trace_prints_lifecycle_relations_without_text() -> None:
     assert "sushi" not in out
     lines = [line for line in out.split("\n") if line.startswith("- ")][:-2]  # the relations after
     assert len(lines) == 6
-    assert all(re.match(r"- (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC|\(no time\)|\S+)  evt_", line) for line in lines)
+    assert all(
+        re.match(r"- (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC|\(no time\)|\S+)  evt_", line) for line in lines
+    )
 
 
 def test_8_trace_of_an_unknown_id() -> None:
@@ -1099,7 +1101,7 @@ def test_plain_rejections_summary() -> None:
     assert "Total rejected: 2" in out
     assert "By reason:\n  bad_feedback             1\n  progress_snapshot        1\n" in out
     assert "By origin:\n  compaction_candidate     1\n  explicit_trigger         1\n" in out
-    assert "Rejected after an explicit request (\"remember ...\"):\n  bad_feedback             1\n" in out
+    assert 'Rejected after an explicit request ("remember ..."):\n  bad_feedback             1\n' in out
     assert '  - [feedback] "Remember password: [REDACTED] please"\n    reasons: bad_feedback\n' in out
     assert f"    origin: explicit_trigger (workspaceKey={KEY})" in out
     assert "hunter2" not in out

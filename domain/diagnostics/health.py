@@ -325,6 +325,10 @@ def format_health(
     out.append(f"  type-capped entries: {r.type_capped}")
     out.append(f"  global-cap overflow: {r.global_capped}")
     out.append(f"  over character budget: {r.char_budget_omitted}")
+    out.append("")
+    out.append("Host events (evidence log):")
+    out.append(f"  compactions without a summary: {r.compactions_without_summary}")
+    out.append(f"  hook failures: {r.hook_failures}")
     if verbose:
         out += ["", "Age:"]
         out.append(f"  stale-marked: {r.stale_marked}")
@@ -340,10 +344,6 @@ def format_health(
         out.append(f"  dormant multiplier: {r.dormant_multiplier}")
         spans_days = to_fixed(r.recorded_dormant_days, 1)
         out.append(f"  recorded dormant spans: {r.recorded_dormant_spans} ({spans_days} days)")
-        out.append("")
-        out.append("Host events (evidence log):")
-        out.append(f"  compactions without a summary: {r.compactions_without_summary}")
-        out.append(f"  hook failures: {r.hook_failures}")
         out.append("")
         high = _ratio(r.high_importance_count, r.stored_active)
         reinforced = _ratio(r.max_reinforced_count, r.stored_active)

@@ -6,7 +6,7 @@ shown now. Pure."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -16,7 +16,7 @@ from domain.diagnostics.status import DiagnosticStatus, RowStatus
 from domain.model import EventType, MemoryStatus
 from domain.timeutil import iso_from_ms
 
-_WHY: dict[str, str] = {
+_WHY: Final[dict[str, str]] = {
     DiagnosticStatus.OMITTED_TYPE_CAP: "stronger memories of its type took every place",
     DiagnosticStatus.OMITTED_GLOBAL_CAP: "the block was full with stronger memories",
     DiagnosticStatus.OMITTED_CHAR_BUDGET: "the block's character budget was used up",

@@ -63,7 +63,7 @@ def findings(report: HealthReport, old_stores: Sequence[OldStoreCount] = ()) -> 
         found.append(
             Finding(
                 what=f"{report.hook_failures} host hook call(s) failed",
-                todo="`workmem health --verbose` and docs/hosts.md",
+                todo="docs/hosts.md says what a failed hook call records",
             )
         )
     if report.failing_quality:
