@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -53,13 +52,15 @@ def _usage_error(message: str) -> None:
     raise SystemExit(EXIT_USAGE)
 
 
-_INVALID_CHOICE: Final = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+_INVALID_CHOICE: Final = r"invalid choice: '([^']*)' \(choose from (.*)\)"
 
 
 def _suggested(message: str) -> str:
     """argparse's "invalid choice" message as one short line naming the nearest choice
     (``workmem lst`` -> "unknown command 'lst'; did you mean list?")."""
-    found = _INVALID_CHOICE.search(message)
+    import re
+
+    found = re.search(_INVALID_CHOICE, message)
     if found is None:
         return message
     import difflib
