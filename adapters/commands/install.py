@@ -14,8 +14,8 @@ from pathlib import Path
 from adapters.commands import EXIT_OK, CommandError, write, write_json
 
 _CHECK = (
-    'try it: in a session, say "remember: <something lasting>"; `workmem health` counts it in the'
-    " pending journal at once, and `workmem list` shows it once the session ends or compacts"
+    'try it: in a session, say "remember: <something lasting>"; `workmem list` shows it at once, marked'
+    " pending until the session ends or compacts (`workmem health` counts it as pending)"
 )
 
 
