@@ -15,8 +15,11 @@ import os
 from pathlib import Path
 from typing import Final, NamedTuple
 
+import msgspec
+
 from adapters import jsonl, paths
 from domain.codec import decode_journal, decode_store
+from domain.model import WorkspaceRef
 from domain.recovery import Held
 
 #: The file that marks an old store as merged (what it was merged into, and when).
@@ -51,6 +54,20 @@ def _inside(root: str, repository: str) -> bool:
         return False
 
 
+class _Head(msgspec.Struct):
+    """Only the root a store was made for (decoding it skips the entries: ``health`` reads every
+    store of the data home)."""
+
+    workspace: WorkspaceRef
+
+
+def _root_of(data: bytes) -> str:
+    try:
+        return msgspec.json.decode(data, type=_Head).workspace.root
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return ""
+
+
 def old_stores(home: Path, repository: str, *, include_merged: bool = False) -> tuple[OldStore, ...]:
     """The stores under ``home`` made for a directory strictly inside ``repository``, by relative
     path (merged ones only with ``include_merged``). An unreadable store is skipped."""
@@ -69,11 +86,13 @@ def old_stores(home: Path, repository: str, *, include_merged: bool = False) -> 
             continue
         try:
             data = jsonl.read_bytes(directory / paths.STORE_FILE)
+            if data is None or not _inside(_root_of(data), repository):
+                continue
             journal_data = jsonl.read_bytes(directory / paths.JOURNAL_FILE)
         except OSError:
             continue
-        store = decode_store(data).value_or(None) if data is not None else None
-        if store is None or not _inside(store.workspace.root, repository):
+        store = decode_store(data).value_or(None)
+        if store is None:
             continue
         journal = decode_journal(journal_data).value_or(None) if journal_data is not None else None
         outer = paths.resolved_root(repository)
