@@ -152,6 +152,8 @@ def test_trace_prints_readable_times_and_disappearances_covers_memories_that_lef
     left = cli.ok("disappearances").out
     assert "Left the block (still stored" in left
     assert re.search(rf"{ids[0]} \[decision\] .*stronger memories of its type took every place", left)
+    detail = cli.ok("explain", "--verbose", ids[0]).out  # one verdict, not yesterday's beside today's
+    assert "- reasons: type_cap" in detail and "within_caps" not in detail
 
 
 def test_health_leads_with_a_summary_and_keeps_internal_words_out(cli: Cli) -> None:
