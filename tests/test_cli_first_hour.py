@@ -124,7 +124,8 @@ def test_explain_says_in_a_sentence_why_a_memory_is_not_in_the_block_and_what_to
     )
     assert "against 3.500 for the weakest decision memory shown" in out
     assert f"Outranked by: {ids[2]} (3.500)" in out
-    assert f"`workmem pin {ids[0]}`" in out and "--importance high" in out
+    assert f"`workmem pin {ids[0]}`" in out
+    assert f"raise its importance: `workmem forget {ids[0]}`, then `workmem remember --importance high" in out
     for internal in ("type_cap", "within_caps", "omitted_"):
         assert internal not in out
     data = cli.ok("explain", ids[0], "--json").json()["memories"][0]
@@ -132,6 +133,9 @@ def test_explain_says_in_a_sentence_why_a_memory_is_not_in_the_block_and_what_to
     assert [o["id"] for o in data["outrankedBy"]] == ids[2:5]
     shown = cli.ok("explain", ids[-1]).out
     assert shown.startswith(f"Memory {ids[-1]}: In the block: ")
+    cli.ok("forget", ids[0])  # the remedy it names works
+    raised = cli.ok("remember", "--importance", "high", "--type", "decision", DECISIONS[0], "--json").json()
+    assert cli.ok("explain", raised["id"]).out.startswith(f"Memory {raised['id']}: In the block: ")
 
 
 def test_a_forgotten_memory_says_forgotten_by_you_on_its_date(cli: Cli) -> None:

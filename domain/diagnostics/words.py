@@ -120,9 +120,8 @@ def _active(snap: DiagSnapshot, entry: MemoryEntry, status: RowStatus, raw: bool
     names = "; ".join(f"{o.id} ({format_strength(o.strength)}) “{o.text}”" for o in outranked)
     actions = [pin]
     if entry.user_importance is not Importance.HIGH:
-        actions.append(
-            f'raise its importance: `workmem remember --importance high "{shorten(entry.text, 60)}"`'
-        )
+        again = f'workmem remember --importance high --type {type_} "{shorten(entry.text, 60)}"'
+        actions.append(f"raise its importance: `workmem forget {entry.id}`, then `{again}`")
     tie = (
         " — a tie, settled by source, then the newer memory first"
         if weakest is not None and strength >= weakest
