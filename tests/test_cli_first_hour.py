@@ -54,7 +54,7 @@ def test_a_store_of_an_old_sub_directory_is_found_and_merged_never_lost(cli: Cli
     assert len(cli.memories()) == 1  # a dry run changes nothing
 
     done = cli.ok("workspaces", "merge").out
-    assert "src: brought in 2 of 2 memories, 1 pending" in done
+    assert "src: brought in 2 of 2 memories, 1 pending (1 already here)" in done
     texts = sorted(m["text"] for m in cli.memories())
     assert texts == ["CI runs on Linux", "The release is cut with make release", "Use tabs in every Makefile"]
     old = next(p for p in (cli.home / "workspaces").iterdir() if (p / MERGED_MARKER).exists())
@@ -247,3 +247,11 @@ def test_a_mistyped_command_suggests_the_nearest(cli: Cli, argv: tuple[str, ...]
     run = cli(*argv)
     one_line_error(run, 2)
     assert hint in run.err
+
+
+def test_health_of_every_workspace_answers_in_json(cli: Cli) -> None:
+    cli.ok("remember", "Always run the linter before committing", "--type", "feedback")
+    run = cli("health", "--all", "--json", workspace=False)
+    assert run.code == 0, run
+    [only] = run.json()["workspaces"]
+    assert only["summary"]["storedActive"] == 1

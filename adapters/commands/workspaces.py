@@ -77,7 +77,15 @@ def _merge(args: argparse.Namespace, ctx: Context, found: tuple[OldStore, ...]) 
             left_out = sum(_missing(ws, old, ctx.now_ms))
         else:
             left_out = 0
-        rows.append(_row(old, broughtIn=stored + pending - left_out, notBroughtIn=left_out))
+        held = len(old.stored.entries) + len(old.pending.entries)
+        rows.append(
+            _row(
+                old,
+                broughtIn=stored + pending - left_out,
+                alreadyHere=held - stored - pending,
+                notBroughtIn=left_out,
+            )
+        )
     if args.json:
         write_json({"root": ctx.root, "dryRun": bool(args.dry_run), "merged": rows})
         return EXIT_OK
@@ -88,5 +96,6 @@ def _merge(args: argparse.Namespace, ctx: Context, found: tuple[OldStore, ...]) 
     for old, row in zip(found, rows, strict=True):
         refused = f", {row['notBroughtIn']} refused by the safety gate" if row["notBroughtIn"] else ""
         kept = "" if args.dry_run else f"; the old store stays in {old.directory}, marked merged"
-        write(f"{old.relative}: {verb} {row['broughtIn']} of {_counts(old)}{refused}{kept}")
+        here = f" ({row['alreadyHere']} already here)" if row["alreadyHere"] else ""
+        write(f"{old.relative}: {verb} {row['broughtIn']} of {_counts(old)}{here}{refused}{kept}")
     return EXIT_OK
