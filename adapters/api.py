@@ -76,7 +76,7 @@ from domain.commands import (
     completed,
 )
 from domain.consolidation import normalize_store
-from domain.diagnostics import format_explain
+from domain.diagnostics.words import explain_all, format_explained
 from domain.enums import Importance, MemoryType, Scope
 from domain.operations import CommandOutcome
 from domain.render import render_workspace_block
@@ -334,7 +334,8 @@ class WorkingMemory:
             raise storage_error_from(exc) from None
 
     def explain(self, memory_id: str | None = None) -> Explanation:
-        """Why each memory (or only ``memory_id``) is or is not in the block. Read-only."""
+        """Why each memory (or only ``memory_id``) is or is not in the block, in words (what
+        ``workmem explain`` prints). Read-only."""
 
         now = self.now_ms()
         key = workspace_key(self.root)
@@ -344,7 +345,12 @@ class WorkingMemory:
             src = load_input(workspace_paths_for_key(self.home, key), self.root, key, scoped)
         except OSError as exc:
             raise storage_error_from(exc) from None
-        return Explanation(format_explain(src, now, memory_id))
+        found = explain_all(src, now, memory_id)
+        if not found:
+            return Explanation(
+                f"Memory {memory_id}: no memory has this id." if memory_id else "No memories stored."
+            )
+        return Explanation("\n".join(format_explained(item) for item in found))
 
     def normalized_store(self) -> tuple[WorkspaceStore, int]:
         """The store as workmem sees it now, normalised in memory, and the time used. Read-only."""

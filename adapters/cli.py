@@ -11,7 +11,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from adapters import __version__
 from adapters.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_STORAGE, EXIT_UNEXPECTED, EXIT_USAGE, HELP
@@ -53,6 +53,29 @@ def _usage_error(message: str) -> None:
     raise SystemExit(EXIT_USAGE)
 
 
+_INVALID_CHOICE: Final = r"invalid choice: '([^']*)' \(choose from (.*)\)"
+
+
+def _suggested(message: str) -> str:
+    """argparse's "invalid choice" message as one short line naming the nearest choice
+    (``workmem lst`` -> "unknown command 'lst'; did you mean list?")."""
+    import re
+
+    found = re.search(_INVALID_CHOICE, message)
+    if found is None:
+        return message
+    import difflib
+
+    wanted, choices = found.group(1), re.findall(r"'([^']*)'", found.group(2))
+    near = difflib.get_close_matches(wanted, choices, n=1, cutoff=0.5)
+    what = "command" if message.startswith("argument COMMAND") else "choice"
+    if near:
+        hint = f"did you mean {near[0]}?"
+    else:
+        hint = "see `workmem --help`" if what == "command" else f"choose from {', '.join(choices)}"
+    return f"unknown {what} {wanted!r}; {hint}"
+
+
 def _command(
     sub: Any, name: str, handler: str, help_text: str, *, json_flag: bool = False, aliases: Sequence[str] = ()
 ) -> argparse.ArgumentParser:
@@ -73,19 +96,13 @@ def _session_args(parser: argparse.ArgumentParser, *, parent: bool = True) -> No
         )
 
 
-def _raw_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--raw", action="store_true", help="show paths and unredacted root (default: redacted)"
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     # start-up time: a host hook call never builds the parser (docs/performance.md)
     import argparse
 
     class _Parser(argparse.ArgumentParser):
         def error(self, message: str) -> None:  # type: ignore[override]
-            _usage_error(message)
+            _usage_error(_suggested(message))
 
     parser = _Parser(
         prog="workmem",
@@ -99,7 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     # --- intake ---------------------------------------------------------------------------------
-    p = _command(sub, "check", "intake:check", "show what workmem would keep from TEXT (no storage)")
+    p = _command(
+        sub, "check", "intake:check", "show what workmem would keep from TEXT (no storage)", json_flag=True
+    )
     p.add_argument("text", metavar="TEXT", help="a user message or a compaction summary ('-' reads stdin)")
     p = _command(sub, "remember", "intake:remember", "store a manual memory", json_flag=True)
     p.add_argument("text", metavar="TEXT", help="the memory ('-' reads stdin)")
@@ -108,7 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scope", choices=SCOPES, help="team, personal or user (default: by type; docs/hosts.md)")
 
     # --- the core operations ----------------------------------------------------------------------
-    p = _command(sub, "message", "session:message", "observe a user message (explicit memory requests)")
+    p = _command(
+        sub, "message", "session:message", "observe a user message (explicit memory requests)", json_flag=True
+    )
     _session_args(p)
     p.add_argument(
         "--message-id", metavar="ID", help="host message id (default: derived from the time and the text)"
@@ -124,10 +145,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--output", metavar="TEXT", help="tool output ('-' reads stdin)")
     p.add_argument("--exit-code", type=int, metavar="N", help="exit code of a command")
-    p = _command(sub, "compacted", "session:compacted", "observe a compaction summary")
+    p = _command(sub, "compacted", "session:compacted", "observe a compaction summary", json_flag=True)
     _session_args(p)
     p.add_argument("file", nargs="?", default="-", metavar="FILE", help="summary file ('-' or absent: stdin)")
-    p = _command(sub, "end-session", "session:end_session", "end a session (promotes what it still owns)")
+    p = _command(
+        sub,
+        "end-session",
+        "session:end_session",
+        "end a session (promotes what it still owns)",
+        json_flag=True,
+    )
     _session_args(p)
     p.add_argument(
         "--keep-hot-state", action="store_true", help="keep the hot state for a resume under the same id"
@@ -138,9 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
         "session:open_session",
         "open a session's cache epoch and print the context to inject ('context' is its older name)",
         aliases=("context",),
+        json_flag=True,
     )
     _session_args(p)
-    p = _command(sub, "compaction-prompt", "session:compaction_prompt", "print the compaction prompt")
+    p = _command(
+        sub, "compaction-prompt", "session:compaction_prompt", "print the compaction prompt", json_flag=True
+    )
     _session_args(p, parent=False)
     _command(
         sub, "serve", "adapters.serve:serve", "answer JSON-lines requests on stdin/stdout (docs/protocol.md)"
@@ -153,7 +183,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     # --- hosts ------------------------------------------------------------------------------------
     for name, verb in (("install", "register workmem's hooks with"), ("uninstall", "remove workmem from")):
-        p = _command(sub, name, f"install:{name}", f"{verb} a host's settings (merging; see docs/hosts.md)")
+        p = _command(
+            sub,
+            name,
+            f"install:{name}",
+            f"{verb} a host's settings (merging; see docs/hosts.md)",
+            json_flag=True,
+        )
         p.add_argument(
             "host",
             choices=(*INSTALL_HOSTS, "git"),
@@ -171,109 +207,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_commands(sub, _command)
 
-    # --- memories ---------------------------------------------------------------------------------
-    p = _command(sub, "list", "memories:list_memories", "list stored memories (read-only)", json_flag=True)
-    p.add_argument("--all", action="store_true", help="include superseded and forgotten memories")
-    p = _command(sub, "forget", "memories:forget", "stop using a memory (kept, can be restored)")
-    p.add_argument("id", metavar="ID")
-    p = _command(sub, "supersede", "memories:supersede", "replace a memory by a new text")
-    p.add_argument("id", metavar="ID")
-    p.add_argument("text", metavar="TEXT")
-    p = _command(
-        sub, "restore", "memories:restore", "undo forget/supersede, or bring back an archived memory"
-    )
-    p.add_argument("id", metavar="ID")
+    from adapters.commands import wiring
 
-    # --- diagnostics (read-only) ------------------------------------------------------------------
-    p = _command(sub, "health", "diagnostics:health_cmd", "workspace memory health", json_flag=True)
-    _raw_flag(p)
-    p.add_argument("--all", action="store_true", help="every workspace under the data directory")
-    p = _command(sub, "explain", "diagnostics:explain", "why each memory is (not) in the block")
-    _raw_flag(p)
-    p.add_argument("id", nargs="?", metavar="ID", help="only this memory")
-    p = _command(sub, "trace", "diagnostics:trace", "the evidence lifecycle of one memory")
-    _raw_flag(p)
-    p.add_argument("id", metavar="ID")
-    p = _command(sub, "quality", "diagnostics:quality", "memory quality inspection", json_flag=True)
-    _raw_flag(p)
-    p = _command(sub, "coverage", "diagnostics:coverage", "evidence coverage per memory", json_flag=True)
-    _raw_flag(p)
-    p.add_argument("--include-historical", action="store_true", help="also ids only known from evidence")
-    p = _command(
-        sub,
-        "disappearances",
-        "diagnostics:disappearances",
-        "memories known only from evidence",
-        json_flag=True,
-    )
-    _raw_flag(p)
-    p.add_argument("--explain", action="store_true", help="show the terminal evidence")
-    p = _command(sub, "rejections", "diagnostics:rejections", "the extraction rejection log", json_flag=True)
-    _raw_flag(p)
-    p.add_argument("--reason", metavar="R", help="only records with this reason code")
-    p.add_argument("--unique", action="store_true", help="first record per type and text")
-    p.add_argument("--quality", action="store_true", help="false-positive inspection")
-    p.add_argument("--soft-only", action="store_true", help="only records with a soft reason")
-    p.add_argument("--trigger-only", action="store_true", help="only explicit-trigger records")
-    p.add_argument("--since", metavar="WHEN", help="14d, 12h, 30m or an ISO time")
-    p = _command(sub, "audit", "diagnostics:audit", "what the store migrations changed", json_flag=True)
-    _raw_flag(p)
-    p.add_argument("--all", action="store_true", help="every workspace, not only this one")
+    wiring.add_commands(sub, _command)
 
-    # --- maintenance ------------------------------------------------------------------------------
-    p = _command(sub, "import-owm", "maintenance:import_owm", "copy opencode-working-memory stores in")
-    p.add_argument("dir", nargs="?", metavar="DIR", help="default: $XDG_DATA_HOME/opencode-working-memory")
-    p = _command(
-        sub,
-        "cleanup",
-        "maintenance:cleanup",
-        "find (and quarantine) leftover test workspaces",
-        json_flag=True,
-    )
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--dry-run", action="store_true", help="only list candidates (the default)")
-    mode.add_argument("--quarantine", action="store_true", help="move candidates aside (nothing is deleted)")
-    p.add_argument(
-        "--older-than-days", type=_non_negative, metavar="N", help="ignore directories newer than N days"
-    )
-    p.add_argument("--include-orphans", action="store_true", help="also missing non-temp roots")
-    p = _command(
-        sub, "recover", "recover:recover", "list what was set aside; restore memories from it", json_flag=True
-    )
-    p.add_argument("--restore", metavar="NAME", help="bring back the memories NAME holds that are missing")
-    p.add_argument("--dry-run", action="store_true", help="with --restore: only say what it would bring back")
-    _command(sub, "tour", "adapters.tour:tour", "a 60-second scripted tour on a temporary workspace")
-    p = _command(
-        sub, "simulate", "simulate:simulate_cmd", "run a scenario offline: months in seconds", json_flag=True
-    )
-    p.add_argument(
-        "scenario", nargs="?", metavar="SCENARIO", help="scenario file (TOML); optional with --from-store"
-    )
-    p.add_argument("--days", type=int, metavar="N", help="simulate N days (overrides the scenario)")
-    p.add_argument(
-        "--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter or field"
-    )
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--compare", nargs="+", metavar="NAME=VALUE", help="compare a variant with the baseline"
-    )
-    mode.add_argument("--sweep", metavar="NAME=V1,V2,...", help="one run per value, one summary row each")
-    p.add_argument("--from-store", action="store_true", help="start from this workspace's store (read-only)")
-    p.add_argument("--plot", metavar="FILE", help="write charts to FILE.svg or FILE.png (the sim extra)")
+    wiring.add_maintenance(sub, _command)
     return parser
-
-
-def _non_negative(value: str) -> float:
-    # start-up time: each command loads only the modules it runs (docs/performance.md)
-    import argparse
-
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value!r}") from None
-    if not number >= 0 or number == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value!r}")
-    return number
 
 
 def _handler(spec: str) -> Callable[[argparse.Namespace], int]:

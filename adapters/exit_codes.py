@@ -23,7 +23,7 @@ _MEANINGS: Final = (
     (EXIT_USAGE, "usage error (bad option, unreadable FILE, invalid JSON in --args, invalid WORKMEM_NOW)"),
     (
         EXIT_REJECTED,
-        "input rejected (the safety gate, forget/supersede/restore of an unknown id, or a file sync did"
+        "input rejected (the safety gate, an unknown memory id at any command, or a file sync did"
         " not import)",
     ),
     (EXIT_STORAGE, "storage unavailable (lock timeout, permission, read-only or full disk)"),

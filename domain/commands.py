@@ -29,8 +29,9 @@ from domain.ids import hash16
 from domain.model import SessionState
 from domain.operations import OpResult, Snapshot
 from domain.projection.records import ProjectionFile, TombstoneLine
-from domain.recovery import Held, restore_held
+from domain.recovery import Held
 from domain.session import ToolEvent, render_hot_state
+from domain.workspace_merge import MergeWorkspace, recovered
 
 
 class ContextMode(StrEnum):
@@ -158,6 +159,7 @@ Command = (
     | Supersede
     | Restore
     | RestoreSetAside
+    | MergeWorkspace
     | ImportProjection
     | Batch
 )
@@ -189,10 +191,10 @@ def footprint(command: Command) -> Footprint | None:
             return None if command.parent is not None else Footprint(command.session, False, True)
         case EndSession():
             return None if command.parent is not None else Footprint(command.session, False, False)
-        case Remember() | Forget() | Supersede() | Restore() | RestoreSetAside() | ImportProjection():
-            return Footprint(None, False, False)
         case Batch(steps=steps):
             return _batch_footprint(steps)
+        case _:  # a command of the workspace alone: Remember, Forget, ..., MergeWorkspace, ImportProjection
+            return Footprint(None, False, False)
 
 
 def _batch_footprint(steps: tuple[Command, ...]) -> Footprint | None:
@@ -287,8 +289,8 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
             return operations.supersede(snap, command.memory_id, command.text, now_ms, type_=command.type)
         case Restore():
             return operations.restore(snap, command.memory_id, now_ms)
-        case RestoreSetAside():
-            return restore_held(snap, command.held, command.source, now_ms)
+        case RestoreSetAside() | MergeWorkspace():
+            return recovered(snap, command, now_ms)
         case ImportProjection():
             from domain.projection.importing import import_projection
 

@@ -68,12 +68,12 @@ def missing_from(store: WorkspaceStore, journal: PendingJournal, held: Held) -> 
     return tuple(out)
 
 
-def _restored_event(entry: MemoryEntry, source: str) -> EvidenceInput:
+def _restored_event(entry: MemoryEntry, source: str, reason: str) -> EvidenceInput:
     return event(
         EventType.MEMORY_RESTORED,
         Phase.LIFECYCLE,
         Outcome.RESTORED,
-        (REASON_RESTORED,),
+        (reason,),
         memory=entry,
         details={"file": source},
         text=entry.text,
@@ -81,12 +81,14 @@ def _restored_event(entry: MemoryEntry, source: str) -> EvidenceInput:
 
 
 @operation
-def restore_held(snap: Snapshot, held: Held, source: str, now_ms: int) -> OpResult:
+def restore_held(
+    snap: Snapshot, held: Held, source: str, now_ms: int, *, reason: str = REASON_RESTORED
+) -> OpResult:
     """Bring back the memories of ``held`` (read from the set-aside file named ``source``) that the
     workspace lacks (:func:`missing_from`). Stored memories are appended to the store as they were,
     each with a ``memory_restored`` event, and the store is normalised; pending memories are promoted
     as unowned ones (their sessions may be long gone). Outcome ``restored``, or ``unchanged`` when
-    the workspace lacked none."""
+    the workspace lacked none. ``reason``: the reason code of each stored memory's event."""
     missing = missing_from(snap.store, snap.journal, held)
     if not missing:
         return replace(unchanged(snap), outcome=CommandOutcome.UNCHANGED)
@@ -113,7 +115,7 @@ def restore_held(snap: Snapshot, held: Held, source: str, now_ms: int) -> OpResu
         )
     store = replace(snap.store, entries=(*snap.store.entries, *missing), updated_at=iso_from_ms(now_ms))
     normalized = normalize_store(store, now_ms, archive=snap.archive, tuning=snap.tuning, caches=snap.caches)
-    restored = events(_restored_event(entry, source) for entry in missing)
+    restored = events(_restored_event(entry, source, reason) for entry in missing)
     return OpResult(
         store=normalized.store,
         journal=snap.journal,

@@ -62,7 +62,8 @@ def test_corrupt_store_is_moved_aside_and_the_command_works(cli: Cli) -> None:
     assert moved.name in cli.ok("health").out
     data = cli.ok("health", "--json").json()
     assert data["summary"]["corruptStoresQuarantinedLast30Days"] == 1
-    assert "Quarantined stores:" in cli.ok("explain").out
+    assert "Quarantined stores:" in cli.ok("explain", "--verbose").out
+    assert "1 damaged file(s) were set aside: `workmem recover` lists them" in cli.ok("explain").out
 
 
 @pytest.mark.parametrize("kind", ["journal", "session"])

@@ -249,7 +249,8 @@ def test_each_operation_has_one_name_at_every_door() -> None:
     commands = next(a for a in parser._actions if a.dest == "command").choices
     assert isinstance(commands, dict)
     assert tags <= set(commands), tags - set(commands)
-    command_line_only = {"recover"}  # maintenance of one machine's files: the command line's alone
+    # maintenance of one machine's files: the command line's alone
+    command_line_only = {"recover", "workspaces"}
     assert tags - command_line_only <= set(OPS), tags - set(OPS)
     assert commands["context"] is commands["open-session"]  # the older name, kept
 

@@ -23,6 +23,7 @@ from adapters.sync import flagged_notes, health_lines
 from domain import diagnostics as diag
 from domain.codec import decode_store
 from domain.diagnostics import AuditRecord, DiagInput, NormalizedRejection
+from domain.diagnostics.summary import OldStoreCount, summary_json, summary_lines
 
 T = TypeVar("T")
 
@@ -36,7 +37,7 @@ class _Loaded(msgspec.Struct, frozen=True, kw_only=True):
     all_rejections: tuple[NormalizedRejection, ...]
 
 
-def _load(args: argparse.Namespace) -> _Loaded:
+def load_workspace(args: argparse.Namespace) -> _Loaded:
     ctx = context(args)
     key = paths.workspace_key(ctx.root)
     layout = paths.workspace_paths_for_key(ctx.home, key)
@@ -66,55 +67,55 @@ def _health_all(args: argparse.Namespace) -> int:
     except OSError:
         names = []
     blocks: list[str] = []
+    found: list[dict[str, Any]] = []
     for name in names:
         layout = paths.workspace_paths_for_key(ctx.home, name)
         data = jsonl.read_bytes(layout.store)
         store = decode_store(data).value_or(None) if data is not None else None
         root = store.workspace.root if store is not None else ""
         src = load_input(layout, root, name)
-        blocks.append(
-            diag.format_health(diag.health_report(src, ctx.now_ms), raw=args.raw, include_title=False)
-        )
+        if args.json:
+            found.append(diag.health_json(src, ctx.now_ms))
+            continue
+        report = diag.health_report(src, ctx.now_ms)
+        blocks.append(diag.format_health(report, raw=args.raw, include_title=False, verbose=args.verbose))
+    if args.json:
+        write_json({"workspaces": found})
+        return EXIT_OK
     body = "\n\n".join(blocks) if blocks else "No workspace stores found."
     write(f"Workspace memory health\n\n{body}")
     return EXIT_OK
+
+
+def _old_stores(loaded: _Loaded) -> tuple[OldStoreCount, ...]:
+    from adapters.old_stores import old_stores
+
+    return tuple(
+        OldStoreCount(directory=old.relative, memories=old.memories, pending=len(old.pending.entries))
+        for old in old_stores(loaded.home, loaded.src.root)
+    )
 
 
 def health_cmd(args: argparse.Namespace) -> int:
     if args.all:
         if args.workspace:
             raise CommandError("Use either --all or --workspace, not both")
-        if args.json:
-            raise CommandError("health --json does not support --all")
         return _health_all(args)
-    loaded = _load(args)
+    loaded = load_workspace(args)
 
     notes = flagged_notes(open_workspace(context(args)))
+    report = diag.health_report(loaded.src, loaded.now_ms)
+    old = _old_stores(loaded)
     if args.json:
         found = diag.health_json(loaded.src, loaded.now_ms)
+        found["verdict"] = summary_json(report, old)
         if notes is not None:
             found["projection"] = {"notImported": [msgspec.to_builtins(n) for n in notes]}
         write_json(found)
     else:
-        text = diag.format_health(diag.health_report(loaded.src, loaded.now_ms), raw=args.raw)
-        write("\n".join([text, "", *health_lines(notes)]) if notes is not None else text)
-    return EXIT_OK
-
-
-# ---------------------------------------------------------------------------------------------
-# explain, trace
-# ---------------------------------------------------------------------------------------------
-
-
-def explain(args: argparse.Namespace) -> int:
-
-    write(memory(context(args)).explain(args.id).text)
-    return EXIT_OK
-
-
-def trace(args: argparse.Namespace) -> int:
-    loaded = _load(args)
-    write(diag.format_trace(diag.trace_report(loaded.src, args.id, loaded.now_ms)))
+        text = diag.format_health(report, raw=args.raw, include_title=False, verbose=args.verbose)
+        head = ["Workspace memory health", "", *summary_lines(report, old), ""]
+        write("\n".join([*head, text, *(["", *health_lines(notes)] if notes is not None else [])]))
     return EXIT_OK
 
 
@@ -130,7 +131,7 @@ def _report(
     as_text: Callable[[T], str],
 ) -> int:
     """One report of the inspected workspace: ``build`` it, then print it as JSON or text."""
-    loaded = _load(args)
+    loaded = load_workspace(args)
     report = build(diag.inspect(loaded.src, loaded.now_ms))
     if args.json:
         write_json(as_json(report, loaded.now_ms))
@@ -153,12 +154,21 @@ def coverage(args: argparse.Namespace) -> int:
 
 
 def disappearances(args: argparse.Namespace) -> int:
-    return _report(
-        args,
-        diag.disappearance_rows,
-        lambda rows, now_ms: diag.disappearances_json(rows, now_ms, explain=args.explain),
-        lambda rows: diag.format_disappearances(rows, explain=args.explain, raw=args.raw),
-    )
+    """Memories gone from the store (known only from evidence), then those that left the block but
+    are still stored (:mod:`domain.diagnostics.left_block`)."""
+    from domain.diagnostics.left_block import format_left_block, left_block_json, left_block_rows
+
+    loaded = load_workspace(args)
+    inspected = diag.inspect(loaded.src, loaded.now_ms)
+    rows = diag.disappearance_rows(inspected)
+    left = left_block_rows(inspected.snapshot)
+    if args.json:
+        found = diag.disappearances_json(rows, loaded.now_ms, explain=args.explain)
+        write_json({**found, "leftTheBlock": left_block_json(left, raw=args.raw)})
+    else:
+        gone = diag.format_disappearances(rows, explain=args.explain, raw=args.raw)
+        write(f"{gone}\n\n{format_left_block(left, raw=args.raw)}")
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,9 +177,7 @@ def disappearances(args: argparse.Namespace) -> int:
 
 
 def rejections(args: argparse.Namespace) -> int:
-    if args.json and not args.quality:
-        raise CommandError("rejections --json requires --quality")
-    loaded = _load(args)
+    loaded = load_workspace(args)
     since_ms: int | None = None
     if args.since is not None:
         parsed = diag.parse_since(args.since, loaded.now_ms)
@@ -197,6 +205,9 @@ def rejections(args: argparse.Namespace) -> int:
             )
         return EXIT_OK
     shown = diag.unique_rejections(records) if args.unique else records
+    if args.json:
+        write_json(diag.rejections_json(shown, loaded.now_ms, raw=args.raw))
+        return EXIT_OK
     write(
         diag.format_rejections(
             shown, log_path=log_path, invalid_lines=loaded.invalid_rejection_lines, raw=args.raw

@@ -12,15 +12,15 @@ import sys
 from pathlib import Path
 
 from adapters import install as host_settings
-from adapters.commands import EXIT_OK, CommandError, context, memory, write
+from adapters.commands import EXIT_OK, CommandError, context, memory, write, write_json
 from adapters.commands.sync import report_lines
 from adapters.config_files import remove_file, replace_file, unified_diff
 from adapters.git_sync import ensure_repository, install as install_driver, sync_user_store
 from adapters.user_scope import user_root
 
 _CHECK = (
-    'try it: in a session, say "remember: <something lasting>"; `workmem health` counts it in the'
-    " pending journal at once, and `workmem list` shows it once the session ends or compacts"
+    'try it: in a session, say "remember: <something lasting>"; `workmem list` shows it at once, marked'
+    " pending until the session ends or compacts (`workmem health` counts it as pending)"
 )
 
 
@@ -80,8 +80,12 @@ def _run(args: argparse.Namespace, *, remove: bool) -> int:
         sys.stderr.write(f"workmem: warning: {' '.join(warning.split())}\n")
     if args.dry_run:
         diffs = [unified_diff(c.path, c.old, c.new) for c in result.changes if c.changed]
-        write("".join(diffs) if diffs else "no changes")
+        if args.json:
+            write_json({"host": args.host, "dryRun": True, "diff": "".join(diffs)})
+        else:
+            write("".join(diffs) if diffs else "no changes")
         return EXIT_OK
+    done: list[dict[str, str]] = []
     for change in result.changes:
         if change.old is None and change.new is None:
             continue
@@ -93,13 +97,17 @@ def _run(args: argparse.Namespace, *, remove: bool) -> int:
         else:
             replace_file(change.path, change.old, change.new)
             verb = "created" if change.old is None else "updated"
-        write(f"{verb} {change.path}")
+        done.append({"path": str(change.path), "action": verb})
+        if not args.json:
+            write(f"{verb} {change.path}")
     if remove:
         for directory in result.prune:
             with contextlib.suppress(OSError):
                 directory.rmdir()  # only when empty
-    else:
-        steps = next_steps(args.host, user=bool(args.user), mcp=bool(args.mcp), root=root)
+    steps = [] if remove else next_steps(args.host, user=bool(args.user), mcp=bool(args.mcp), root=root)
+    if args.json:
+        write_json({"host": args.host, "dryRun": False, "files": done, "nextSteps": steps})
+    elif steps:
         write(f"next steps for {args.host}:\n" + "".join(f"  {i}. {s}\n" for i, s in enumerate(steps, 1)))
     return EXIT_OK
 
@@ -115,11 +123,14 @@ def _git(args: argparse.Namespace, *, remove: bool) -> int:
     exe = "workmem" if remove else host_settings.find_executable()
     if args.user and not remove and not args.dry_run:
         ensure_repository(root)
-    for line in install_driver(root, exe, remove=remove, dry_run=args.dry_run):
-        write(line)
+    lines = list(install_driver(root, exe, remove=remove, dry_run=args.dry_run))
     if not remove and not args.dry_run:
         report = sync_user_store(ctx.home, ctx.now_ms) if args.user else memory(ctx).sync()
-        write("\n".join(report_lines(report)))
+        lines += report_lines(report)
+    if args.json:
+        write_json({"host": "git", "dryRun": bool(args.dry_run), "lines": lines})
+    else:
+        write("\n".join(lines))
     return EXIT_OK
 
 

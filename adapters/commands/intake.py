@@ -54,7 +54,11 @@ def check(args: argparse.Namespace) -> int:
 
     result = analyse(text_arg(args.text), now_ms())
     lines = decision_lines(result)
-    write("\n".join(lines) if lines else "nothing to remember")
+    if args.json:
+        kept = [{"type": e.type.value, "text": e.text} for e in result.entries]
+        write_json({"kept": kept, "decisions": lines})
+    else:
+        write("\n".join(lines) if lines else "nothing to remember")
     return EXIT_OK if result.entries else EXIT_REJECTED
 
 

@@ -22,7 +22,19 @@ def import_owm(args: argparse.Namespace) -> int:
         report = run_import(source, ctx.home)
     except ImportSourceError as exc:
         raise CommandError(str(exc)) from None
-    write(format_report(report))
+    if args.json:
+        files = [
+            {
+                "source": str(f.source),
+                "destination": str(f.destination),
+                "action": f.action,
+                "detail": f.detail,
+            }
+            for f in report.files
+        ]
+        write_json({"source": str(report.source), "home": str(report.home), "files": files})
+    else:
+        write(format_report(report))
     return EXIT_OK
 
 

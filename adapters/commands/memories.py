@@ -23,6 +23,7 @@ from domain.text import one_line
 
 if TYPE_CHECKING:
     from adapters.api import Edit
+    from domain.model import MemoryEntry
 
 
 def _note_set_aside(args: argparse.Namespace) -> None:
@@ -34,12 +35,30 @@ def _note_set_aside(args: argparse.Namespace) -> None:
         warn(f"{len(aside)} damaged store file(s) of this workspace were moved aside in {ws.paths.directory}")
 
 
+def _pending(args: argparse.Namespace) -> tuple[MemoryEntry, ...]:
+    """The requests waiting in the pending journal (stored when their session compacts or ends)."""
+    ctx = context(args)
+    return open_workspace(ctx).read_journal(ctx.now_ms).value.entries
+
+
+def _pending_json(entry: MemoryEntry) -> dict[str, object]:
+    return {
+        "id": entry.id,
+        "type": entry.type.value,
+        "text": entry.text,
+        "source": entry.source.value,
+        "session": entry.pending_owner_session_id,
+        "createdAt": entry.created_at,
+    }
+
+
 def list_memories(args: argparse.Namespace) -> int:
     rows = memory(context(args)).list(include_all=args.all)
+    pending = _pending(args)
     if args.json:
-        write_json({"memories": msgspec.to_builtins(rows)})
+        write_json({"memories": msgspec.to_builtins(rows), "pending": [_pending_json(e) for e in pending]})
         return EXIT_OK
-    if not rows:
+    if not rows and not pending:
         write("No memories stored.")
         _note_set_aside(args)
         return EXIT_OK
@@ -50,15 +69,22 @@ def list_memories(args: argparse.Namespace) -> int:
             f"{r.id} [{r.type}] {r.source} strength={r.strength:.3f} "
             f"rendered={shown}{status}  {one_line(r.text)}"
         )
+    for e in pending:
+        owner = f"session {e.pending_owner_session_id}" if e.pending_owner_session_id else "no session"
+        when = f"{owner}: stored when it compacts or ends"
+        write(f"{e.id} [{e.type.value}] {e.source.value} pending ({when})  {one_line(e.text)}")
     return EXIT_OK
 
 
-def _report(edit: Edit) -> int:
+def _report(args: argparse.Namespace, edit: Edit) -> int:
+    if edit.outcome == "unknown":
+        raise CommandError(f"no memory with id {edit.target} (see `workmem list --all`)", EXIT_REJECTED)
+    if args.json:
+        write_json(msgspec.to_builtins(edit))
+        return EXIT_REJECTED if edit.outcome == "rejected" else EXIT_OK
     if edit.outcome == "rejected":
         write(f"rejected: {','.join(edit.reasons) or 'rejected'}")
         return EXIT_REJECTED
-    if edit.outcome == "unknown":
-        raise CommandError(f"no memory with id {edit.target} (see `workmem list --all`)", EXIT_REJECTED)
     if edit.outcome == "superseded":
         write(f"{edit.target} superseded by {edit.id}")
     else:
@@ -67,12 +93,12 @@ def _report(edit: Edit) -> int:
 
 
 def forget(args: argparse.Namespace) -> int:
-    return _report(memory(context(args)).forget(args.id))
+    return _report(args, memory(context(args)).forget(args.id))
 
 
 def supersede(args: argparse.Namespace) -> int:
-    return _report(memory(context(args)).supersede(args.id, args.text))
+    return _report(args, memory(context(args)).supersede(args.id, args.text))
 
 
 def restore(args: argparse.Namespace) -> int:
-    return _report(memory(context(args)).restore(args.id))
+    return _report(args, memory(context(args)).restore(args.id))

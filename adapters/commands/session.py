@@ -12,22 +12,46 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from adapters.commands import EXIT_OK, CommandError, context, file_arg, memory, text_arg, write
+import msgspec
+
+from adapters.commands import EXIT_OK, CommandError, context, file_arg, memory, text_arg, write, write_json
 
 if TYPE_CHECKING:
     from adapters.api import Observed
 
 
-def _print(observed: Observed, empty: str = "") -> None:
-    lines = [d.line() for d in observed.decisions]
+def _print(args: argparse.Namespace, observed: Observed | None, empty: str = "") -> None:
+    """The decisions of an observation, one line each; with ``--json`` ``{"decisions": [...]}``
+    (a sub-agent's event, ``observed`` ``None``, decides nothing)."""
+    decisions = observed.decisions if observed is not None else ()
+    if getattr(args, "json", False):
+        write_json({"decisions": [msgspec.to_builtins(d) for d in decisions]})
+        return
+    lines = [d.line() for d in decisions]
     write("\n".join(lines) if lines else empty)
+
+
+def _parent(args: argparse.Namespace, name: str) -> None:
+    """A sub-agent's event is handed nothing and decides nothing: no output, or with ``--json`` an
+    empty value of the command's shape."""
+    if getattr(args, "json", False):
+        write_json({name: [] if name == "decisions" else ""})
+
+
+def _text(args: argparse.Namespace, name: str, text: str) -> None:
+    """A text the host reads (a context, a prompt); with ``--json`` ``{name: text}``."""
+    if getattr(args, "json", False):
+        write_json({name: text})
+    else:
+        write(text)
 
 
 def message(args: argparse.Namespace) -> int:
     text = text_arg(args.text)
     if args.parent:
+        _parent(args, "decisions")
         return EXIT_OK
-    _print(memory(context(args)).user_message(args.session, text, message_id=args.message_id or None))
+    _print(args, memory(context(args)).user_message(args.session, text, message_id=args.message_id or None))
     return EXIT_OK
 
 
@@ -59,26 +83,29 @@ def tool(args: argparse.Namespace) -> int:
 def compacted(args: argparse.Namespace) -> int:
     summary = file_arg(args.file)
     if args.parent:
+        _parent(args, "decisions")
         return EXIT_OK
-    _print(memory(context(args)).compacted(args.session, summary))
+    _print(args, memory(context(args)).compacted(args.session, summary))
     return EXIT_OK
 
 
 def end_session(args: argparse.Namespace) -> int:
     if args.parent:
+        _parent(args, "decisions")
         return EXIT_OK
     ended = memory(context(args)).end_session(args.session, keep_hot_state=args.keep_hot_state)
-    _print(ended, empty="session ended")
+    _print(args, ended, empty="session ended")
     return EXIT_OK
 
 
 def open_session(args: argparse.Namespace) -> int:
     if args.parent:
+        _parent(args, "context")
         return EXIT_OK
-    write(memory(context(args)).open_session(args.session).text)
+    _text(args, "context", memory(context(args)).open_session(args.session).text)
     return EXIT_OK
 
 
 def compaction_prompt(args: argparse.Namespace) -> int:
-    write(memory(context(args)).compaction_prompt(args.session).text)
+    _text(args, "prompt", memory(context(args)).compaction_prompt(args.session).text)
     return EXIT_OK

@@ -139,6 +139,7 @@ from domain.diagnostics.rejections import (
     rejection_quality,
     rejection_quality_fields,
     rejection_quality_json,
+    rejections_json,
     unique_rejections,
 )
 from domain.diagnostics.snapshot import (
@@ -260,6 +261,7 @@ __all__ = [
     "rejection_quality",
     "rejection_quality_fields",
     "rejection_quality_json",
+    "rejections_json",
     "retention_clock_counts",
     "risk_codes",
     "shorten",

@@ -11,8 +11,8 @@ import msgspec
 from domain.diagnostics.common import DiagInput, file_name, format_strength, unique
 from domain.diagnostics.snapshot import MemoryRow, build_snapshot, evidence_summary, type_source_from_events
 from domain.diagnostics.status import DiagnosticStatus, RowStatus, status_from_trace_event, status_reasons
-from domain.enums import EventType, RelationRole
-from domain.model import EvidenceEvent
+from domain.model import EventType, EvidenceEvent, RelationRole
+from domain.timeutil import iso_from_ms, parse_iso_ms
 
 
 def explain_rows(src: DiagInput, now_ms: int, memory_id: str | None = None) -> tuple[MemoryRow, ...]:
@@ -104,6 +104,16 @@ def trace_report(src: DiagInput, memory_id: str, now_ms: int) -> TraceReport:
     )
 
 
+def readable_time(iso: str) -> str:
+    """An event's ISO time as people read it (``2026-03-01 14:05:09 UTC``); the text as logged when it
+    is not a valid time."""
+    ms = parse_iso_ms(iso)
+    if ms is None:
+        return iso or "(no time)"
+    stamp = iso_from_ms(ms)
+    return f"{stamp[:10]} {stamp[11:19]} UTC"
+
+
 def format_trace_event(event: EvidenceEvent) -> str:
     reasons = ",".join(event.reason_codes) if event.reason_codes else "none"
     related = [
@@ -112,7 +122,8 @@ def format_trace_event(event: EvidenceEvent) -> str:
         if r.memory is not None and r.memory.memory_id
     ]
     suffix = f"; {', '.join(related)}" if related else ""
-    return f"- {event.event_id} {event.type}: {event.outcome}; reasons={reasons}{suffix}"
+    when = readable_time(event.created_at)
+    return f"- {when}  {event.event_id} {event.type}: {event.outcome}; reasons={reasons}{suffix}"
 
 
 def format_trace(report: TraceReport) -> str:

@@ -267,8 +267,11 @@ def _ranked_line(item: Ranked, raw: bool) -> str:
     return f"  - strength={format_strength(item.strength)} [{item.entry.type.value}] {text}"
 
 
-def format_health(report: HealthReport, *, raw: bool = False, include_title: bool = True) -> str:
-    """The human ``health`` output for one workspace (``include_title=False`` inside ``--all``)."""
+def format_health(
+    report: HealthReport, *, raw: bool = False, include_title: bool = True, verbose: bool = True
+) -> str:
+    """The human ``health`` output for one workspace (``include_title=False`` inside ``--all``;
+    ``verbose``: also age, dormancy, retention monitoring and the quality heuristics' counts)."""
     r = report
     out: list[str] = []
     if include_title:
@@ -315,52 +318,51 @@ def format_health(report: HealthReport, *, raw: bool = False, include_title: boo
     out.append(f"  global-cap overflow: {r.global_capped}")
     out.append(f"  over character budget: {r.char_budget_omitted}")
     out.append("")
-    out.append("Age:")
-    out.append(f"  stale-marked: {r.stale_marked}")
-    out.append(f"  older than 30d: {r.older_than_30d}")
-    out.append(f"  older than 90d: {r.older_than_90d}")
-    out.append("")
-    wall = "unknown" if r.wall_days_since_activity is None else to_fixed(r.wall_days_since_activity, 1)
-    out.append("Dormancy:")
-    out.append(f"  lastActivityAt: {r.last_activity_at or '(missing)'}")
-    out.append(f"  wall days since activity: {wall}")
-    out.append(f"  dormant discount active: {'yes' if r.dormant_discount_active else 'no'}")
-    out.append(f"  dormant days past grace: {to_fixed(r.dormant_days_past_grace, 1)}")
-    out.append(f"  dormant multiplier: {r.dormant_multiplier}")
-    out.append(
-        f"  recorded dormant spans: {r.recorded_dormant_spans} ({to_fixed(r.recorded_dormant_days, 1)} days)"
-    )
-    out.append("")
     out.append("Host events (evidence log):")
     out.append(f"  compactions without a summary: {r.compactions_without_summary}")
     out.append(f"  hook failures: {r.hook_failures}")
-    out.append("")
-    high = _ratio(r.high_importance_count, r.stored_active)
-    reinforced = _ratio(r.max_reinforced_count, r.stored_active)
-    out.append("Retention monitoring:")
-    out.append(
-        f"  high_importance_ratio: {format_percent(high)} (alert > 30%){' ALERT' if high > 0.3 else ''}"
-    )
-    out.append(
-        f"  safety_critical_count: {r.safety_critical_count} (deprecated field)"
-        f"{' WARNING' if r.safety_critical_count > 0 else ''}"
-    )
-    if reinforced > 0.1:
+    if verbose:
+        out += ["", "Age:"]
+        out.append(f"  stale-marked: {r.stale_marked}")
+        out.append(f"  older than 30d: {r.older_than_30d}")
+        out.append(f"  older than 90d: {r.older_than_90d}")
+        out.append("")
+        wall = "unknown" if r.wall_days_since_activity is None else to_fixed(r.wall_days_since_activity, 1)
+        out.append("Dormancy:")
+        out.append(f"  lastActivityAt: {r.last_activity_at or '(missing)'}")
+        out.append(f"  wall days since activity: {wall}")
+        out.append(f"  dormant discount active: {'yes' if r.dormant_discount_active else 'no'}")
+        out.append(f"  dormant days past grace: {to_fixed(r.dormant_days_past_grace, 1)}")
+        out.append(f"  dormant multiplier: {r.dormant_multiplier}")
+        spans_days = to_fixed(r.recorded_dormant_days, 1)
+        out.append(f"  recorded dormant spans: {r.recorded_dormant_spans} ({spans_days} days)")
+        out.append("")
+        high = _ratio(r.high_importance_count, r.stored_active)
+        reinforced = _ratio(r.max_reinforced_count, r.stored_active)
+        out.append("Retention monitoring:")
         out.append(
-            f"  max_reinforced_count: {r.max_reinforced_count}"
-            f" ({format_percent(reinforced)}, alert > 10%) ALERT"
+            f"  high_importance_ratio: {format_percent(high)} (alert > 30%){' ALERT' if high > 0.3 else ''}"
         )
-    else:
-        out.append(f"  max_reinforced_count: {r.max_reinforced_count} (alert > 10% active)")
-    out.append("")
-    out.append("Quality warnings:")
-    out.append(f"  progress-like active memories: {r.progress_like}")
-    out.append(f"  path-heavy active memories: {r.path_heavy}")
-    out.append(f"  duplicate-ish exact canonical text: {r.duplicate_extras}")
-    out.append(f"  very long entries: {r.very_long}")
-    out.append("")
-    out.append("Suspicious active memories:")
-    out.extend(f"  {reason}-like: {count}" for reason, count in r.suspicious)
+        out.append(
+            f"  safety_critical_count: {r.safety_critical_count} (no longer set)"
+            f"{' WARNING' if r.safety_critical_count > 0 else ''}"
+        )
+        if reinforced > 0.1:
+            out.append(
+                f"  max_reinforced_count: {r.max_reinforced_count}"
+                f" ({format_percent(reinforced)}, alert > 10%) ALERT"
+            )
+        else:
+            out.append(f"  max_reinforced_count: {r.max_reinforced_count} (alert > 10% active)")
+        out.append("")
+        out.append("Quality warnings:")
+        out.append(f"  progress-like active memories: {r.progress_like}")
+        out.append(f"  path-heavy active memories: {r.path_heavy}")
+        out.append(f"  duplicate-ish exact canonical text: {r.duplicate_extras}")
+        out.append(f"  very long entries: {r.very_long}")
+        out.append("")
+        out.append("Suspicious active memories:")
+        out.extend(f"  {reason}-like: {count}" for reason, count in r.suspicious)
     if r.failing_quality:
         out += ["", "Active memories failing offline quality checks:"]
         out.extend(

@@ -221,7 +221,7 @@ def disappearances_json(
 def format_disappearances(rows: Sequence[Disappearance], *, explain: bool = False, raw: bool = False) -> str:
     out = ["Memory disappearances", ""]
     if not rows:
-        out.append("No evidence-only memories found.")
+        out.append("Gone from the store: none.")
         return "\n".join(out)
     for row in rows:
         reasons = ",".join(row.reason_codes) if row.reason_codes else "none"

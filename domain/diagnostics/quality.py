@@ -88,12 +88,13 @@ def quality_report(model: Inspection) -> QualityReport:
         status = QualityVerdict.WARNING
     else:
         status = QualityVerdict.OK
+    pending = f" and {len(snap.journal)} pending" if snap.journal else ""
     summary = (
-        f"Summary: Workspace memory quality is {status}: {len(active)} active memories, "
-        f"{covered}/{len(active)} with evidence, "
-        f"{len(rows)} evidence-only disappearances ({unknown} unknown), "
-        f"{clocks.invalid} invalid retention clocks, and {rejections.legacy_unscoped_count} legacy unscoped "
-        "rejection records."
+        f"Summary: memory quality is {status}: {len(active)} memories stored{pending}, "
+        f"{covered} of {len(active)} with a recorded history, "
+        f"{len(rows)} gone from the store ({unknown} without a recorded reason), "
+        f"{clocks.invalid} with an unreadable retention clock, and "
+        f"{rejections.legacy_unscoped_count} rejection records from before records named their workspace."
     )
     return QualityReport(
         status=status,
@@ -156,12 +157,12 @@ def format_quality(report: QualityReport) -> str:
         "",
         q.summary_text,
         "",
-        "Caps:",
-        f"  active: {q.active} / {q.max_entries}",
+        "Stored, and how many the block can show:",
+        f"  all types: {q.active} stored, at most {q.max_entries} shown",
     ]
     for t in TYPES:
         count, cap = q.type_counts[t.value], RETENTION_TYPE_MAX[t]
-        out.append(f"  {t.value}: {count} / {cap}{' FULL' if count >= cap else ''}")
+        out.append(f"  {t.value}: {count} stored, at most {cap} shown{' (full)' if count >= cap else ''}")
     out += [
         f"  rendered: {q.rendered}",
         f"  type-capped entries: {q.type_capped}",
@@ -183,7 +184,7 @@ def format_quality(report: QualityReport) -> str:
         "Rejection scoping:",
         f"  total records: {q.rejections.total_records}",
         f"  workspace scoped: {q.rejections.workspace_scoped_count}",
-        f"  legacy unscoped: {q.rejections.legacy_unscoped_count}",
+        f"  from before records named their workspace: {q.rejections.legacy_unscoped_count}",
         f"  false-positive risk: {q.rejections.false_positive_risk}",
     ]
     return "\n".join(out)

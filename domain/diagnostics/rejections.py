@@ -274,6 +274,24 @@ def format_rejection_quality(
     return "\n".join(out)
 
 
+def rejections_json(
+    records: Sequence[NormalizedRejection], now_ms: int, *, raw: bool = False
+) -> dict[str, Any]:
+    """``rejections --json``: every record (texts shortened and cleaned as the text form shows them)."""
+    rows = [
+        {
+            "timestamp": r.timestamp,
+            "type": r.type,
+            "text": shorten(clean_text(r.text, raw)),
+            "reasons": list(r.reasons),
+            "origin": str(r.origin),
+            "fromTrigger": r.from_trigger,
+        }
+        for r in records
+    ]
+    return {"version": 1, "generatedAt": iso_from_ms(now_ms), "total": len(rows), "records": rows}
+
+
 def format_rejections(
     records: Sequence[NormalizedRejection], *, log_path: str = "", invalid_lines: int = 0, raw: bool = False
 ) -> str:
@@ -292,7 +310,7 @@ def format_rejections(
     block("By reason:", (reason for r in records for reason in r.reasons))
     block("By origin:", (r.origin for r in records))
     triggered = [r for r in records if r.from_trigger or r.origin is RejectionOrigin.EXPLICIT_TRIGGER]
-    block("Trigger-origin rejections (high priority for v1.5):", (x for r in triggered for x in r.reasons))
+    block('Rejected after an explicit request ("remember ..."):', (x for r in triggered for x in r.reasons))
     out.append("Recent suspicious soft rejects:")
     soft = sorted(
         (r for r in records if has_soft_reason(r)), key=lambda r: -(parse_iso_ms(r.timestamp) or 0)

@@ -26,12 +26,21 @@ from domain.diagnostics.status import (
     status_from_omission,
     status_reasons,
 )
-from domain.enums import EventType, MemoryStatus, Outcome
-from domain.model import EvidenceEvent, MemoryEntry, WorkspaceStore
-from domain.render import REASON_SUPERSEDED, RenderResult, render_workspace_block, select_candidates
+from domain.evidence import SELECTED_REASONS
+from domain.model import EventType, EvidenceEvent, MemoryEntry, MemoryStatus, Outcome, WorkspaceStore
+from domain.render import (
+    REASON_SUPERSEDED,
+    OmissionReason,
+    RenderResult,
+    render_workspace_block,
+    select_candidates,
+)
 from domain.retention import dormancy_at, strength
 
 RECENT_EVENT_LIMIT: Final = 50
+
+#: The reason codes of render events: a row's reasons take the render's verdict from its status only.
+_RENDER_CODES: Final = frozenset((*SELECTED_REASONS, *(str(reason) for reason in OmissionReason)))
 
 
 class MemoryRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -115,6 +124,8 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
 
     def entry_row(entry: MemoryEntry, status: DiagnosticStatus, implied: Iterable[str | None]) -> MemoryRow:
         codes, ids = evidence_summary(by_memory.get(entry.id, ()))
+        # an earlier render's verdict ("within_caps" then, "type_cap" now) is history, not a reason
+        codes = tuple(code for code in codes if code not in _RENDER_CODES)
         return MemoryRow(
             id=entry.id,
             type=entry.type.value,
