@@ -59,11 +59,13 @@ _INVALID_CHOICE: Final = r"invalid choice: '([^']*)' \(choose from (.*)\)"
 def _suggested(message: str) -> str:
     """argparse's "invalid choice" message as one short line naming the nearest choice
     (``workmem lst`` -> "unknown command 'lst'; did you mean list?")."""
+    # start-up time: each command loads only the modules it runs (docs/performance.md)
     import re
 
     found = re.search(_INVALID_CHOICE, message)
     if found is None:
         return message
+    # start-up time: each command loads only the modules it runs (docs/performance.md)
     import difflib
 
     wanted, choices = found.group(1), re.findall(r"'([^']*)'", found.group(2))
@@ -207,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_commands(sub, _command)
 
+    # start-up time: each command loads only the modules it runs (docs/performance.md)
     from adapters.commands import wiring
 
     wiring.add_commands(sub, _command)
@@ -291,7 +294,6 @@ def hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
     whole parser: a host runs this on every event, so start-up time counts (docs/performance.md)."""
     # start-up time: each command loads only the modules it runs (docs/performance.md)
     from types import SimpleNamespace
-
     from adapters.hook_client import parse_hook_call
 
     parsed = parse_hook_call(list(argv))

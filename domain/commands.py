@@ -29,9 +29,9 @@ from domain.ids import hash16
 from domain.model import SessionState
 from domain.operations import OpResult, Snapshot
 from domain.projection.records import ProjectionFile, TombstoneLine
-from domain.recovery import Held
+from domain.recovery import Held, restore_held
 from domain.session import ToolEvent, render_hot_state
-from domain.workspace_merge import MergeWorkspace, recovered
+from domain.workspace_merge import MergeWorkspace, merged
 
 
 class ContextMode(StrEnum):
@@ -289,8 +289,10 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
             return operations.supersede(snap, command.memory_id, command.text, now_ms, type_=command.type)
         case Restore():
             return operations.restore(snap, command.memory_id, now_ms)
-        case RestoreSetAside() | MergeWorkspace():
-            return recovered(snap, command, now_ms)
+        case RestoreSetAside():
+            return restore_held(snap, command.held, command.source, now_ms)
+        case MergeWorkspace():
+            return merged(snap, command, now_ms)
         case ImportProjection():
             from domain.projection.importing import import_projection
 

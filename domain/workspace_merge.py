@@ -8,15 +8,12 @@ a memory the repository forgot stays forgotten. Pure."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import msgspec
 
 from domain.operations.values import OpResult, Snapshot
 from domain.recovery import Held, restore_held
-
-if TYPE_CHECKING:
-    from domain.commands import RestoreSetAside
 
 #: Reason code of a memory brought in from a store of an old sub-directory.
 REASON_MERGED: Final = "merged_from_sub_directory_store"
@@ -32,11 +29,9 @@ class MergeWorkspace(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", 
     source: str
 
 
-def recovered(snap: Snapshot, command: RestoreSetAside | MergeWorkspace, now_ms: int) -> OpResult:
-    """What a command that brings memories back does: a set-aside file's memories, or (a merge) the
-    old store's stored memories first, then its pending ones, as one result."""
-    if not isinstance(command, MergeWorkspace):
-        return restore_held(snap, command.held, command.source, now_ms)
+def merged(snap: Snapshot, command: MergeWorkspace, now_ms: int) -> OpResult:
+    """The old store's stored memories first, then its pending ones, brought in as one result (the
+    way a set-aside file's memories are restored, docs/decisions.md#d15)."""
     first = restore_held(snap, command.stored, command.source, now_ms, reason=REASON_MERGED)
     return first.then(
         lambda following: restore_held(

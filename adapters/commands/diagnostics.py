@@ -17,12 +17,14 @@ from typing import Any, TypeVar
 import msgspec
 
 from adapters import jsonl, paths
-from adapters.commands import EXIT_OK, CommandError, context, memory, open_workspace, write, write_json
+from adapters.commands import EXIT_OK, CommandError, context, open_workspace, write, write_json
 from adapters.diagnostics_input import load_input, read_rejections
+from adapters.old_stores import old_stores
 from adapters.sync import flagged_notes, health_lines
 from domain import diagnostics as diag
 from domain.codec import decode_store
 from domain.diagnostics import AuditRecord, DiagInput, NormalizedRejection
+from domain.diagnostics.left_block import format_left_block, left_block_json, left_block_rows
 from domain.diagnostics.summary import OldStoreCount, summary_json, summary_lines
 
 T = TypeVar("T")
@@ -88,7 +90,6 @@ def _health_all(args: argparse.Namespace) -> int:
 
 
 def _old_stores(loaded: _Loaded) -> tuple[OldStoreCount, ...]:
-    from adapters.old_stores import old_stores
 
     return tuple(
         OldStoreCount(directory=old.relative, memories=old.memories, pending=len(old.pending.entries))
@@ -156,7 +157,6 @@ def coverage(args: argparse.Namespace) -> int:
 def disappearances(args: argparse.Namespace) -> int:
     """Memories gone from the store (known only from evidence), then those that left the block but
     are still stored (:mod:`domain.diagnostics.left_block`)."""
-    from domain.diagnostics.left_block import format_left_block, left_block_json, left_block_rows
 
     loaded = load_workspace(args)
     inspected = diag.inspect(loaded.src, loaded.now_ms)

@@ -150,6 +150,7 @@ def add_maintenance(sub: Any, command: Callable[..., argparse.ArgumentParser]) -
 
 
 def _non_negative(value: str) -> float:
+    # start-up time: each command loads only the modules it runs (docs/performance.md)
     import argparse
 
     try:

@@ -9,6 +9,11 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from adapters.commands import EXIT_OK, Context, context, open_workspace, write, write_json
+from adapters.old_stores import mark_merged, old_stores
+from adapters.service import execute
+from domain.recovery import missing_from
+from domain.timeutil import iso_from_ms
+from domain.workspace_merge import MergeWorkspace
 
 if TYPE_CHECKING:
     from adapters.filestore import Workspace
@@ -16,7 +21,6 @@ if TYPE_CHECKING:
 
 
 def workspaces_cmd(args: argparse.Namespace) -> int:
-    from adapters.old_stores import old_stores
 
     ctx = context(args)
     if args.action == "list":
@@ -53,17 +57,12 @@ def _row(old: OldStore, **more: Any) -> dict[str, Any]:
 
 def _missing(ws: Workspace, old: OldStore, now_ms: int) -> tuple[int, int]:
     """(stored, pending) memories of ``old`` the workspace lacks now."""
-    from domain.recovery import missing_from
 
     store, journal = ws.read_store(now_ms).value, ws.read_journal(now_ms).value
     return len(missing_from(store, journal, old.stored)), len(missing_from(store, journal, old.pending))
 
 
 def _merge(args: argparse.Namespace, ctx: Context, found: tuple[OldStore, ...]) -> int:
-    from adapters.old_stores import mark_merged
-    from adapters.service import execute
-    from domain.timeutil import iso_from_ms
-    from domain.workspace_merge import MergeWorkspace
 
     ws = open_workspace(ctx)
     rows: list[dict[str, Any]] = []

@@ -13,7 +13,7 @@ import msgspec
 from domain.diagnostics.common import clean_text, shorten
 from domain.diagnostics.snapshot import DiagSnapshot
 from domain.diagnostics.status import DiagnosticStatus, RowStatus
-from domain.model import EventType, MemoryStatus
+from domain.enums import EventType, MemoryStatus
 from domain.timeutil import iso_from_ms
 
 _WHY: Final[dict[str, str]] = {

@@ -26,8 +26,9 @@ from domain.diagnostics.status import (
     status_from_omission,
     status_reasons,
 )
+from domain.enums import EventType, MemoryStatus, Outcome
 from domain.evidence import SELECTED_REASONS
-from domain.model import EventType, EvidenceEvent, MemoryEntry, MemoryStatus, Outcome, WorkspaceStore
+from domain.model import EvidenceEvent, MemoryEntry, WorkspaceStore
 from domain.render import (
     REASON_SUPERSEDED,
     OmissionReason,

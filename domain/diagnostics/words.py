@@ -13,7 +13,8 @@ from msgspec.structs import replace
 from domain.diagnostics.common import DiagInput, clean_text, format_strength, shorten
 from domain.diagnostics.snapshot import DiagSnapshot, Ranked, build_snapshot
 from domain.diagnostics.status import DiagnosticStatus, RowStatus
-from domain.model import Importance, MemoryEntry, MemoryStatus
+from domain.enums import Importance, MemoryStatus
+from domain.model import MemoryEntry
 from domain.timeutil import parse_iso_ms
 
 #: How many of the memories that outranked it are named.
