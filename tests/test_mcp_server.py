@@ -245,18 +245,14 @@ def test_the_mcp_pin_tools_and_the_remember_pin_and_force_parameters(tmp_path: P
     """docs/decisions.md#d20: ``pin``/``unpin`` tools, ``pin`` and ``force`` on ``remember``."""
     project = tmp_path / "project"
     project.mkdir()
-    kept, forced, refused, unknown, unpinned = anyio.run(
-        call_tools,
-        tmp_path / "home",
-        project,
-        [
-            ("remember", {"text": "Never deploy on Fridays, we use blue-green", "pin": True}),
-            ("remember", {"text": "Completed phase 4 of the migration", "force": True}),
-            ("remember", {"text": "Completed phase 4 of the migration, again"}),
-            ("pin", {"id": "mem_none"}),
-            ("unpin", {"id": "mem_none"}),
-        ],
-    )
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("remember", {"text": "Never deploy on Fridays, we use blue-green", "pin": True}),
+        ("remember", {"text": "Completed phase 4 of the migration", "force": True}),
+        ("remember", {"text": "Completed phase 4 of the migration, again"}),
+        ("pin", {"id": "mem_none"}),
+        ("unpin", {"id": "mem_none"}),
+    ]
+    kept, forced, refused, unknown, unpinned = anyio.run(call_tools, tmp_path / "home", project, calls)
     assert json.loads(kept)["pinned"] is True
     assert json.loads(forced)["forced"] is True
     assert "progress_snapshot" in refused
