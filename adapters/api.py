@@ -284,8 +284,7 @@ class WorkingMemory:
         return remembered_of(self.execute(command), command)
 
     def pin(self, memory_id: str) -> Pinning:
-        """Pin a memory: shown first in every block and never archived, within the pinned budget
-        (docs/decisions.md#d20); past it the outcome is ``rejected``, naming what is pinned."""
+        """Pin a memory: shown first, never archived, within the pinned budget (docs/decisions.md#d20)."""
         from domain.operations.pinning import Pin
 
         return pinning_of(self.execute(Pin(memory_id=str(memory_id))), str(memory_id))

@@ -8,8 +8,8 @@ runs one transaction around :func:`handle`, so a rule written here holds at ever
 The host's context model is part of a command (:class:`ContextMode`): a host that rebuilds its
 prompt from the context each turn (OpenCode, a Python host) is handed the whole context when a
 session opens; a host that appends what it is handed to the conversation (Claude Code and Codex
-``additionalContext``) is handed, on a prompt, only what changed since it was last handed something,
-and the session records what it was handed (docs/decisions.md#hook-injection).
+``additionalContext``) is handed, on a prompt, only what changed since then, as the session records
+(docs/decisions.md#hook-injection).
 """
 
 from __future__ import annotations
@@ -168,8 +168,7 @@ SessionCommand = OpenSession | UserMessage | ToolResult | Compacted | EndSession
 class Footprint(NamedTuple):
     """What a command reads: the session it runs for (``None``: the workspace only), whether the
     other sessions are needed (to adopt idle owners, docs/decisions.md#d7), and whether the store
-    without its entries usually suffices (the service re-runs the command on the full store when
-    it changed the store)."""
+    without its entries usually suffices (else the service runs the command on the full store)."""
 
     session_id: str | None
     other_sessions: bool

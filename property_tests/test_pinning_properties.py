@@ -8,7 +8,9 @@ from hypothesis import given, strategies as st
 from msgspec.structs import replace
 
 from domain.consolidation import normalize_store
-from domain.model import DAY_MS, MemoryEntry, MemoryStatus, MemoryType, WorkspaceStore
+from domain.enums import MemoryStatus, MemoryType
+from domain.limits import DAY_MS
+from domain.model import MemoryEntry, WorkspaceStore
 from domain.render import PINNED_SECTION, render_workspace_block
 from domain.retention import Tuning
 from property_tests.store_strategies import NOW_MS, entry_lists, stores

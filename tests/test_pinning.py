@@ -8,7 +8,9 @@ from msgspec.structs import replace
 
 from domain.commands import EndSession, Remember, UserMessage
 from domain.consolidation import normalize_store
-from domain.model import DAY_MS, EventType, MemoryType, WorkspaceStore
+from domain.enums import EventType, MemoryType
+from domain.limits import DAY_MS
+from domain.model import WorkspaceStore
 from domain.operations import CommandOutcome, OpResult
 from domain.operations.pinning import Pin, Unpin
 from domain.pinning import PIN_BUDGET_FULL, PIN_MAX_CHARS, PIN_MAX_ENTRIES, pin_budget, pin_chars
