@@ -105,8 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--type", choices=TYPES, help="memory type (default: classified from the text)")
     p.add_argument("--importance", choices=("low", "normal", "high"), help="user importance")
     p.add_argument("--scope", choices=SCOPES, help="team, personal or user (default: by type; docs/hosts.md)")
-    p.add_argument("--pin", action="store_true", help="pin it: always shown first, never decays out")
-    p.add_argument("--force", action="store_true", help="keep it although the quality gate refuses it")
+    from adapters.commands.pinning import add_commands as add_pin_commands  # --pin, --force, pin, unpin
+
+    add_pin_commands(sub, _command, p)
 
     # --- the core operations ----------------------------------------------------------------------
     p = _command(sub, "message", "session:message", "observe a user message (explicit memory requests)")
@@ -183,9 +184,6 @@ def build_parser() -> argparse.ArgumentParser:
         sub, "restore", "memories:restore", "undo forget/supersede, or bring back an archived memory"
     )
     p.add_argument("id", metavar="ID")
-    from adapters.commands.pinning import add_commands as add_pin_commands
-
-    add_pin_commands(sub, _command)
 
     # --- diagnostics (read-only) ------------------------------------------------------------------
     p = _command(sub, "health", "diagnostics:health_cmd", "workspace memory health", json_flag=True)

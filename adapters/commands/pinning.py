@@ -24,8 +24,13 @@ if TYPE_CHECKING:
     from adapters.api import Pinning, Remembered
 
 
-def add_commands(sub: Any, command: Callable[..., argparse.ArgumentParser]) -> None:
-    """The parsers of ``pin`` and ``unpin`` (called by :func:`adapters.cli.build_parser`)."""
+def add_commands(
+    sub: Any, command: Callable[..., argparse.ArgumentParser], remember: argparse.ArgumentParser
+) -> None:
+    """``remember --pin/--force`` and the parsers of ``pin`` and ``unpin`` (called by
+    :func:`adapters.cli.build_parser`)."""
+    remember.add_argument("--pin", action="store_true", help="pin it: always shown first, never decays out")
+    remember.add_argument("--force", action="store_true", help="keep it although the quality gate refuses it")
     p = command(
         sub, "pin", "pinning:pin", "always show a memory first, never let it decay out", json_flag=True
     )
