@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from domain.commands import EndSession, Remember, UserMessage
+from domain.commands import Compacted, EndSession, OpenSession, Remember, Supersede, UserMessage
 from domain.consolidation import normalize_store
 from domain.enums import EventType, MemoryType
 from domain.limits import DAY_MS
@@ -51,6 +51,25 @@ def test_pin_and_unpin_change_only_the_flag_and_say_what_they_did() -> None:
     assert unpinned.outcome is CommandOutcome.UNPINNED
     assert [e.type for e in unpinned.events] == [EventType.MEMORY_UNPINNED]
     assert [e.pinned for e in ws.store.entries] == [False]
+
+
+def test_the_replacement_of_a_pinned_memory_is_pinned() -> None:
+    ws = workspace()
+    target = remembered(ws, DECISIONS[0], pin=True)
+    replaced = run(ws, Supersede(memory_id=target, text=DECISIONS[1]))
+    assert replaced.outcome is CommandOutcome.SUPERSEDED
+    assert [(e.text, e.status, e.pinned) for e in ws.store.entries if e.status == "active"] == [
+        (DECISIONS[1], "active", True)
+    ]
+
+
+def test_a_compaction_that_supersedes_a_pinned_memory_pins_its_replacement() -> None:
+    ws = workspace()
+    remembered(ws, DECISIONS[0], pin=True)
+    run(ws, OpenSession(session="s1"))
+    summary = f"Memory candidates:\n- [decision] {DECISIONS[1]} (supersedes M1)"
+    run(ws, Compacted(session="s1", summary=summary), NOW + 60_000)
+    assert [(e.text, e.pinned) for e in ws.store.entries if e.status == "active"] == [(DECISIONS[1], True)]
 
 
 def test_a_pin_past_the_budget_is_refused_and_changes_nothing() -> None:

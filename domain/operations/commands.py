@@ -162,12 +162,13 @@ def supersede(
     """Replace a memory with a new manual one; the old one is kept, marked superseded.
 
     The old entry is retired *before* the new one is promoted, so that dedupe cannot merge the two
-    when they name the same path or URL; if the new text is rejected nothing changes."""
+    when they name the same path or URL; if the new text is rejected nothing changes. The replacement
+    of a pinned memory is pinned (docs/decisions.md#d20)."""
     store, old = retire_memory(snap.store, target_id, now_ms, "superseded_by_user")
     if old is None:
         return replace(unchanged(snap), outcome=CommandOutcome.UNKNOWN, memory_id=target_id)
     retired = replace(unchanged(snap), store=store)
-    added = retired.then(lambda s: remember(s, new_text, type_ or old.type, now_ms))
+    added = retired.then(lambda s: remember(s, new_text, type_ or old.type, now_ms, pin=old.pinned))
     if added.outcome is CommandOutcome.REJECTED:
         return replace(added, store=snap.store)
     survivor_id = added.memory_id
