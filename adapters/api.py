@@ -1,10 +1,9 @@
 """The Python API: one typed method per operation, each one transaction (docs/hosts.md, "Python hosts").
 
-Every door into workmem — the CLI, ``workmem serve``, the MCP server, a Python host — calls this class,
-so a rule written once holds everywhere (the safety gate for a ``remember``, sub-agent sessions causing
-no writes, ...). Each mutating method builds one command (:mod:`domain.commands`) and hands it to the
-one service, :func:`adapters.service.execute` (lock → read → pure step → write → evidence); read-only
-methods never write.
+Every door into workmem — the CLI, ``workmem serve``, the MCP server, a Python host — calls this class.
+Each mutating method builds one command (:mod:`domain.commands`) and hands it to the one service,
+:func:`adapters.service.execute` (lock → read → pure step → write → evidence), so a rule written once
+holds everywhere; read-only methods never write.
 
 Results are frozen ``msgspec.Struct`` values (defined in :mod:`adapters.api_values` with the checks of
 the arguments, and importable from here). Failures:
@@ -33,6 +32,7 @@ from adapters.api_values import (
     InvalidInput,
     Memory,
     Observed,
+    Pinning,
     Remembered,
     checked_session_id,
     checked_text,
@@ -41,6 +41,8 @@ from adapters.api_values import (
     injection_of,
     memory_rows,
     memory_type_of,
+    pinning_of,
+    remembered_of,
     scope_of_value,
     storage_error_from,
 )
@@ -78,7 +80,7 @@ from domain.commands import (
 from domain.consolidation import normalize_store
 from domain.diagnostics.words import explain_all, format_explained
 from domain.enums import Importance, MemoryType, Scope
-from domain.operations import CommandOutcome
+from domain.operations.pinning import Pin, Unpin
 from domain.render import render_workspace_block
 from domain.session import ToolEvent
 
@@ -99,6 +101,7 @@ __all__ = [
     "InvalidInput",
     "Memory",
     "Observed",
+    "Pinning",
     "Remembered",
     "StorageError",
     "WorkingMemory",
@@ -278,11 +281,13 @@ class WorkingMemory:
         importance: Importance | str | None = None,
         rationale: str | None = None,
         scope: Scope | str | None = None,
+        pin: bool = False,
+        force: bool = False,
     ) -> Remembered:
-        """Store a manual memory, through the same safety gate as every other memory. ``type``
-        defaults to the one classified from the text; ``scope`` (``team``, ``personal``, ``user``)
-        to the type's (docs/decisions.md#d17): a ``user`` memory is kept in the user's own store and
-        shown in every workspace."""
+        """Store a manual memory, through the same safety gate as every other memory (its quality
+        rules too, unless ``force``; ``pin``: pinned, docs/decisions.md#d20). ``type`` defaults to
+        the one classified from the text; ``scope`` (``team``, ``personal``, ``user``) to the
+        type's (docs/decisions.md#d17): a ``user`` memory is kept in the user's own store."""
 
         command = completed(
             Remember(
@@ -291,17 +296,21 @@ class WorkingMemory:
                 importance=importance_of(importance),
                 rationale=rationale,
                 scope=scope_of_value(scope),
+                pin=bool(pin),
+                force=bool(force),
             )
         )
-        result = self.execute(command)
-        assert result is not None  # a workspace command always runs
-        rejected = result.outcome is CommandOutcome.REJECTED
-        return Remembered(
-            outcome=_outcome(result),
-            id=None if rejected else result.memory_id,
-            type=(command.type or MemoryType.FEEDBACK).value,
-            reasons=result.reasons,
-        )
+        return remembered_of(self.execute(command), command)
+
+    def pin(self, memory_id: str) -> Pinning:
+        """Pin a memory: shown first, never archived, within the pinned budget (docs/decisions.md#d20)."""
+
+        return pinning_of(self.execute(Pin(memory_id=str(memory_id))), str(memory_id))
+
+    def unpin(self, memory_id: str) -> Pinning:
+        """Rank a pinned memory as usual again."""
+
+        return pinning_of(self.execute(Unpin(memory_id=str(memory_id))), str(memory_id))
 
     def forget(self, memory_id: str) -> Edit:
         """Stop using a memory (kept, marked forgotten; :meth:`restore` undoes it)."""

@@ -14,15 +14,19 @@ from msgspec.structs import force_setattr
 from adapters.storage_io import StorageUnavailable
 from domain.enums import EventType, Importance, MemoryStatus, MemoryType, Outcome, Scope
 from domain.model import EvidenceInput
-from domain.operations import context_text
+from domain.operations import CommandOutcome, context_text
+from domain.pinning import pin_budget, pinned_of
 from domain.ranking import sort_by_retention
 from domain.render import render_workspace_block
 from domain.retention import dormancy_at, strength
+from domain.safety.redaction import REDACTED
 from domain.session import render_hot_state
 from domain.text import one_line
 
 if TYPE_CHECKING:
+    from domain.commands import Remember
     from domain.model import MemoryEntry, SessionState, WorkspaceStore
+    from domain.operations import OpResult
 
 
 class InvalidInput(ValueError):
@@ -64,7 +68,7 @@ class Explanation(msgspec.Struct, frozen=True):
     text: str
 
 
-def _plain_codes(value: Decision | Remembered | Edit) -> None:
+def _plain_codes(value: Decision | Remembered | Edit | Pinning) -> None:
     """Keep an API value's reason codes plain strings: the core gives them as enumeration members
     (equal to their codes), and a caller that prints a result sees ``('prompt_injection',)``."""
     force_setattr(value, "reasons", tuple(str(code) for code in value.reasons))
@@ -99,12 +103,20 @@ class Observed(msgspec.Struct, frozen=True):
 
 class Remembered(msgspec.Struct, frozen=True, kw_only=True):
     """``outcome``: ``promoted`` (new), ``absorbed`` (reinforced an existing memory), ``superseded``
-    or ``rejected`` (by the safety gate; ``reasons`` says why, ``id`` is ``None``)."""
+    or ``rejected`` (by the safety gate; ``reasons`` says why, ``id`` is ``None``). ``text``: the
+    memory as stored (redacted; for ``absorbed``, the memory it reinforced), ``redactions``: how many
+    secrets were taken out of it, ``pinned``: whether it is pinned (a pin past the budget leaves
+    ``pin_budget_full`` in ``reasons``), ``forced``: kept although the quality gate refused it
+    (docs/decisions.md#d20)."""
 
     outcome: str
     id: str | None
     type: str
     reasons: tuple[str, ...] = ()
+    text: str | None = None
+    redactions: int = 0
+    pinned: bool = False
+    forced: bool = False
 
     def __post_init__(self) -> None:
         _plain_codes(self)
@@ -119,6 +131,22 @@ class Edit(msgspec.Struct, frozen=True, kw_only=True):
     target: str
     id: str | None = None
     reasons: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _plain_codes(self)
+
+
+class Pinning(msgspec.Struct, frozen=True, kw_only=True):
+    """The result of ``pin`` or ``unpin``: ``outcome`` is ``pinned``, ``unpinned``, ``unchanged``,
+    ``rejected`` (``pin_budget_full`` in ``reasons``: the pinned budget has no room) or ``unknown``.
+    ``pinned``: every pinned memory after the call, as ``ID: text``; ``budget``: what they take of
+    the pinned budget (docs/decisions.md#d20)."""
+
+    outcome: str
+    target: str
+    reasons: tuple[str, ...] = ()
+    pinned: tuple[str, ...] = ()
+    budget: str = ""
 
     def __post_init__(self) -> None:
         _plain_codes(self)
@@ -140,6 +168,7 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
     user_importance: str | None = None
     rationale: str | None = None
     superseded_by: str | None = None
+    pinned: bool = False
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -256,6 +285,39 @@ def memory_rows(store: WorkspaceStore, now_ms: int, *, include_all: bool) -> tup
             user_importance=entry.user_importance.value if entry.user_importance is not None else None,
             rationale=entry.rationale or None,
             superseded_by=entry.superseded_by or None,
+            pinned=entry.pinned,
         )
         for entry in ordered
+    )
+
+
+def remembered_of(result: OpResult | None, command: Remember) -> Remembered:
+    """What ``remember`` stored, as the caller sees it (:class:`Remembered`)."""
+
+    assert result is not None  # a workspace command always runs
+    rejected = result.outcome is CommandOutcome.REJECTED
+    stored = None if rejected else next((e for e in result.store.entries if e.id == result.memory_id), None)
+    text = stored.text if stored is not None else None
+    return Remembered(
+        outcome=result.outcome.value if result.outcome is not None else "unknown",
+        id=None if rejected else result.memory_id,
+        type=(stored.type if stored is not None else command.type or MemoryType.FEEDBACK).value,
+        reasons=result.reasons,
+        text=text,
+        redactions=max(0, text.count(REDACTED) - command.text.count(REDACTED)) if text is not None else 0,
+        pinned=stored is not None and stored.pinned,
+        forced=any(e.type is EventType.MEMORY_GATE_OVERRIDDEN for e in result.events),
+    )
+
+
+def pinning_of(result: OpResult | None, target: str) -> Pinning:
+    """The :class:`Pinning` of a ``pin`` or ``unpin`` result."""
+
+    assert result is not None  # a workspace command always runs
+    return Pinning(
+        outcome=result.outcome.value if result.outcome is not None else "unknown",
+        target=target,
+        reasons=result.reasons,
+        pinned=tuple(f"{e.id}: {e.text}" for e in pinned_of(result.store)),
+        budget=pin_budget(result.store).line(),
     )

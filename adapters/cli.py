@@ -127,6 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--type", choices=TYPES, help="memory type (default: classified from the text)")
     p.add_argument("--importance", choices=("low", "normal", "high"), help="user importance")
     p.add_argument("--scope", choices=SCOPES, help="team, personal or user (default: by type; docs/hosts.md)")
+    # start-up time: each command loads only the modules it runs (--pin, --force, pin, unpin)
+    from adapters.commands.pinning import add_commands as add_pin_commands
+
+    add_pin_commands(sub, _command, p)
 
     # --- the core operations ----------------------------------------------------------------------
     p = _command(
@@ -294,6 +298,7 @@ def hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
     whole parser: a host runs this on every event, so start-up time counts (docs/performance.md)."""
     # start-up time: each command loads only the modules it runs (docs/performance.md)
     from types import SimpleNamespace
+
     from adapters.hook_client import parse_hook_call
 
     parsed = parse_hook_call(list(argv))

@@ -2,7 +2,7 @@
 
 MCP cannot observe messages, tools or compactions (hooks do that); it gives the agent deliberate
 access to the user's commands on memories: the tools ``remember``, ``forget``, ``supersede``,
-``restore``, ``list`` and ``explain``, and the current workspace block as the resource
+``restore``, ``pin``, ``unpin``, ``list`` and ``explain``, and the current workspace block as the resource
 ``workmem://block``. Every tool is one call of :class:`adapters.api.WorkingMemory`, so a memory written
 by a tool call passes the same safety gate as any other; a refusal, an unknown id or a storage failure
 comes back as a tool error with its reason, and the server keeps serving.
@@ -24,27 +24,31 @@ from adapters.exit_codes import EXIT_OK
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from adapters.api import Edit, Remembered, WorkingMemory
+    from adapters.api import Edit, Pinning, Remembered, WorkingMemory
 
 BLOCK_URI: Final = "workmem://block"
 INSTRUCTIONS: Final = (
     "workmem keeps durable, decaying working memory for this workspace. Use `remember` only when the "
     "user asks you to remember something lasting (a decision, a preference, a project fact, a "
-    "reference); `list` and `explain` show what is stored and why; `forget`, `supersede` and "
-    "`restore` change it. The resource workmem://block is the block new sessions start with."
+    "reference); `list` and `explain` show what is stored and why; `forget`, `supersede`, "
+    "`restore`, `pin` and `unpin` change it. The resource workmem://block is the block new sessions "
+    "start with."
 )
 
 
-def _refused(result: Remembered | Edit) -> str | None:
+def _refused(result: Remembered | Edit | Pinning) -> str | None:
     """The tool error for a result the caller should see as a failure, else ``None``."""
     # optional extra `mcp` and start-up time (module docstring)
-    from adapters.api import Edit
+    from adapters.api import Edit, Pinning
     from domain.operations import CommandOutcome
 
+    if isinstance(result, Pinning) and result.outcome == CommandOutcome.REJECTED:
+        pinned = "; ".join(result.pinned)
+        return f"the pinned budget is full ({result.budget}); pinned now: {pinned}. Unpin one first"
+    if isinstance(result, Pinning | Edit) and result.outcome == CommandOutcome.UNKNOWN:
+        return f"no memory with id {result.target} (see the list tool with include_all)"
     if result.outcome == CommandOutcome.REJECTED:
         return f"rejected by the safety gate: {', '.join(result.reasons) or 'rejected'}"
-    if isinstance(result, Edit) and result.outcome == CommandOutcome.UNKNOWN:
-        return f"no memory with id {result.target} (see the list tool with include_all)"
     return None
 
 
@@ -55,7 +59,7 @@ def build_server(memory: WorkingMemory) -> MCPServer:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from adapters.api import Edit, InvalidInput, Remembered, StorageError
+    from adapters.api import Edit, InvalidInput, Pinning, Remembered, StorageError
 
     server: MCPServer = MCPServer(
         name="workmem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
@@ -68,7 +72,7 @@ def build_server(memory: WorkingMemory) -> MCPServer:
             raise ToolError(str(exc)) from None
         except StorageError as exc:
             raise ToolError(f"storage unavailable: {exc}") from None
-        if isinstance(result, Remembered | Edit):
+        if isinstance(result, Remembered | Edit | Pinning):
             refused = _refused(result)
             if refused is not None:
                 raise ToolError(refused)
@@ -86,13 +90,24 @@ def build_server(memory: WorkingMemory) -> MCPServer:
         importance: str | None = None,
         rationale: str | None = None,
         scope: str | None = None,
+        pin: bool = False,
+        force: bool = False,
     ) -> dict[str, Any]:
         """``type``: feedback, project, decision or reference (default: classified from the text);
         ``importance``: low, normal or high; ``scope``: team (shared with the repository), personal
         (this machine) or user (every workspace of this user) — default: personal for feedback,
-        team for the others."""
+        team for the others. ``pin``: always shown first (only when the user asks to always
+        remember it); ``force``: keep it although the quality gate refuses it (only when the user
+        insists)."""
         return record(
-            memory.remember, text, type=type, importance=importance, rationale=rationale, scope=scope
+            memory.remember,
+            text,
+            type=type,
+            importance=importance,
+            rationale=rationale,
+            scope=scope,
+            pin=pin,
+            force=force,
         )
 
     @server.tool(name="forget", description="Stop using a memory (it is kept and can be restored).")
@@ -106,6 +121,14 @@ def build_server(memory: WorkingMemory) -> MCPServer:
     @server.tool(name="restore", description="Undo forget or supersede, or bring back an archived memory.")
     def restore(id: str) -> dict[str, Any]:
         return record(memory.restore, id)
+
+    @server.tool(name="pin", description="Always show a memory first in the block; it never decays out.")
+    def pin(id: str) -> dict[str, Any]:
+        return record(memory.pin, id)
+
+    @server.tool(name="unpin", description="Rank a pinned memory as usual again.")
+    def unpin(id: str) -> dict[str, Any]:
+        return record(memory.unpin, id)
 
     @server.tool(name="list", description="The stored memories, strongest first.")
     def list_memories(include_all: bool = False) -> dict[str, Any]:

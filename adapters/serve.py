@@ -84,6 +84,8 @@ class RememberRequest(_InWorkspace, kw_only=True):
     importance: str | None = None
     rationale: str | None = None
     scope: str | None = None
+    pin: bool = False
+    force: bool = False
 
 
 class MemoryRequest(_InWorkspace, kw_only=True):
@@ -136,9 +138,17 @@ OPS: Final[dict[str, tuple[type[_InWorkspace], Handler]]] = {
     "remember": (
         RememberRequest,
         lambda m, r: m.remember(
-            r.text, type=r.type, importance=r.importance, rationale=r.rationale, scope=r.scope
+            r.text,
+            type=r.type,
+            importance=r.importance,
+            rationale=r.rationale,
+            scope=r.scope,
+            pin=r.pin,
+            force=r.force,
         ),
     ),
+    "pin": (MemoryRequest, lambda m, r: m.pin(r.memory)),
+    "unpin": (MemoryRequest, lambda m, r: m.unpin(r.memory)),
     "forget": (MemoryRequest, lambda m, r: m.forget(r.memory)),
     "supersede": (SupersedeRequest, lambda m, r: m.supersede(r.memory, r.text, type=r.type)),
     "restore": (MemoryRequest, lambda m, r: m.restore(r.memory)),

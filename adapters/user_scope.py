@@ -114,6 +114,7 @@ def handover(
                 importance=entry.user_importance,
                 rationale=entry.rationale,
                 scope=Scope.USER,
+                force=True,  # admitted in the workspace already (docs/decisions.md#d20)
             ),
         )
         for entry in moving

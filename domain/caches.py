@@ -58,7 +58,9 @@ class MarkerIndex(NamedTuple):
     identity: dict[str, tuple[ArchiveMarker, ...]]
 
 
-StaticParts = tuple[MemoryEntry, float | None, float, int, tuple[int, float, str]]
+#: what the retention order files per entry (domain.ranking; the bool: ``high`` importance,
+#: docs/decisions.md#d20)
+StaticParts = tuple[MemoryEntry, float | None, float, int, bool, tuple[int, float, str]]
 
 
 class Ranking(NamedTuple):

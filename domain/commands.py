@@ -2,15 +2,14 @@
 
 A door (the CLI, the Python API, ``workmem serve``, the MCP server, a host hook, the simulator) turns
 its input into one :data:`Command` and hands it to the one service (``adapters/service.py``), which
-runs one transaction around :func:`handle`. Nothing below the door knows which door was used: a rule
-written here holds at every door. :func:`footprint` says what a command reads, so the service can
-derive its reads from the command's type instead of taking flags from the door.
+runs one transaction around :func:`handle`, so a rule written here holds at every door.
+:func:`footprint` says what a command reads (derived from its type, never from flags of the door).
 
 The host's context model is part of a command (:class:`ContextMode`): a host that rebuilds its
 prompt from the context each turn (OpenCode, a Python host) is handed the whole context when a
 session opens; a host that appends what it is handed to the conversation (Claude Code and Codex
-``additionalContext``) is handed, on a prompt, only what changed since it was last handed something,
-and the session records what it was handed (docs/decisions.md#hook-injection).
+``additionalContext``) is handed, on a prompt, only what changed since then, as the session records
+(docs/decisions.md#hook-injection).
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from domain.enums import Importance, MemoryType, Scope
 from domain.ids import hash16
 from domain.model import SessionState
 from domain.operations import OpResult, Snapshot
+from domain.operations.pinning import Pin, Unpin, set_pinned
 from domain.projection.records import ProjectionFile, TombstoneLine
 from domain.recovery import Held, restore_held
 from domain.session import ToolEvent, render_hot_state
@@ -50,8 +50,7 @@ class _Command(msgspec.Struct, frozen=True, kw_only=True, tag_field="op"):
 
 
 class _SessionCommand(_Command, frozen=True, kw_only=True):
-    """A host event of one session. ``parent`` names the parent of a sub-agent session: such a
-    session gets no injection and causes no writes."""
+    """A host event of one session. ``parent``: a sub-agent's (no injection, no writes)."""
 
     session: str
     parent: str | None = None
@@ -94,15 +93,16 @@ class EndSession(_SessionCommand, frozen=True, kw_only=True, tag="end-session"):
 
 
 class Remember(_Command, frozen=True, kw_only=True, tag="remember"):
-    """A memory the user stores by hand (``type`` ``None``: classified from the text; ``scope``
-    ``None``: the default of the type, docs/decisions.md#d17). The service keeps a ``user`` memory in
-    the user's own store."""
+    """A memory the user stores by hand (``type``/``scope`` ``None``: from the text / the type,
+    docs/decisions.md#d17; ``pin``, ``force``: docs/decisions.md#d20)."""
 
     text: str
     type: MemoryType | None = None
     importance: Importance | None = None
     rationale: str | None = None
     scope: Scope | None = None
+    pin: bool = False
+    force: bool = False
 
 
 class Forget(_Command, frozen=True, kw_only=True, tag="forget"):
@@ -120,17 +120,15 @@ class Restore(_Command, frozen=True, kw_only=True, tag="restore"):
 
 
 class RestoreSetAside(_Command, frozen=True, kw_only=True, tag="recover"):
-    """Bring back the memories a set-aside file holds that the workspace lacks (``source``: the file's
-    name; docs/decisions.md#last-good-generation)."""
+    """Bring back the memories a set-aside file (``source``) holds that the workspace lacks."""
 
     held: Held
     source: str
 
 
 class ImportProjection(_Command, frozen=True, kw_only=True, tag="sync"):
-    """What changed in the shared projection since the last sync (docs/decisions.md#d17): files
-    added or edited, paths deleted, tombstone lines added and removed. ``projected``: the scope the
-    projection holds (``team`` in a repository, ``user`` in the user's own store)."""
+    """What changed in the shared projection since the last sync (docs/decisions.md#d17).
+    ``projected``: the scope it holds (``team`` in a repository, ``user`` in the user's own store)."""
 
     files: tuple[ProjectionFile, ...] = ()
     deleted: tuple[str, ...] = ()
@@ -142,8 +140,8 @@ class ImportProjection(_Command, frozen=True, kw_only=True, tag="sync"):
 
 
 class Batch(_Command, frozen=True, kw_only=True, tag="batch"):
-    """Several commands as one transaction, each reading what the one before left (for example a
-    compaction followed by a new epoch). Their session commands name one session."""
+    """Several commands as one transaction, each reading what the one before left. Their session
+    commands name one session."""
 
     steps: tuple[Command, ...]
 
@@ -161,6 +159,8 @@ Command = (
     | RestoreSetAside
     | MergeWorkspace
     | ImportProjection
+    | Pin
+    | Unpin
     | Batch
 )
 
@@ -170,8 +170,7 @@ SessionCommand = OpenSession | UserMessage | ToolResult | Compacted | EndSession
 class Footprint(NamedTuple):
     """What a command reads: the session it runs for (``None``: the workspace only), whether the
     other sessions are needed (to adopt idle owners, docs/decisions.md#d7), and whether the store
-    without its entries usually suffices (a message or a tool result changes the store at most once
-    a day; the service re-runs the command on the full store when it did)."""
+    without its entries usually suffices (else the service runs the command on the full store)."""
 
     session_id: str | None
     other_sessions: bool
@@ -193,7 +192,7 @@ def footprint(command: Command) -> Footprint | None:
             return None if command.parent is not None else Footprint(command.session, False, False)
         case Batch(steps=steps):
             return _batch_footprint(steps)
-        case _:  # a command of the workspace alone: Remember, Forget, ..., MergeWorkspace, ImportProjection
+        case _:  # the user's commands, recovery, sync, pin and unpin: the workspace only
             return Footprint(None, False, False)
 
 
@@ -217,9 +216,8 @@ def message_key(message_id: str | None, text: str, now_ms: int) -> str:
     return message_id if message_id is not None else "msg_" + hash16(f"{now_ms}:{text}")
 
 
-#: A summary longer than this is identified by its length and its first and last
-#: :data:`_SUMMARY_KEY_WINDOW` characters (hashing 50 MB costs a quarter of a second; two different
-#: summaries of one length that agree at both ends are not a thing a host sends).
+#: A longer summary is identified by its length and its first and last this many characters
+#: (hashing 50 MB costs a quarter of a second; no host sends two summaries alike at both ends).
 _SUMMARY_KEY_WINDOW: Final = 1 << 20
 
 
@@ -282,6 +280,8 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
                 importance=complete.importance,
                 rationale=complete.rationale,
                 scope=complete.scope,
+                pin=complete.pin,
+                force=complete.force,
             )
         case Forget():
             return operations.forget(snap, command.memory_id, now_ms)
@@ -289,6 +289,8 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
             return operations.supersede(snap, command.memory_id, command.text, now_ms, type_=command.type)
         case Restore():
             return operations.restore(snap, command.memory_id, now_ms)
+        case Pin() | Unpin():
+            return set_pinned(snap, command.memory_id, isinstance(command, Pin), now_ms)
         case RestoreSetAside():
             return restore_held(snap, command.held, command.source, now_ms)
         case MergeWorkspace():

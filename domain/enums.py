@@ -125,6 +125,11 @@ class EventType(StrEnum):
     PROJECTION_FILE_IMPORTED = "projection_file_imported"
     PROJECTION_FILE_REJECTED = "projection_file_rejected"
     PROJECTION_FILE_QUARANTINED = "projection_file_quarantined"
+    #: the user pinned or unpinned a memory (docs/decisions.md#d20)
+    MEMORY_PINNED = "memory_pinned"
+    MEMORY_UNPINNED = "memory_unpinned"
+    #: a manual memory the quality gate refused was kept because the user insisted (``--force``)
+    MEMORY_GATE_OVERRIDDEN = "memory_gate_overridden"
 
 
 class Phase(StrEnum):

@@ -94,6 +94,9 @@ class MemoryEntry(_Base):
     absorbed_ids: tuple[str, ...] | None = None
     #: who the memory is for; ``None``: the default of its type (docs/decisions.md#d17).
     scope: Scope | None = None
+    #: always shown first in the block and never archived, within the pinned budget
+    #: (docs/decisions.md#d20); omitted when ``False``.
+    pinned: bool = False
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 

@@ -21,7 +21,8 @@ from domain.retention import (
     NO_DORMANCY,
     Dormancy,
     Tuning,
-    initial_strength,
+    base_strength,
+    is_high_importance,
     reinforcement_count,
     retention_start_ms,
     source_priority,
@@ -44,11 +45,13 @@ def retention_sort_key(
 
 
 #: What the retention order needs of an entry that does not depend on ``now``: the entry, its
-#: retention start (``None`` when it must be worked out at ``now``), initial strength and
-#: reinforcement count, and the tie-breakers of :func:`retention_sort_key` (source priority,
-#: ``createdAt``, id) negated as the sort wants them. Filed per entry object in the caller's cache
-#: (docs/decisions.md#d14): every normalisation and render sorts the whole store again, and the
-#: entries are the same frozen objects from one operation to the next.
+#: retention start (``None`` when it must be worked out at ``now``), strength without the tuning's
+#: ``high`` importance factor, reinforcement count and whether it is of ``high`` importance (whose
+#: factors are the tuning's, docs/decisions.md#d20), and the tie-breakers of
+#: :func:`retention_sort_key` (source priority, ``createdAt``, id) negated as the sort wants them.
+#: Filed per entry object in the caller's cache (docs/decisions.md#d14): every normalisation and
+#: render sorts the whole store again, and the entries are the same frozen objects from one
+#: operation to the next.
 def _static_parts(entry: MemoryEntry) -> StaticParts:
     clock = entry.retention_clock
     start = float(clock) if (type(clock) is int or type(clock) is float) and math.isfinite(clock) else None
@@ -56,8 +59,9 @@ def _static_parts(entry: MemoryEntry) -> StaticParts:
     return (
         entry,
         start,
-        initial_strength(entry),
+        base_strength(entry),
         reinforcement_count(entry),
+        is_high_importance(entry),
         (-source_priority(entry), -float(created) if created is not None else math.inf, entry.id),
     )
 
@@ -85,18 +89,26 @@ def _negative_powers(
     step (equal floats; a property test holds the two together). Without dormant stretches, one
     comprehension does it."""
     half_lives = _HalfLives(tuning)
+    if any(p[4] for p in parts):  # ``high`` importance: the tuning's factors (docs/decisions.md#d20)
+        factor, longer = tuning.high_importance_factor, tuning.high_importance_half_life
+        terms = [
+            (start, base * factor, half_lives[count] * longer) if high else (start, base, half_lives[count])
+            for _, start, base, count, high, _ in parts
+        ]
+    else:
+        terms = [(start, base, half_lives[count]) for _, start, base, count, _, _ in parts]
     spans = dormancy.spans
     inf = math.inf
-    if not spans and None not in [p[1] for p in parts]:
+    if not spans and None not in [t[0] for t in terms]:
         # the wall age max(0, now - start), of which nothing is dormant
         return [
-            -value if 0.0 < (value := initial * 2.0 ** (-(wall / DAY_MS) / half_lives[count])) < inf else -0.0
-            for _, start, initial, count, _ in parts
+            -value if 0.0 < (value := initial * 2.0 ** (-(wall / DAY_MS) / life)) < inf else -0.0
+            for start, initial, life in terms
             for wall in (now - start if now > start else 0.0,)  # type: ignore[operator]  # no start is None
         ]
     saved = dormancy.saved
     powers: list[float] = []
-    for entry, start, initial, count, _ in parts:
+    for (entry, *_), (start, initial, life) in zip(parts, terms, strict=True):
         if start is None:
             start = retention_start_ms(entry, now)
         wall = now - start
@@ -113,7 +125,7 @@ def _negative_powers(
             age = (wall - saved * min(dormant, wall)) / DAY_MS
         else:
             age = (wall - saved * 0.0) / DAY_MS
-        value = initial * 2.0 ** (-age / half_lives[count])
+        value = initial * 2.0 ** (-age / life)
         powers.append(-value if 0.0 < value < inf else -0.0)  # max(0.0, value) when finite, else 0.0
     return powers
 
@@ -153,7 +165,7 @@ def sort_by_retention(
     ]
     powers = _negative_powers(statics, float(now_ms), dormancy, tuning)
     # positions are unique, so the comparison never reaches beyond them
-    keyed = list(zip(powers, [p[4] for p in statics], range(len(statics)), strict=True))
+    keyed = list(zip(powers, [p[5] for p in statics], range(len(statics)), strict=True))
     keyed.sort()
     ranked = [entries[item[2]] for item in keyed]
     caches.last_ranking = Ranking(now_ms, dormancy, tuning, ranked)

@@ -6,6 +6,8 @@ Selection, in order:
    (``archived``); everything else is a candidate;
 2. candidates are ranked strongest first by the total retention order
    (``ranking.sort_by_retention``) *with* the store's dormancy at ``now`` (docs/decisions.md#d3);
+   the pinned ones that fit the pinned budget (``domain.pinning``, docs/decisions.md#d20) are set
+   apart: they are shown first, in a ``pinned:`` section, and count against no cap;
 3. per-type caps (feedback 10, decision 10, project 8, reference 6) drop the weaker entries of a
    full type (``type_cap``), then only the first 28 survivors remain (``global_cap``);
 4. with a character budget of ``min(store.limits.max_rendered_chars, 3600)``: under 80 nothing is
@@ -40,12 +42,15 @@ from domain.emitted import Emits, Emitted
 from domain.enums import SECTION_ORDER, MemoryStatus, MemoryType
 from domain.limits import DAY_MS, LongTermLimits
 from domain.model import ArchiveMarker, EvidenceInput, MemoryEntry, WorkspaceStore
+from domain.pinning import split_pinned
 from domain.ranking import sort_by_retention
 from domain.retention import DEFAULT_TUNING, Tuning, dormancy_at
 from domain.text import single_line, truncate
 from domain.timeutil import parse_iso_ms
 
 RENDER_HEADER: Final = "Workspace memory (cross-session, verify if stale):"
+#: The section of the pinned memories, first in the block (docs/decisions.md#d20).
+PINNED_SECTION: Final = "pinned:"
 
 #: A budget below this renders nothing at all (the reference's ``MIN_ENVELOPE_LENGTH``).
 MIN_RENDER_BUDGET: Final = LongTermLimits.MIN_ENVELOPE_LENGTH
@@ -95,6 +100,8 @@ class Selection(msgspec.Struct, frozen=True):
     shortlist: tuple[MemoryEntry, ...]  # within the type caps and the 28-entry cap, in rank order
     type_capped: tuple[MemoryEntry, ...]
     global_capped: tuple[MemoryEntry, ...]
+    #: pinned entries within the pinned budget, in rank order: shown first, outside every cap
+    pinned: tuple[MemoryEntry, ...] = ()
 
 
 class RenderResult(Emits, frozen=True, kw_only=True, dict=True):
@@ -259,13 +266,14 @@ def select_candidates(
     applied here. ``caches``: the ranking's (docs/decisions.md#d14)."""
     active = [e for e in store.entries if e.status != MemoryStatus.SUPERSEDED]
     ranked = sort_by_retention(active, now_ms, dormancy_at(store, now_ms, tuning), tuning, caches)
+    pinned, candidates = split_pinned(ranked) if any(e.pinned for e in active) else ([], ranked)
     caps = tuning.type_caps
     per_type: dict[MemoryType, int] = {}
     capped: list[MemoryEntry] = []
     type_capped: list[MemoryEntry] = []
     # once every type is full, every later entry is capped by its type
     open_types = len(MemoryType) if all(t in caps for t in MemoryType) else -1
-    for position, entry in enumerate(ranked):
+    for position, entry in enumerate(candidates):
         count = per_type.get(entry.type, 0)
         cap = caps.get(entry.type, math.inf)
         if count >= cap:
@@ -276,10 +284,12 @@ def select_candidates(
         if count + 1 >= cap:
             open_types -= 1
             if open_types == 0:
-                type_capped.extend(ranked[position + 1 :])
+                type_capped.extend(candidates[position + 1 :])
                 break
     limit = tuning.global_cap
-    return Selection(tuple(ranked), tuple(capped[:limit]), tuple(type_capped), tuple(capped[limit:]))
+    return Selection(
+        tuple(ranked), tuple(capped[:limit]), tuple(type_capped), tuple(capped[limit:]), tuple(pinned)
+    )
 
 
 def render_workspace_block(
@@ -292,22 +302,23 @@ def render_workspace_block(
     shortlist = selection.shortlist
     losers: list[tuple[MemoryEntry, OmissionReason]] = []
 
-    if not shortlist:
+    if not shortlist and not selection.pinned:
         return _finish(store, "", [], selection, losers, superseded)
     budget = render_budget(store, tuning)
     if budget < MIN_RENDER_BUDGET:
-        losers.extend((entry, REASON_EMPTY_BUDGET) for entry in shortlist)
+        losers.extend((entry, REASON_EMPTY_BUDGET) for entry in (*selection.pinned, *shortlist))
         return _finish(store, "", [], selection, losers, superseded)
 
     lines = [RENDER_HEADER]
     used = len(RENDER_HEADER)  # length of "\n".join(lines)
     rendered: list[MemoryEntry] = []
     shown: dict[int, str] = {}  # id(entry) -> its line, for number_block
-    for type_ in SECTION_ORDER:
-        items = [entry for entry in shortlist if entry.type == type_]
+    sections: list[tuple[str, Sequence[MemoryEntry]]] = [(PINNED_SECTION, selection.pinned)]
+    sections.extend((f"{t.value}:", [e for e in shortlist if e.type == t]) for t in SECTION_ORDER)
+    for title, items in sections:
         if not items:
             continue
-        section = [f"{type_.value}:"]
+        section = [title]
         section_used = used + 1 + len(section[0])  # length if the section were appended now
         for entry in items:
             body = render_entry_line(entry, now_ms)
@@ -334,12 +345,14 @@ def number_block(result: RenderResult, now_ms: int) -> str:
     if not result.text:
         return ""
     lines = [RENDER_HEADER]
-    current: MemoryType | None = None
+    current: str | None = None
     known = result.lines if result.at_ms == now_ms and len(result.lines) == len(result.rendered) else None
+    pinned = {id(e) for e in result.selection.pinned}
     for number, entry in enumerate(result.rendered, start=1):
-        if entry.type != current:
-            current = entry.type
-            lines.append(f"{entry.type.value}:")
+        title = PINNED_SECTION if id(entry) in pinned else f"{entry.type.value}:"
+        if title != current:
+            current = title
+            lines.append(title)
         body = known[number - 1] if known is not None else render_entry_line(entry, now_ms)
         lines.append(f"- [M{number}] {body}")
     return "\n".join(lines)

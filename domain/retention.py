@@ -4,7 +4,10 @@ docs/decisions.md#d8).
 
     strength = initial x 2 ** (-effective_age_days / half_life_days)
     initial  = TYPE_FACTOR x SOURCE_FACTOR x USER_IMPORTANCE_FACTOR
-    half_life = 45 / 0.85 ** min(reinforcements, 6)
+    half_life = 45 / 0.85 ** min(reinforcements, 6)  (x 2 for ``high`` importance)
+
+``high`` importance weighs 2.0 (the reference: 1.5) and decays at half the speed (docs/decisions.md#d20),
+both numbers of the :class:`Tuning`.
 
 Dormancy (docs/decisions.md#d3): while a workspace is unused for more than 14 days, time passes at
 a quarter of its speed for its memories. Closed dormant stretches are kept on the store
@@ -33,7 +36,10 @@ REINFORCEMENT_MIN_INTERVAL_MS: Final = HOUR_MS
 
 TYPE_FACTOR: Final[dict[str, float]] = {"reference": 1.0, "project": 1.25, "feedback": 2.25, "decision": 2.5}
 SOURCE_FACTOR: Final[dict[str, float]] = {"compaction": 1.0, "manual": 1.4, "explicit": 2.0}
-USER_IMPORTANCE_FACTOR: Final[dict[str, float]] = {"low": 0.7, "normal": 1.0, "high": 1.5}
+USER_IMPORTANCE_FACTOR: Final[dict[str, float]] = {"low": 0.7, "normal": 1.0, "high": 2.0}
+#: ``high`` importance: its initial factor and how much longer its half-life is (docs/decisions.md#d20).
+HIGH_IMPORTANCE_FACTOR: Final = USER_IMPORTANCE_FACTOR["high"]
+HIGH_IMPORTANCE_HALF_LIFE: Final = 2.0
 
 _DORMANT_AFTER_MS: Final = DormancyLimits.WORKSPACE_DORMANT_AFTER_DAYS * DAY_MS
 _DORMANT_SAVED: Final = 1.0 - DormancyLimits.DORMANT_DECAY_MULTIPLIER  # 0.75 of dormant time is forgiven
@@ -55,6 +61,8 @@ class Tuning(msgspec.Struct, frozen=True, kw_only=True):
     global_cap: int = LongTermLimits.MAX_ENTRIES
     char_budget: int = LongTermLimits.MAX_RENDERED_CHARS
     max_stored_active: int = LongTermLimits.MAX_STORED_ACTIVE
+    high_importance_factor: float = HIGH_IMPORTANCE_FACTOR
+    high_importance_half_life: float = HIGH_IMPORTANCE_HALF_LIFE
 
     @property
     def dormant_after_ms(self) -> float:
@@ -65,16 +73,25 @@ class Tuning(msgspec.Struct, frozen=True, kw_only=True):
 DEFAULT_TUNING: Final = Tuning()
 
 
-def initial_strength(entry: MemoryEntry) -> float:
-    """Type x source x user-importance factor; unknown keys count as 1.0. Confidence is ignored."""
+def is_high_importance(entry: MemoryEntry) -> bool:
+    return entry.user_importance == "high"
+
+
+def base_strength(entry: MemoryEntry) -> float:
+    """Type x source x the factor of a ``low`` or ``normal`` importance (1.0 for ``high``, whose
+    factor is the tuning's); unknown keys count as 1.0."""
     # StrEnum members hash and compare like their values, so they index these tables directly
     # (``.value`` goes through the slower enum descriptor on this hot path).
-    importance: str = entry.user_importance if entry.user_importance is not None else "normal"
-    return (
-        TYPE_FACTOR.get(entry.type, 1.0)
-        * SOURCE_FACTOR.get(entry.source, 1.0)
-        * USER_IMPORTANCE_FACTOR.get(importance, 1.0)
-    )
+    importance = entry.user_importance
+    factor = USER_IMPORTANCE_FACTOR.get(importance, 1.0) if importance not in (None, "high") else 1.0
+    return TYPE_FACTOR.get(entry.type, 1.0) * SOURCE_FACTOR.get(entry.source, 1.0) * factor
+
+
+def initial_strength(entry: MemoryEntry, tuning: Tuning = DEFAULT_TUNING) -> float:
+    """Type x source x user-importance factor (``high``: the tuning's); unknown keys count as 1.0.
+    Confidence is ignored."""
+    base = base_strength(entry)
+    return base * tuning.high_importance_factor if is_high_importance(entry) else base
 
 
 def reinforcement_count(entry: MemoryEntry) -> int:
@@ -82,9 +99,11 @@ def reinforcement_count(entry: MemoryEntry) -> int:
 
 
 def half_life_days(entry: MemoryEntry, tuning: Tuning = DEFAULT_TUNING) -> float:
-    """45 days, lengthened by 1/0.85 per reinforcement, counting at most 6 (by default)."""
+    """45 days, lengthened by 1/0.85 per reinforcement, counting at most 6, and doubled for ``high``
+    importance (by default)."""
     count = min(reinforcement_count(entry), tuning.reinforcement_cap)
-    return tuning.half_life_days / tuning.reinforcement_factor**count
+    days = tuning.half_life_days / tuning.reinforcement_factor**count
+    return days * tuning.high_importance_half_life if is_high_importance(entry) else days
 
 
 def retention_start_ms(entry: MemoryEntry, now_ms: float) -> float:
@@ -161,7 +180,7 @@ def strength(
     """Current retention strength: finite and ``>= 0`` for any stored values."""
     start = retention_start_ms(entry, now_ms)
     age = effective_age_days(start, now_ms, dormancy)
-    value = initial_strength(entry) * 2.0 ** (-age / half_life_days(entry, tuning))
+    value = initial_strength(entry, tuning) * 2.0 ** (-age / half_life_days(entry, tuning))
     return max(0.0, value) if math.isfinite(value) else 0.0
 
 

@@ -202,7 +202,7 @@ def test_check_redacts_secrets(cli: Cli) -> None:
 
 def test_remember_promotes_then_absorbs(cli: Cli) -> None:
     run = cli.ok("remember", "Always run pnpm lint before committing", "--type", "feedback")
-    memory_id, outcome, kind = run.out.split()
+    memory_id, outcome, kind = run.out.splitlines()[0].split()
     assert (outcome, kind) == ("promoted", "[feedback]")
     again = cli.ok("remember", "always run pnpm lint before committing!", "--type", "feedback")
     assert again.out.split()[:2] == [memory_id, "absorbed"]
@@ -216,6 +216,7 @@ def test_remember_json_and_importance(cli: Cli) -> None:
     data = cli.ok(
         "remember", "The deploy script lives in scripts/deploy.sh", "--json", "--importance", "high"
     ).json()
+    assert data["text"] == "The deploy script lives in scripts/deploy.sh"  # repeated back as stored
     assert data["outcome"] == "promoted"
     assert data["id"].startswith("mem_")
     [row] = cli.memories()

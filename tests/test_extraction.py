@@ -1271,3 +1271,32 @@ def test_long_inputs_do_not_blow_up(text: str) -> None:
     extract_explicit(text, NOW)
     parse_compaction_candidates("Memory candidates:\n" + text, NOW)
     assert time.perf_counter() - started < 5
+
+
+@pytest.mark.parametrize(
+    ("message", "body"),
+    [
+        (
+            "always remember: we deploy with blue-green, never on Fridays",
+            "we deploy with blue-green, never on Fridays",
+        ),
+        ("Please always remember that the staging DB is read-only", "the staging DB is read-only"),
+        ("永远记住：部署前先运行数据库迁移脚本", "部署前先运行数据库迁移脚本"),
+        (
+            "ずっと覚えておいて：デプロイ前にマイグレーションを実行する",
+            "デプロイ前にマイグレーションを実行する",
+        ),
+        ("항상 기억해: 배포 전에 마이그레이션을 실행해", "배포 전에 마이그레이션을 실행해"),
+    ],
+)
+def test_always_remember_asks_for_a_pinned_memory(message: str, body: str) -> None:
+    """docs/decisions.md#d20: "always remember: …" (and its ZH/JA/KO forms) is a pinned request."""
+    [entry] = explicit(message).entries
+    assert (entry.text, entry.pinned) == (body, True)
+
+
+def test_a_plain_request_is_not_pinned_and_always_alone_is_no_request() -> None:
+    [entry] = explicit("remember this: run the migrations before deploy").entries
+    assert not entry.pinned
+    assert explicit("I always remember my keys before leaving").entries == ()
+    assert explicit("don't always remember: the staging password rotates").entries == ()

@@ -151,7 +151,7 @@ def test_pre_compact_stays_within_the_hosts_cut(cli: Cli) -> None:
     host = "claude-code"
     for n in range(60):
         text = f"Service {n} runbook lives at docs/runbooks/service-{n}.md " * 3
-        cli.ok("remember", "--type", "reference", text)
+        cli.ok("remember", "--force", "--type", "reference", text)  # path-heavy on purpose
     send(cli, host, recorded("claude_code", "SessionStart-startup", cli))
     for n in range(40):
         tool = {"command": f"make target-{n}"}

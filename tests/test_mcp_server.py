@@ -24,7 +24,7 @@ from bench.mcp import MESSAGES  # the handshake and a tool call, as a host sends
 
 NOW = "2026-05-01T09:00:00Z"
 ROOT = str(Path(__file__).resolve().parent.parent)
-TOOLS = {"remember", "forget", "supersede", "restore", "list", "explain"}
+TOOLS = {"remember", "forget", "supersede", "restore", "pin", "unpin", "list", "explain"}
 
 
 def _text(result: Any) -> str:
@@ -239,3 +239,21 @@ def test_without_the_server_source_the_handshake_file_is_not_used(tmp_path: Path
     cache = tmp_path / "cache.json"
     cache.write_text(json.dumps({"key": "", "answers": {"x": {"result": {}}}}))
     assert Relay(cache, "", io.BytesIO(), 1).known == {}
+
+
+def test_the_mcp_pin_tools_and_the_remember_pin_and_force_parameters(tmp_path: Path) -> None:
+    """docs/decisions.md#d20: ``pin``/``unpin`` tools, ``pin`` and ``force`` on ``remember``."""
+    project = tmp_path / "project"
+    project.mkdir()
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("remember", {"text": "Never deploy on Fridays, we use blue-green", "pin": True}),
+        ("remember", {"text": "Completed phase 4 of the migration", "force": True}),
+        ("remember", {"text": "Completed phase 4 of the migration, again"}),
+        ("pin", {"id": "mem_none"}),
+        ("unpin", {"id": "mem_none"}),
+    ]
+    kept, forced, refused, unknown, unpinned = anyio.run(call_tools, tmp_path / "home", project, calls)
+    assert json.loads(kept)["pinned"] is True
+    assert json.loads(forced)["forced"] is True
+    assert "progress_snapshot" in refused
+    assert "no memory with id mem_none" in unknown and "no memory with id mem_none" in unpinned

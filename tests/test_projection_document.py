@@ -134,3 +134,15 @@ def test_tombstone_lines_are_read_one_per_identity_and_a_bad_line_is_reported() 
     lines, problems = parse_tombstones(text)
     assert [line.id for line in lines] == ["m1"]
     assert [p.line for p in problems] == [2]
+
+
+def test_pinned_reads_and_renders_back_and_a_bad_value_is_reported() -> None:
+    text = (
+        "---\nid: mem_1\ntype: decision\nscope: team\nstatus: active\nsource: manual\n"
+        "pinned: true\n---\nUse blue-green deploys\n"
+    )
+    parsed = _parsed(text, "memories/decision/mem_1.md")
+    assert parsed.file.pinned and render(parsed.file) == text
+    assert not _parsed(text.replace("pinned: true\n", "")).file.pinned
+    problem = _problem(text.replace("pinned: true", "pinned: maybe"))
+    assert (problem.line, problem.message) == (7, "pinned must be true or false")

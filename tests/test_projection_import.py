@@ -207,3 +207,18 @@ def test_unreadable_files_are_quarantined_and_change_nothing() -> None:
         ("projection_file_quarantined", ("not_utf8",), 1),
         ("projection_file_quarantined", ("unknown_type",), 2),
     ]
+
+
+def test_a_pin_travels_through_the_projection() -> None:
+    """docs/decisions.md#d20: the file of a pinned memory says ``pinned: true``; setting or removing it
+    in the file pins or unpins the memory."""
+    ws = _workspace((DECISION, MemoryType.DECISION))
+    entry = ws.store.entries[0]
+    path, text = _file(ws, entry)
+    assert "pinned" not in text
+    _run(ws, _one(path, text.replace("source: manual\n", "source: manual\npinned: true\n")))
+    pinned = _entry(ws, DECISION)
+    assert pinned.pinned and pinned.status is MemoryStatus.ACTIVE
+    assert "\npinned: true\n" in _file(ws, pinned)[1]
+    _run(ws, _one(path, text), T0 + 90 * MINUTE)
+    assert not _entry(ws, DECISION).pinned

@@ -123,3 +123,11 @@ def test_line_merge() -> None:
     merged, conflicts = merge_lines(base, ["a", "X", "c"], ["a", "Y", "c"])
     assert conflicts == 1 and merged == ["a", "<<<<<<< ours", "X", "=======", "Y", ">>>>>>> theirs", "c"]
     assert merge_lines(base, ["a", "c"], ["a", "c"]) == (["a", "c"], 0)
+
+
+def test_a_pin_set_on_one_side_is_kept() -> None:
+    pinned = _with(BASE, ("source: manual\n", "source: manual\npinned: true\n"))
+    theirs = _with(BASE, ("scope: team", "scope: personal"))
+    merged = merge_files(BASE, pinned, theirs, PATH)
+    assert merged.conflicts == 0
+    assert merged.text == _with(pinned, ("scope: team", "scope: personal"))

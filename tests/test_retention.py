@@ -13,7 +13,9 @@ from domain.enums import Importance
 from domain.limits import DAY_MS
 from domain.model import DormantSpan, MemoryEntry, WorkspaceStore
 from domain.ranking import sort_by_retention
+from domain.render import render_workspace_block
 from domain.retention import (
+    Tuning,
     dormancy_at,
     effective_age_days,
     half_life_days,
@@ -61,6 +63,10 @@ def close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0)
 
 
+#: The reference's numbers: ``high`` importance weighs 1.5 and decays like any other memory
+#: (workmem weighs it 2.0 and halves its decay, docs/decisions.md#d20, docs/compatibility.md).
+REFERENCE = Tuning(high_importance_factor=1.5, high_importance_half_life=1.0)
+
 INITIAL_TABLE = {
     ("decision", "explicit"): (3.5, 5.0, 7.5),
     ("decision", "manual"): (2.45, 3.5, 5.25),
@@ -81,8 +87,34 @@ INITIAL_TABLE = {
 def test_initial_strength_table(key: tuple[str, str], values: tuple[float, float, float]) -> None:
     type_, source = key
     for importance, expected in zip(("low", "normal", "high"), values, strict=True):
-        assert close(initial_strength(entry(type_, source, importance=importance)), expected)
+        assert close(initial_strength(entry(type_, source, importance=importance), REFERENCE), expected)
     assert close(initial_strength(entry(type_, source)), values[1])  # absent importance is normal
+
+
+@pytest.mark.parametrize(("key", "values"), sorted(INITIAL_TABLE.items()))
+def test_high_importance_weighs_twice_normal_and_decays_at_half_the_speed(
+    key: tuple[str, str], values: tuple[float, float, float]
+) -> None:
+    type_, source = key
+    assert close(initial_strength(entry(type_, source, importance="high")), 2 * values[1])
+    assert close(initial_strength(entry(type_, source, importance="low")), values[0])  # unchanged
+    for count, days in HALF_LIVES:
+        assert close(half_life_days(entry(count=count, importance="high")), 2 * days)
+        assert close(half_life_days(entry(count=count, importance="low")), days)
+        assert close(half_life_days(entry(count=count, importance="high"), REFERENCE), days)
+
+
+def test_a_high_importance_decision_stays_above_eleven_newer_normal_ones() -> None:
+    """Issue 24: a ``--importance high`` decision made a month ago is shown beside eleven normal
+    decisions asked for in chat yesterday (explicit, the strongest source); with the reference's
+    numbers the ten-decision cap drops it."""
+    high = entry("decision", "manual", age_days=30, importance="high", id_="high")
+    newer = [entry("decision", "explicit", age_days=1 + i / 24, id_=f"n{i:02}") for i in range(11)]
+    memories = store(high, *newer)
+    block = render_workspace_block(memories, NOW)
+    assert high in block.rendered
+    assert sort_by_retention([high, *newer], NOW)[0] is high
+    assert high not in render_workspace_block(memories, NOW, REFERENCE).rendered  # the reference
 
 
 HALF_LIVES = [

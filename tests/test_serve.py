@@ -134,6 +134,10 @@ def test_a_session_through_serve(client: Client, project: str) -> None:
         "id": None,
         "type": refused["type"],
         "reasons": ["prompt_injection"],
+        "text": None,
+        "redactions": 0,
+        "pinned": False,
+        "forced": False,
     }
     assert client.call(id=12, op="forget", workspace=project, memory=kept["id"])["outcome"] == "forgotten"
     assert client.call(id=13, op="restore", workspace=project, memory=kept["id"])["outcome"] == "restored"
@@ -327,3 +331,26 @@ def test_a_lone_surrogate_escape_becomes_a_replacement_character(tmp_path: Path,
     ]
     bad = json.loads(server.answer(b'{"id": 9, "op": "hello", '))
     assert bad["error"]["code"] == "parse_error"
+
+
+def test_serve_pins_and_unpins_and_takes_pin_and_force_on_remember(tmp_path: Path, project: str) -> None:
+    """docs/protocol.md: ``pin``/``unpin`` ops, and ``pin``/``force`` on ``remember``
+    (docs/decisions.md#d20)."""
+    server = Server(tmp_path / "home", lock_timeout_s=1.0, clock=lambda: 1_777_626_000_000)
+
+    def call(**request: object) -> dict[str, object]:
+        answer = json.loads(server.answer(json.dumps({"id": 1, "workspace": project, **request}).encode()))
+        assert "error" not in answer, answer
+        result: dict[str, object] = answer["result"]
+        return result
+
+    refused = call(op="remember", text="Completed phase 4 of the migration")
+    assert (refused["outcome"], refused["reasons"]) == ("rejected", ["progress_snapshot"])
+    forced = call(op="remember", text="Completed phase 4 of the migration", force=True)
+    assert (forced["outcome"], forced["forced"]) == ("promoted", True)
+    pinned = call(op="remember", text="Never deploy on Fridays, we use blue-green", pin=True)
+    assert pinned["pinned"] is True and pinned["text"] == "Never deploy on Fridays, we use blue-green"
+    done = call(op="pin", memory=forced["id"])
+    assert done["outcome"] == "pinned" and len(done["pinned"]) == 2  # type: ignore[arg-type]
+    assert call(op="unpin", memory=forced["id"])["outcome"] == "unpinned"
+    assert call(op="pin", memory="mem_none")["outcome"] == "unknown"

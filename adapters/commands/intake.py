@@ -6,10 +6,23 @@ import argparse
 import re
 from typing import Final
 
+import msgspec
+
 from adapters.clock import now_ms
-from adapters.commands import EXIT_OK, EXIT_REJECTED, context, memory, text_arg, write, write_json
+from adapters.commands import (
+    EXIT_OK,
+    EXIT_REJECTED,
+    CommandError,
+    context,
+    memory,
+    text_arg,
+    write,
+    write_json,
+)
+from adapters.commands.pinning import budget_full, refusal, remembered_lines
 from domain.enums import EventType
 from domain.extraction import ExtractionResult, extract_explicit, parse_compaction_candidates
+from domain.pinning import PIN_MAX_CHARS, PIN_MAX_ENTRIES
 from domain.text import one_line
 
 _BLOCK_HEADER: Final = re.compile(r"memory[ \t]+candidates", re.IGNORECASE)
@@ -63,17 +76,29 @@ def check(args: argparse.Namespace) -> int:
 
 
 def remember(args: argparse.Namespace) -> int:
+    """Store a manual memory and repeat back what was stored (docs/decisions.md#d20): exit 3 when
+    the gate refused it, or when ``--pin`` found the pinned budget full (the memory is stored)."""
+
     text = text_arg(args.text)
-    result = memory(context(args)).remember(
-        text, type=args.type, importance=args.importance, scope=getattr(args, "scope", None)
+    ctx = context(args)
+    result = memory(ctx).remember(
+        text,
+        type=args.type,
+        importance=args.importance,
+        scope=getattr(args, "scope", None),
+        pin=getattr(args, "pin", False),
+        force=getattr(args, "force", False),
     )
     rejected = result.outcome == "rejected"
+    unpinned = "pin_budget_full" in result.reasons
     if args.json:
-        write_json(
-            {"id": result.id, "type": result.type, "outcome": result.outcome, "reasons": list(result.reasons)}
-        )
+        write_json(msgspec.to_builtins(result))
     elif rejected:
-        write(f"rejected: {','.join(result.reasons) or 'rejected'}")
+        write(refusal(result.reasons))
     else:
-        write(f"{result.id} {result.outcome} [{result.type}]")
+        write("\n".join(remembered_lines(result)))
+    if unpinned:
+        rows = [f"{r.id}: {r.text}" for r in memory(ctx).list() if r.pinned]
+        budget = f"at most {PIN_MAX_ENTRIES} memories, {PIN_MAX_CHARS} characters"
+        raise CommandError(f"stored, but not pinned: {budget_full(rows, budget)}", EXIT_REJECTED)
     return EXIT_REJECTED if rejected else EXIT_OK

@@ -65,6 +65,7 @@ def list_memories(args: argparse.Namespace) -> int:
     for r in rows:
         shown = "yes" if r.rendered else "no"
         status = "" if r.status == "active" else f" status={r.status}"
+        status += " pinned" if r.pinned else ""
         write(
             f"{r.id} [{r.type}] {r.source} strength={r.strength:.3f} "
             f"rendered={shown}{status}  {one_line(r.text)}"

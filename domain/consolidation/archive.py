@@ -172,7 +172,10 @@ def revive_markers(
 
 
 def _archive_eligible(entry: MemoryEntry, now_ms: int) -> bool:
-    """Not shown for 30 days: ``lastRenderedAt`` or, never rendered, the retention start."""
+    """Not pinned (docs/decisions.md#d20) and not shown for 30 days: ``lastRenderedAt`` or, never
+    rendered, the retention start."""
+    if entry.pinned:
+        return False
     rendered = entry.last_rendered_at
     if isinstance(rendered, int | float) and not isinstance(rendered, bool) and math.isfinite(rendered):
         return now_ms - rendered > _ARCHIVE_AFTER_MS

@@ -187,9 +187,9 @@ def _merge_ids(*groups: Iterable[str] | None, exclude: str) -> tuple[str, ...] |
 def _never_weaker(survivor: MemoryEntry, members: Sequence[MemoryEntry], now_ms: int) -> MemoryEntry:
     """The survivor of a merge is never weaker than the strongest member of its group at that moment:
     it keeps the most recent retention clock of the group (a duplicate's recent activity is not
-    thrown away) and the highest user importance. Members share their type (identity keys include
-    it), and the survivor has the highest source priority, so with the highest count (inherited
-    above) no member can outlast it."""
+    thrown away), the highest user importance and a pin (docs/decisions.md#d20). Members share their
+    type (identity keys include it), and the survivor has the highest source priority, so with the
+    highest count (inherited above) no member can outlast it."""
     latest = max(retention_start_ms(m, now_ms) for m in members)
     if latest > retention_start_ms(survivor, now_ms):
         survivor = replace(survivor, retention_clock=int(latest) if float(latest).is_integer() else latest)
@@ -197,6 +197,8 @@ def _never_weaker(survivor: MemoryEntry, members: Sequence[MemoryEntry], now_ms:
     factor = USER_IMPORTANCE_FACTOR.get
     if factor(strongest.user_importance or "normal", 1.0) > factor(survivor.user_importance or "normal", 1.0):
         survivor = replace(survivor, user_importance=strongest.user_importance)
+    if not survivor.pinned and any(m.pinned for m in members):
+        survivor = replace(survivor, pinned=True)
     return survivor
 
 

@@ -28,6 +28,8 @@ from domain.diagnostics.status import promotion_limit
 from domain.enums import EventType, Importance, MemorySource, MemoryStatus
 from domain.ids import hash16
 from domain.limits import DAY_MS, RETENTION_TYPE_MAX, DormancyLimits, LongTermLimits
+from domain.model import WorkspaceStore
+from domain.pinning import PIN_MAX_CHARS, PIN_MAX_ENTRIES, pin_budget
 from domain.render import REASON_CHAR_BUDGET, REASON_EMPTY_BUDGET, age_days, is_stale_marked
 from domain.retention import dormant_days
 from domain.safety import QualityReason, assess_memory_quality
@@ -89,6 +91,7 @@ def health_json(src: DiagInput, now_ms: int) -> dict[str, Any]:
                 1 for ev in src.events if ev.type == EventType.COMPACTION_SUMMARY_MISSING
             ),
             **bound_json(pending_bound(src)),
+            "pinned": _pinned_json(snap.store),
         },
         "memories": [_row_json(row) for row in snap.memories],
         "recentEvents": [_recent_json(ev) for ev in snap.recent_events],
@@ -96,6 +99,16 @@ def health_json(src: DiagInput, now_ms: int) -> dict[str, Any]:
     if src.quarantined_files:
         out["quarantinedFiles"] = [file_name(p) for p in src.quarantined_files]
     return out
+
+
+def _pinned_json(store: WorkspaceStore) -> dict[str, Any]:
+    found, limits = pin_budget(store), {"maxEntries": PIN_MAX_ENTRIES, "maxChars": PIN_MAX_CHARS}
+    return {
+        "entries": found.entries,
+        "chars": found.chars,
+        **limits,
+        "overBudget": [e.id for e in found.over],
+    }
 
 
 class TypeRow(msgspec.Struct, frozen=True):
@@ -162,6 +175,7 @@ class HealthReport(msgspec.Struct, frozen=True, kw_only=True):
     #: the evidence log (docs/hosts.md)
     compactions_without_summary: int = 0
     hook_failures: int = 0
+    pinned: str = ""  # the pinned memories against their budget (docs/decisions.md#d20)
 
 
 def _ratio(part: int, whole: int) -> float:
@@ -259,6 +273,7 @@ def health_report(src: DiagInput, now_ms: int) -> HealthReport:
             1 for ev in src.events if ev.type == EventType.COMPACTION_SUMMARY_MISSING
         ),
         hook_failures=sum(1 for ev in src.events if ev.type == EventType.HOOK_FAILED),
+        pinned=pin_budget(store).line(),
     )
 
 
@@ -292,6 +307,7 @@ def format_health(
     out.append(f"Rendered candidates: {r.rendered_candidates}")
     out.append(f"Rendered in block: {r.rendered_in_block}")
     out.append(f"Rendered estimate: {r.rendered_chars:,} chars")
+    out.append(f"Pinned: {r.pinned}")
     out.append("")
     out.append("Pending journal:")
     out.append(f"  total: {r.pending_total}")

@@ -49,6 +49,7 @@ _SUPERSEDED: Final = (EventType.MEMORY_SUPERSEDED, Phase.LIFECYCLE, Outcome.SUPE
 _REFUSED: Final = (EventType.MEMORY_SUPERSEDED, Phase.LIFECYCLE, Outcome.REJECTED)
 _FORGOTTEN: Final = (EventType.MEMORY_FORGOTTEN, Phase.LIFECYCLE, Outcome.FORGOTTEN)
 _RESTORED: Final = (EventType.MEMORY_RESTORED, Phase.LIFECYCLE, Outcome.RESTORED)
+_OVERRIDDEN: Final = (EventType.MEMORY_GATE_OVERRIDDEN, Phase.PROMOTION, Outcome.ACCEPTED)
 
 
 def redacted(entry: MemoryEntry, fields: tuple[str, ...]) -> EvidenceInput:
@@ -119,3 +120,9 @@ def forgotten(entry: MemoryEntry, reason: str, text: str) -> EvidenceInput:
 def restored(entry: MemoryEntry) -> EvidenceInput:
     """The user restored ``entry`` (forgotten, superseded or archived before)."""
     return _about(entry, _RESTORED, ("restored_by_user",))
+
+
+def gate_overridden(entry: MemoryEntry, reasons: tuple[str, ...]) -> EvidenceInput:
+    """The user kept ``entry`` (``remember --force``) although the quality gate refused it for
+    ``reasons`` (docs/decisions.md#d20)."""
+    return _about(entry, _OVERRIDDEN, ("forced_by_user", *reasons))

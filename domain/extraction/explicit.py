@@ -20,6 +20,7 @@ from domain.extraction.triggers import (
     EXPLICIT_PATTERNS,
     NEGATION,
     NEGATION_LEAD,
+    PINNED_PATTERN,
     is_bare_hedge,
     user_scope_body,
 )
@@ -207,6 +208,8 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
                 entry = new_entry(now_ms, len(entries), type_, stored, MemorySource.EXPLICIT, 1.0, id_seed)
                 if everywhere is not None:
                     entry = msgspec.structs.replace(entry, scope=Scope.USER)
+                if match.pattern == PINNED_PATTERN:  # "always remember: …" (docs/decisions.md#d20)
+                    entry = msgspec.structs.replace(entry, pinned=True)
                 entries.append(entry)
                 events.append(evidence.explicit_detected(entry, ExtractionReason.EXPLICIT_TRIGGER_MATCHED))
     return ExtractionResult(entries=tuple(entries), events=tuple(events))

@@ -25,6 +25,7 @@ __all__ = [
     "NEG_EN",
     "NEG_VERB",
     "NEG_ZH",
+    "PINNED_PATTERN",
     "SEP",
     "USER_SCOPE_LEAD",
     "is_bare_hedge",
@@ -119,9 +120,29 @@ def _explicit_pattern(phrase: str, anchored: bool) -> re.Pattern[str]:
     return lazy_compile(f"{lead}(?P<trigger>{phrase}){_BODY}", re.IGNORECASE)
 
 
-EXPLICIT_PATTERNS: Final = tuple(
-    _explicit_pattern(phrase, anchored) for phrase, anchored in zip(_all_phrases(WS), _ANCHORED, strict=True)
+def _pinned_phrase(s: str) -> str:
+    """ "Always remember: …" and its Chinese, Japanese and Korean equivalents: a request for a pinned
+    memory (docs/decisions.md#d20). Only in a user message; a compaction candidate that starts
+    with "Always remember to …" keeps its words (docs/decisions.md#q-c1)."""
+    return (
+        f"(?:please[{s}]+)?always[{s}]+remember{WORD_END}(?:[{s}]+(?:this|that){WORD_END})?"
+        "|(?:请|請)?(?:永远|永遠|始终|始終|一直)(?:要)?(?:记住|記住)(?:这一点|這一點|这点|這點|这个|這個)?"
+        "|(?:ずっと|いつも|常に)(?:覚えておいてください|覚えておいて|覚えといて|覚えてください|覚えて"
+        "|忘れないでください|忘れないで)"
+        f"|(?:항상|영원히|늘)[{s}]*"
+        f"(?:기억해[{s}]*주세요|기억해[{s}]*줘|기억해|잊지[{s}]*마세요|잊지 마|잊지마)"
+    )
+
+
+EXPLICIT_PATTERNS: Final = (
+    *(
+        _explicit_pattern(phrase, anchored)
+        for phrase, anchored in zip(_all_phrases(WS), _ANCHORED, strict=True)
+    ),
+    _explicit_pattern(_pinned_phrase(WS), True),
 )
+#: The index in :data:`EXPLICIT_PATTERNS` of the pinned request ("always remember: …").
+PINNED_PATTERN: Final = len(EXPLICIT_PATTERNS) - 1
 
 # Negation. A negation word right before any trigger phrase, or a negative request verb, starts a
 # negation scope that runs to the end of the request's body line: every trigger inside it is negated

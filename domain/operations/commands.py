@@ -15,6 +15,7 @@ from domain.enums import Importance, MemorySource, MemoryStatus, MemoryType, Sco
 from domain.ids import memory_id
 from domain.keys import exact_key, key_hash
 from domain.model import MemoryEntry
+from domain.operations.pinning import set_pinned
 from domain.operations.supersession import (
     link_replacement,
     resolve_survivor,
@@ -46,11 +47,20 @@ def remember(
     importance: Importance | None = None,
     rationale: str | None = None,
     scope: Scope | None = None,
+    pin: bool = False,
+    force: bool = False,
 ) -> OpResult:
-    """A manual memory (source ``manual``): through the safety gate, then straight into promotion.
-    A rationale is shown in every future prompt too, so it passes the same injection check. A
-    ``scope`` named here is the memory's, also when it was stored already (docs/decisions.md#d17)."""
-    gated = admit(type_, text, source=MemorySource.MANUAL)
+    """A manual memory (source ``manual``): through the safety gate, its length and quality rules
+    included, then straight into promotion. ``force`` keeps a memory those rules refuse, with a
+    ``memory_gate_overridden`` event; ``pin`` pins it when the pinned budget has room
+    (docs/decisions.md#d20). A rationale is shown in every future prompt too, so it passes the same
+    injection check. A ``scope`` named here is the memory's, also when it was stored already
+    (docs/decisions.md#d17)."""
+    gated = admit(type_, text, source=MemorySource.MANUAL, quality=True)
+    overridden: tuple[str, ...] = ()
+    if force and isinstance(gated, Failure) and _quality_only(gated.failure()):
+        overridden = tuple(str(r) for r in gated.failure().reasons)
+        gated = admit(type_, text, source=MemorySource.MANUAL)
     if isinstance(gated, Success) and rationale is not None and is_prompt_injection(rationale):
         gated = Failure(
             Rejected(text=redact(text), reasons=(GateReason.PROMPT_INJECTION,), from_quality_gate=False)
@@ -100,14 +110,29 @@ def remember(
     if scope is not None and survivor is not None and scope_of(survivor) is not scope:
         rescoped = replace(survivor, scope=stored_scope(survivor.type, scope))
         store = replace(store, entries=tuple(rescoped if e is survivor else e for e in store.entries))
-    return OpResult(
+        survivor = rescoped
+    emitted = result.emitted
+    if overridden and survivor is not None:
+        emitted += events((evidence.gate_overridden(survivor, overridden),))
+    done = OpResult(
         store=store,
         journal=result.journal,
         session=snap.session,
-        emitted=result.emitted,
+        emitted=emitted,
         outcome=_OUTCOME[promoted_as],
         memory_id=survivor.id if survivor is not None else entry.id,
+        basis=snap,
     )
+    if pin and survivor is not None and not survivor.pinned:
+        pinned = done.then(lambda s: set_pinned(s, survivor.id, True, now_ms))
+        return replace(pinned, outcome=done.outcome, memory_id=done.memory_id, reasons=pinned.reasons)
+    return done
+
+
+def _quality_only(rejected: Rejected) -> bool:
+    """Whether only the length and quality rules refused a memory (never a prompt injection or an
+    empty text: ``force`` cannot keep those)."""
+    return rejected.from_quality_gate or rejected.reasons == (GateReason.TOO_SHORT,)
 
 
 def _stale_after_days(type_: MemoryType) -> int | None:
@@ -137,12 +162,13 @@ def supersede(
     """Replace a memory with a new manual one; the old one is kept, marked superseded.
 
     The old entry is retired *before* the new one is promoted, so that dedupe cannot merge the two
-    when they name the same path or URL; if the new text is rejected nothing changes."""
+    when they name the same path or URL; if the new text is rejected nothing changes. The replacement
+    of a pinned memory is pinned (docs/decisions.md#d20)."""
     store, old = retire_memory(snap.store, target_id, now_ms, "superseded_by_user")
     if old is None:
         return replace(unchanged(snap), outcome=CommandOutcome.UNKNOWN, memory_id=target_id)
     retired = replace(unchanged(snap), store=store)
-    added = retired.then(lambda s: remember(s, new_text, type_ or old.type, now_ms))
+    added = retired.then(lambda s: remember(s, new_text, type_ or old.type, now_ms, pin=old.pinned))
     if added.outcome is CommandOutcome.REJECTED:
         return replace(added, store=snap.store)
     survivor_id = added.memory_id

@@ -117,7 +117,8 @@ def link_retirements(
     store: WorkspaceStore, retired: Sequence[_Retirement]
 ) -> tuple[WorkspaceStore, list[EvidenceInput]]:
     """After promotion: point each retired memory at the entry that now carries its replacement,
-    or bring it back when the replacement was not stored."""
+    or bring it back when the replacement was not stored. A pin goes to the replacement
+    (docs/decisions.md#d20)."""
     events: list[EvidenceInput] = []
     for item in retired:
         survivor = resolve_survivor(store, item.replacement)
@@ -125,6 +126,9 @@ def link_retirements(
             store = _unretire(store, item.old)
             events.append(evidence.supersede_refused(item.replacement, item.label, "replacement_not_stored"))
             continue
+        if item.old.pinned and not survivor.pinned:
+            pinned = replace(survivor, pinned=True)
+            store = replace(store, entries=tuple(pinned if e is survivor else e for e in store.entries))
         store = link_replacement(store, item.old.id, survivor.id)
         events.append(superseded_event(store, item.old.id, survivor.id, "superseded_by_compaction"))
     return store, events

@@ -54,6 +54,8 @@ class CommandOutcome(StrEnum):
     RESTORED = "restored"
     UNCHANGED = "unchanged"  # the replacement is the memory itself
     UNKNOWN = "unknown"  # no active memory with that id
+    PINNED = "pinned"  # always shown first, never archived (docs/decisions.md#d20)
+    UNPINNED = "unpinned"
 
 
 class OpResult(Emits, frozen=True, kw_only=True):

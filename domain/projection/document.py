@@ -9,13 +9,15 @@
     status: active
     created: 2026-05-01T09:00:00.000Z
     source: manual
+    pinned: true
     supersedes: [mem_1777539600000_a81bz0]
     identity: 5f1c0e8a9d2b7c44
     ---
     Use exponential backoff with jitter for HTTP retries.
 
-:func:`render` is deterministic: the known keys in this order (``supersedes`` and ``rationale`` only
-when set), then every other key in name order, then the text and one newline. :func:`parse` reads a
+:func:`render` is deterministic: the known keys in this order (``pinned``, ``supersedes`` and
+``rationale`` only when set; ``pinned``: docs/decisions.md#d20), then every other key in name order,
+then the text and one newline. :func:`parse` reads a
 file back into a :class:`MemoryFile` or says, with the line, why it cannot (:class:`Diagnostic`):
 conflict markers, frontmatter it cannot read, a type it does not know. Keys it does not know are kept
 as they are (a newer workmem's fields, or a person's own) and written back.
@@ -48,6 +50,7 @@ KNOWN_KEYS: Final = (
     "status",
     "created",
     "source",
+    "pinned",
     "supersedes",
     "rationale",
     "identity",
@@ -68,6 +71,7 @@ class MemoryFile(msgspec.Struct, frozen=True, kw_only=True):
     status: FileStatus = FileStatus.ACTIVE
     created: str | None = None
     source: MemorySource = MemorySource.MANUAL
+    pinned: bool = False
     supersedes: tuple[str, ...] = ()
     rationale: str | None = None
     identity: str | None = None
@@ -130,7 +134,7 @@ def render(file: MemoryFile) -> str:
     out.append(f"type: {file.type}\nscope: {file.scope}\nstatus: {file.status}\n")
     if file.created is not None:
         out.append(f"created: {scalar(file.created)}\n")
-    out.append(f"source: {file.source}\n")
+    out.append(f"source: {file.source}\n" + ("pinned: true\n" if file.pinned else ""))
     rest: list[tuple[str, Value]] = []
     if file.supersedes:
         rest.append(("supersedes", file.supersedes))
@@ -200,7 +204,7 @@ def parse(text: str, path: str) -> Result[Parsed, Diagnostic]:
 def _interpret(
     path: str, fields: Mapping[str, frontmatter.Field], body: str, body_line: int
 ) -> Result[Parsed, Diagnostic]:
-    for key in ("id", "type", "created", "rationale", "identity"):
+    for key in ("id", "type", "created", "rationale", "identity", "pinned"):
         found = fields.get(key)
         if found is not None and not isinstance(found.value, str):
             return _diagnostic(path, found.line, FileReason.BAD_FRONTMATTER, f"{key} must be one value")
@@ -220,6 +224,11 @@ def _interpret(
     if created is not None and parse_iso_ms(created) is None:
         line = fields["created"].line
         return _diagnostic(path, line, FileReason.BAD_FRONTMATTER, "created must be an ISO-8601 time")
+    pinned = (_one(fields, "pinned") or "false").lower()
+    if pinned not in ("true", "false"):
+        return _diagnostic(
+            path, fields["pinned"].line, FileReason.BAD_FRONTMATTER, "pinned must be true or false"
+        )
     choices: dict[str, str | None] = {}
     for key, allowed in (("scope", Scope), ("status", FileStatus), ("source", MemorySource)):
         got = _choice(path, fields, key, allowed)
@@ -241,6 +250,7 @@ def _interpret(
         status=FileStatus(choices["status"]) if choices["status"] else FileStatus.ACTIVE,
         created=created,
         source=MemorySource(choices["source"]) if choices["source"] else MemorySource.MANUAL,
+        pinned=pinned == "true",
         supersedes=tuple(sorted(set(supersedes))),
         rationale=_one(fields, "rationale") or None,
         identity=_one(fields, "identity") or None,

@@ -148,6 +148,7 @@ class _Import(Working):
             "source": file.source,
             "rationale": file.rationale,
             "supersedes": file.supersedes or None,
+            "pinned": file.pinned,
             "extras_fields": {k: list(v) if isinstance(v, tuple) else v for k, v in extras.items()},
         }
         if file.created is not None:
@@ -244,6 +245,7 @@ def _field_values(entry: MemoryEntry) -> dict[str, object]:
         "source": entry.source,
         "rationale": entry.rationale,
         "supersedes": entry.supersedes,
+        "pinned": entry.pinned,
         "extras_fields": raw if isinstance(raw, dict) else {},
     }
     return values | {"created_at": entry.created_at}

@@ -147,6 +147,7 @@ def _fields(file: MemoryFile | None) -> dict[str, Value]:
         return {}
     out: dict[str, Value] = {"type": file.type.value, "scope": file.scope.value, "status": file.status.value}
     out["source"] = file.source.value
+    out["pinned"] = "true" if file.pinned else "false"
     out["supersedes"] = file.supersedes
     for key, value in (("id", file.id), ("created", file.created), ("rationale", file.rationale)):
         if value is not None:
@@ -172,6 +173,7 @@ def _rebuilt(ours: MemoryFile, fields: dict[str, Value | None], body: str) -> Me
         source=MemorySource(one("source") or ours.source.value),
         status=FileStatus(one("status") or ours.status.value),
         created=one("created"),
+        pinned=one("pinned") == "true",
         supersedes=supersedes if isinstance(supersedes, tuple) else (),
         rationale=one("rationale"),
         extras=extras,

@@ -92,6 +92,7 @@ def file_of(entry: MemoryEntry, superseded: Mapping[str, tuple[str, ...]]) -> Me
         status=file_status(entry),
         created=entry.created_at,
         source=entry.source,
+        pinned=entry.pinned,
         supersedes=tuple(sorted(replaced)),
         rationale=entry.rationale,
         identity=identity_of(entry),

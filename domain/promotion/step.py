@@ -81,6 +81,9 @@ def _merge_into_store(
             continue
         existing = entries[found]
         reinforced = reinforce(existing, session_id or owner_of(entry), now_ms, tuning)
+        if entry.pinned and not reinforced.pinned:  # "always remember" a stored memory pins it
+            reinforced = replace(reinforced, pinned=True)
+            entries[found] = reinforced
         if reinforcement_count(reinforced) > reinforcement_count(existing):
             entries[found] = reinforced
             found_events.append(reinforced_event(reinforced, entry))

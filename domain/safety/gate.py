@@ -13,7 +13,7 @@ from domain.enums import MemorySource, MemoryType
 from domain.jsregex import js_compile as _js
 from domain.limits import LongTermLimits
 from domain.safety.injection import is_prompt_injection
-from domain.safety.quality import assess_memory_quality
+from domain.safety.quality import assess_memory_quality, is_hard_quality_reason
 from domain.safety.reasons import GateReason, RejectionReason
 from domain.safety.redaction import REDACTED, redact, stored_text
 from domain.text import js_trim
@@ -40,6 +40,9 @@ _PARSER_MIN: Final = 12
 _PARSER_MIN_TRIGGER: Final = 6
 _GATE_MIN: Final = 20
 _GATE_MIN_TRIGGER: Final = 6
+#: The shortest memory a person may ask for with ``remember`` (a request said in a session needs as
+#: many characters, docs/decisions.md#d20).
+_ASKED_MIN: Final = 8
 
 
 def _content_length(text: str) -> int:
@@ -61,7 +64,12 @@ def _rejected(text: str, reason: GateReason) -> Failure[Rejected]:
 
 
 def admit(
-    type_: MemoryType, text: str, *, source: MemorySource, from_trigger: bool = False
+    type_: MemoryType,
+    text: str,
+    *,
+    source: MemorySource,
+    from_trigger: bool = False,
+    quality: bool | None = None,
 ) -> Result[str, Rejected]:
     """Decide whether a memory may be stored; on success, the text it is stored with.
 
@@ -72,22 +80,31 @@ def admit(
     (``prompt_injection``); compaction candidates then pass :func:`assess_memory_quality` on the
     redacted text, the same text the store's quality migration later assesses, and its reasons are
     returned with ``from_quality_gate=True``. Explicit and manual memories bypass only the length and
-    quality rules. An admitted text is cut as a stored entry is
-    (:func:`~domain.safety.redaction.stored_text` at ``LongTermLimits.MAX_ENTRY_TEXT_CHARS``); a
-    rejection carries the whole trimmed, redacted text. Never raises.
+    quality rules, unless ``quality`` asks for them (a manual memory the user does not force,
+    docs/decisions.md#d20): then at least 8 characters and none of the quality reasons that hold
+    whatever the type (``bad_feedback`` and ``bad_decision`` do not refuse it). An admitted text is
+    cut as a stored entry is (:func:`~domain.safety.redaction.stored_text` at
+    ``LongTermLimits.MAX_ENTRY_TEXT_CHARS``); a rejection carries the whole trimmed, redacted text.
+    Never raises.
     """
     # bounded (a memory is stored with 260 characters), then trimmed again: removing control
     # characters can expose whitespace at either end
     redacted = js_trim(redact(js_trim(cut_at_whitespace(text, MEMORY_INPUT_CHARS))))
     compaction = source == MemorySource.COMPACTION
+    strict = compaction or bool(quality)
     if compaction and _too_short(type_, redacted, from_trigger):
+        return _rejected(redacted, GateReason.TOO_SHORT)
+    if strict and not compaction and redacted and _content_length(redacted) < _ASKED_MIN:
         return _rejected(redacted, GateReason.TOO_SHORT)
     if not redacted:
         return _rejected(redacted, GateReason.EMPTY)
     if is_prompt_injection(redacted):
         return _rejected(redacted, GateReason.PROMPT_INJECTION)
-    if compaction:
-        quality = assess_memory_quality(type_, redacted)
-        if not quality.accepted:
-            return Failure(Rejected(text=redacted, reasons=quality.reasons, from_quality_gate=True))
+    if strict:
+        assessed = assess_memory_quality(type_, redacted)
+        # a memory a person asked for names its own type: only the reasons that hold whatever the
+        # type refuse it (the ones the store's quality migration acts on)
+        refused = assessed.reasons if compaction else tuple(filter(is_hard_quality_reason, assessed.reasons))
+        if refused:
+            return Failure(Rejected(text=redacted, reasons=refused, from_quality_gate=True))
     return Success(stored_text(redacted, LongTermLimits.MAX_ENTRY_TEXT_CHARS))

@@ -87,6 +87,10 @@ class Parameters(_Table, frozen=True, kw_only=True):
     global_cap: Count | None = None
     char_budget: Annotated[int, msgspec.Meta(ge=0, le=100_000)] | None = None
     max_stored_active: Annotated[int, msgspec.Meta(ge=1, le=100_000)] | None = None
+    #: ``high`` importance: its strength factor and how much longer its half-life is (the
+    #: reference's are 1.5 and 1, docs/decisions.md#d20)
+    high_importance_factor: Positive | None = None
+    high_importance_half_life: Positive | None = None
 
     def tuning(self) -> Tuning:
         """The tuning these overrides give (type caps not named keep their default)."""
