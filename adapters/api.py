@@ -76,8 +76,10 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------------
 
 
-def _observed(result: OpResult | None) -> Observed:
-    return Observed(decisions(result.events)) if result is not None else Observed()
+def _observed(result: OpResult | None, *, note: bool = False) -> Observed:
+    if result is None:
+        return Observed()
+    return Observed(decisions(result.events), note=result.output if note else "")
 
 
 def _outcome(result: OpResult) -> str:
@@ -186,7 +188,7 @@ class WorkingMemory:
             message_id=message_id,
             parent=parent,
         )
-        return _observed(self.execute(command))
+        return _observed(self.execute(command), note=True)
 
     def tool_result(
         self,

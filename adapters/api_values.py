@@ -87,9 +87,12 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Observed(msgspec.Struct, frozen=True):
-    """The result of observing a message, a tool result, a compaction or a session end."""
+    """The result of observing a message, a tool result, a compaction or a session end. ``note``:
+    what a message's requests to forget or correct memories did, for the host to hand the agent
+    (docs/decisions.md#d19); ``""`` when there were none."""
 
     decisions: tuple[Decision, ...] = ()
+    note: str = ""
 
 
 class Remembered(msgspec.Struct, frozen=True, kw_only=True):

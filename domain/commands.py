@@ -24,12 +24,14 @@ from msgspec.structs import replace
 
 from domain import operations
 from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
+from domain.command_keys import message_key as message_key, summary_key as summary_key
 from domain.ids import hash16
 from domain.model import Importance, MemoryType, Scope, SessionState
 from domain.operations import OpResult, Snapshot
 from domain.projection.records import ProjectionFile, TombstoneLine
 from domain.recovery import Held, restore_held
 from domain.session import ToolEvent, render_hot_state
+from domain.text import may_hold_correction
 
 
 class ContextMode(StrEnum):
@@ -185,7 +187,8 @@ def footprint(command: Command) -> Footprint | None:
         case OpenSession() | Compacted():
             return None if command.parent is not None else Footprint(command.session, True, False)
         case UserMessage() | ToolResult():
-            return None if command.parent is not None else Footprint(command.session, False, True)
+            head = not isinstance(command, UserMessage) or not may_hold_correction(command.text)
+            return None if command.parent is not None else Footprint(command.session, False, head)
         case EndSession():
             return None if command.parent is not None else Footprint(command.session, False, False)
         case Remember() | Forget() | Supersede() | Restore() | RestoreSetAside() | ImportProjection():
@@ -208,29 +211,6 @@ def _batch_footprint(steps: tuple[Command, ...]) -> Footprint | None:
     )
 
 
-def message_key(message_id: str | None, text: str, now_ms: int) -> str:
-    """The id a message is recorded under: the host's id for it, else one made of its time and text
-    (the same text at another time is another message)."""
-    return message_id if message_id is not None else "msg_" + hash16(f"{now_ms}:{text}")
-
-
-#: A summary longer than this is identified by its length and its first and last
-#: :data:`_SUMMARY_KEY_WINDOW` characters (hashing 50 MB costs a quarter of a second; two different
-#: summaries of one length that agree at both ends are not a thing a host sends).
-_SUMMARY_KEY_WINDOW: Final = 1 << 20
-
-
-def summary_key(summary: str) -> str | None:
-    """The id a compaction summary is recorded under; ``None`` for an empty summary (never skipped:
-    it leaves a ``compaction_summary_missing`` event each time)."""
-    if not summary.strip():
-        return None
-    window = _SUMMARY_KEY_WINDOW
-    if len(summary) <= 2 * window:
-        return "cmp_" + hash16(summary)
-    return "cmp_" + hash16(f"{len(summary)}\x1f{summary[:window]}\x1f{summary[-window:]}")
-
-
 def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
     """What ``command`` does to the workspace ``snap`` at ``now_ms``: the one place a command meets
     the core operations (:mod:`domain.operations`)."""
@@ -247,7 +227,10 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
             seen = operations.observe_user_message(
                 snap, command.session, mid, command.text, now_ms, parent_session_id=command.parent
             )
-            return _changes_since_handed_out(seen) if command.context is ContextMode.APPENDED else seen
+            if command.context is not ContextMode.APPENDED:
+                return seen  # its output: the note on forget and correct (docs/decisions.md#d19)
+            shown = _changes_since_handed_out(replace(seen, output=""))
+            return replace(shown, output="\n\n".join(t for t in (seen.output, shown.output) if t))
         case ToolResult():
             return operations.observe_tool_result(
                 snap, command.session, command.event, now_ms, parent_session_id=command.parent

@@ -140,16 +140,22 @@ def observe_user_message(
     *,
     parent_session_id: str | None = None,
 ) -> OpResult:
-    """Explicit memory requests become pending memories owned by this session; the same message id
-    twice is a no-op. Requests pushed over the journal's bound are promoted early
-    (docs/decisions.md#pending-journal-bound)."""
+    """Explicit memory requests become pending memories owned by this session, and requests to forget
+    or correct a stored memory are carried out (the output is the note about them,
+    docs/decisions.md#d19); the same message id twice is a no-op. Requests pushed over the journal's
+    bound are promoted early (docs/decisions.md#pending-journal-bound)."""
     if is_sub_agent(snap.session, parent_session_id):
         return unchanged(snap)
     if snap.session is not None and message_id in snap.session.processed_message_ids:
         return unchanged(snap)
+    from domain.operations.conversation import correct_in_conversation
+
+    corrected = correct_in_conversation(snap, text, now_ms)  # forget and correct (docs/decisions.md#d19)
+    snap, text = replace(snap, store=corrected.result.store), corrected.text
     session, journal = _session_and_journal(snap, session_id, now_ms)
     session = _touch(session, now_ms)
     store, activity = _note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
+    activity = corrected.result.emitted + activity
     found: tuple[MemoryEntry, ...] = ()
     noted: tuple[EvidenceInput, ...] = ()
     if may_hold_memory_request(text):  # else nothing to extract, and no trigger pattern to compile
@@ -174,7 +180,13 @@ def observe_user_message(
     session = remove_pending_memories(session, early.cleared_keys)
     emitted += early.emitted
     session = _append_processed(session, message_id)
-    return OpResult(store=store, journal=journal, session=session, emitted=emitted.with_session(session_id))
+    return OpResult(
+        store=store,
+        journal=journal,
+        session=session,
+        emitted=emitted.with_session(session_id),
+        output=corrected.note,
+    )
 
 
 @operation
