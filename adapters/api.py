@@ -24,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from adapters.api_values import (
     CompactionPrompt,
     Decision,
@@ -79,7 +81,7 @@ __all__ = [
 def _observed(result: OpResult | None, *, note: bool = False) -> Observed:
     if result is None:
         return Observed()
-    return Observed(decisions(result.events), note=result.output if note else "")
+    return Observed(decisions(result.events), note=result.output if note and result.output else msgspec.UNSET)
 
 
 def _outcome(result: OpResult) -> str:

@@ -11,6 +11,7 @@ import { WorkmemPlugin } from "../../adapters/hosts/opencode/index.js"
 import {
   isHelperAgent,
   messageFields,
+  notePart,
   summaryText,
   systemEntries,
   toolFields,
@@ -108,6 +109,15 @@ describe("mapping", () => {
     assert.equal(summaryText([]), null)
   })
 
+  test("a note becomes a synthetic text part of the user's message", () => {
+    const [, output] = userMessage("ses_1", "msg_1", "forget that x")
+    assert.deepEqual(notePart({ decisions: [], note: "N" }, output), {
+      type: "text", text: "N", synthetic: true, id: "prt_msg_1wm", messageID: "msg_1", sessionID: "ses_1",
+    })
+    assert.equal(notePart({ decisions: [] }, output), null)
+    assert.equal(notePart(null, output), null)
+  })
+
   test("the block and the hot state are separate system entries", () => {
     assert.deepEqual(systemEntries({ text: "B\n\nH", block: "B", hotState: "H" }), ["B", "H"])
     assert.deepEqual(systemEntries({ text: "H", block: "", hotState: "H" }), ["H"])
@@ -171,6 +181,27 @@ describe("with a real workmem serve", () => {
     await hooks.event({ event: { type: "session.deleted", properties: { info: { id: "ses_b", directory: project } } } })
     texts = (await probe.request("list", { workspace: project })).memories.map((m) => m.text)
     assert.ok(texts.includes("staging lives at stage.internal.example"), texts)
+    assert.deepEqual(client.logs, [])
+  })
+
+  test("forget and correct in chat.message: done, and the note joins the message as a synthetic part", async () => {
+    await probe.request("remember", { workspace: project, text: "We install dependencies with yarn in this repo", type: "project" })
+    const [input, output] = userMessage("ses_c", "msg_c1", "that's no longer true: the staging dashboard at grafana.internal/d/deploys")
+    await hooks["chat.message"](input, output)
+    const note = output.parts.at(-1)
+    assert.equal(note.synthetic, true)
+    assert.match(note.text, /forgot mem_\S+ .*grafana\.internal\/d\/deploys/)
+    assert.equal(note.messageID, "msg_c1")
+    const [input2, output2] = userMessage("ses_c", "msg_c2", "actually, use pnpm instead of yarn")
+    await hooks["chat.message"](input2, output2)
+    assert.match(output2.parts.at(-1).text, /replaced mem_\S+ "We install dependencies with yarn/)
+    const texts = (await probe.request("list", { workspace: project })).memories.map((m) => m.text)
+    assert.ok(!texts.some((t) => t.includes("grafana.internal/d/deploys")), texts)
+    assert.ok(texts.includes("We install dependencies with pnpm in this repo"), texts)
+    assert.ok(!texts.includes("We install dependencies with yarn in this repo"), texts)
+    const [input3, output3] = userMessage("ses_c", "msg_c3", "please run the tests")
+    await hooks["chat.message"](input3, output3)
+    assert.equal(output3.parts.length, 1) // no request, no note
     assert.deepEqual(client.logs, [])
   })
 

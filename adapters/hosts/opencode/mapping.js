@@ -19,6 +19,20 @@ export function messageFields(input, output) {
   return typeof id === "string" && id ? { session, text, messageId: id } : { session, text }
 }
 
+// The note of a "message" answer (what the message's requests to forget or correct memories did) as
+// a synthetic text part of the user's message, or null when there is none.
+export function notePart(observed, output) {
+  const note = observed && typeof observed.note === "string" ? observed.note : ""
+  if (!note || !output || !Array.isArray(output.parts)) return null
+  const message = output.message || {}
+  const last = output.parts[output.parts.length - 1] || {}
+  const part = { type: "text", text: note, synthetic: true }
+  if (typeof last.id === "string") part.id = `${last.id}wm`
+  if (typeof (last.messageID || message.id) === "string") part.messageID = last.messageID || message.id
+  if (typeof (last.sessionID || message.sessionID) === "string") part.sessionID = last.sessionID || message.sessionID
+  return part
+}
+
 const FILE_TOOLS = new Set(["read", "edit", "write"])
 
 // tool.execute.after(input: {tool, sessionID, args}, output: {output, metadata}) -> "tool" fields.

@@ -3,7 +3,7 @@
 // or its child died, the hooks do nothing (no memory, no crash) and the failure is logged once.
 import { isAbsolute, resolve } from "node:path"
 
-import { isHelperAgent, messageFields, summaryText, systemEntries, toolFields } from "./mapping.js"
+import { isHelperAgent, messageFields, notePart, summaryText, systemEntries, toolFields } from "./mapping.js"
 import { ServeClient } from "./serve-client.js"
 
 function logger(client) {
@@ -61,7 +61,11 @@ export function createHooks(ctx = {}, options = {}) {
   return {
     "chat.message": guard("chat.message", async (input, output) => {
       const fields = messageFields(input, output)
-      if (fields) await send("message", fields.session, fields)
+      if (!fields) return
+      const observed = await send("message", fields.session, fields)
+      // what "forget that …" / "use X instead of Y" did, handed to the agent with the message
+      const part = notePart(observed, output)
+      if (part) output.parts.push(part)
     }),
 
     "experimental.chat.system.transform": guard("system.transform", async (input, output) => {
