@@ -13,6 +13,7 @@ from domain.matching import MatchKind, match_memory, terms
 from domain.model import EventType, MemorySource, MemoryStatus, MemoryType
 from domain.operations import OpResult, Snapshot
 from tests.support.builders import NOW, journal, memory, session, store
+from tests.support.cli import Cli
 
 FORGET, REPLACE, REMEMBER = CorrectionKind.FORGET, CorrectionKind.REPLACE, CorrectionKind.REMEMBER
 
@@ -176,3 +177,11 @@ def test_same_message_twice_is_one_correction_and_footprint_reads_entries() -> N
     assert reads is not None and not reads.store_head
     plain = footprint(UserMessage(session="s1", text="please fix the failing test"))
     assert plain is not None and plain.store_head
+
+
+def test_cli_message_prints_the_note(cli: Cli) -> None:
+    cli.ok("remember", "--type", "project", "The API server listens on port 8080 in development")
+    said = cli.ok("message", "--session", "s1", "forget that the API port 8080")
+    assert said.out.startswith("workmem (memory changes asked for in this message):")
+    assert "forgot mem_" in said.out and cli.memories() == []
+    assert cli.ok("message", "--session", "s1", "please run the tests").out.strip() == ""

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 def _print(observed: Observed, empty: str = "") -> None:
     lines = [d.line() for d in observed.decisions]
+    if observed.note:  # what "forget that …" / "use X instead of Y" did (docs/decisions.md#d19)
+        lines.append(observed.note)
     write("\n".join(lines) if lines else empty)
 
 
