@@ -213,6 +213,16 @@ class WorkingMemory:
             self.execute(ToolResult(session=checked_session_id(session), event=event, parent=parent))
         )
 
+    def agent_reply(self, session: str, text: str, *, parent: str | None = None) -> Observed:
+        """Observe the agent's reply: a memory shown to the session that it cites by id was used, and
+        is reinforced once for the session (docs/decisions.md#d19). The text is read, not stored."""
+        from domain.operations.replies import AgentReply
+
+        command = AgentReply(
+            session=checked_session_id(session), text=checked_text(text, "the reply"), parent=parent
+        )
+        return _observed(self.execute(command))
+
     def compacted(self, session: str, summary: str, *, parent: str | None = None) -> Observed:
         """Observe the host's compaction summary: its ``Memory candidates:`` go through the gate,
         pending memories are promoted, and the next ``open_session`` starts a new epoch. The same

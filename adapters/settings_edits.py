@@ -29,6 +29,7 @@ CLAUDE_EVENTS: Final[tuple[tuple[str, str | None], ...]] = (
     ("PreCompact", None),
     ("PostCompact", None),
     ("SessionEnd", None),
+    ("Stop", None),
 )
 CODEX_EVENTS: Final[tuple[tuple[str, str | None], ...]] = (
     ("SessionStart", None),
@@ -36,6 +37,7 @@ CODEX_EVENTS: Final[tuple[tuple[str, str | None], ...]] = (
     ("PostToolUse", None),
     ("PostCompact", None),
     ("SessionEnd", None),
+    ("Stop", None),
 )
 MCP_NAME: Final = "workmem"
 _EXECUTABLE_NAMES: Final = frozenset({"workmem", "workmem.exe"})

@@ -28,6 +28,7 @@ from domain.command_keys import message_key as message_key, summary_key as summa
 from domain.ids import hash16
 from domain.model import Importance, MemoryType, Scope, SessionState
 from domain.operations import OpResult, Snapshot
+from domain.operations.replies import AgentReply, observe_agent_reply
 from domain.projection.records import ProjectionFile, TombstoneLine
 from domain.recovery import Held, restore_held
 from domain.session import ToolEvent, render_hot_state
@@ -160,10 +161,11 @@ Command = (
     | Restore
     | RestoreSetAside
     | ImportProjection
+    | AgentReply
     | Batch
 )
 
-SessionCommand = OpenSession | UserMessage | ToolResult | Compacted | EndSession
+SessionCommand = OpenSession | UserMessage | ToolResult | Compacted | EndSession | AgentReply
 
 
 class Footprint(NamedTuple):
@@ -186,7 +188,7 @@ def footprint(command: Command) -> Footprint | None:
     match command:
         case OpenSession() | Compacted():
             return None if command.parent is not None else Footprint(command.session, True, False)
-        case UserMessage() | ToolResult():
+        case UserMessage() | ToolResult() | AgentReply():
             head = not isinstance(command, UserMessage) or not may_hold_correction(command.text)
             return None if command.parent is not None else Footprint(command.session, False, head)
         case EndSession():
@@ -234,6 +236,10 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
         case ToolResult():
             return operations.observe_tool_result(
                 snap, command.session, command.event, now_ms, parent_session_id=command.parent
+            )
+        case AgentReply():
+            return observe_agent_reply(
+                snap, command.session, command.text, now_ms, parent_session_id=command.parent
             )
         case Compacted():
             return operations.observe_compaction(

@@ -125,6 +125,9 @@ class EventType(StrEnum):
     PROJECTION_FILE_IMPORTED = "projection_file_imported"
     PROJECTION_FILE_REJECTED = "projection_file_rejected"
     PROJECTION_FILE_QUARANTINED = "projection_file_quarantined"
+    #: a memory shown to a session was used in it: cited by id, or its rare terms in a tool's input
+    #: (docs/decisions.md#d19)
+    MEMORY_USED = "memory_used"
 
 
 class Phase(StrEnum):

@@ -25,7 +25,15 @@ import msgspec
 from domain.model import MemoryEntry
 from domain.text import canonical_text
 
-__all__ = ["MatchKind", "MemoryMatch", "match_memory", "rare_terms", "terms"]
+__all__ = [
+    "MatchKind",
+    "MemoryMatch",
+    "document_frequencies",
+    "is_specific",
+    "match_memory",
+    "rare_terms",
+    "terms",
+]
 
 MIN_SCORE: Final = 0.5
 AMBIGUOUS_RATIO: Final = 0.85
@@ -144,13 +152,14 @@ def rare_terms(entry: MemoryEntry, df: Mapping[str, int], limit: int = 4) -> tup
     candidates = [
         t
         for t in terms(entry.text)
-        if df.get(t, 0) <= 1 and not _CJK.fullmatch(t) and (_specific(t) or len(t) >= 6)
+        if df.get(t, 0) <= 1 and not _CJK.fullmatch(t) and (is_specific(t) or len(t) >= 6)
     ]
-    candidates.sort(key=lambda t: (not _specific(t), -len(t), t))
+    candidates.sort(key=lambda t: (not is_specific(t), -len(t), t))
     return tuple(candidates[:limit])
 
 
-def _specific(term: str) -> bool:
+def is_specific(term: str) -> bool:
+    """A term that names one thing: punctuation (a path, a flag, an identifier) or a digit inside."""
     return any(c in term for c in "./_-:$@~") or any(c.isdigit() for c in term)
 
 

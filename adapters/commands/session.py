@@ -33,6 +33,14 @@ def message(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def reply(args: argparse.Namespace) -> int:
+    """The agent's reply: the memories shown to the session it cites by id were used."""
+    text = text_arg(args.text)
+    if not args.parent:
+        _print(memory(context(args)).agent_reply(args.session, text))
+    return EXIT_OK
+
+
 def _tool_args(raw: str | None) -> dict[str, Any]:
     if raw is None:
         return {}

@@ -30,6 +30,7 @@ from domain.operations.common import (
     prunable_sessions,
 )
 from domain.operations.supersession import _link_retirements, _retire_for_requests
+from domain.operations.use import WRITING_TOOLS, reinforce_from_use, tool_text, use_signals
 from domain.operations.values import OpResult, Snapshot, is_sub_agent, operation, unchanged
 from domain.pending import append_pending, without_records_of
 from domain.promotion import PromotionResult, promote, promote_over_bound
@@ -198,13 +199,19 @@ def observe_tool_result(
     *,
     parent_session_id: str | None = None,
 ) -> OpResult:
-    """Active files and open errors follow the agent's tool calls."""
+    """Active files and open errors follow the agent's tool calls, and a memory shown to the session
+    that the call's input uses is reinforced (docs/decisions.md#d19)."""
     if is_sub_agent(snap.session, parent_session_id):
         return unchanged(snap)
     session, journal = _session_and_journal(snap, session_id, now_ms)
     session = _touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
     store, activity = _note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
-    return OpResult(store=store, journal=journal, session=session, emitted=activity.with_session(session_id))
+    uses = use_signals(session, tool_text(tool_event), writing=tool_event.tool in WRITING_TOOLS)
+    store, session, used = reinforce_from_use(
+        store, session, uses, f"tool:{tool_event.tool}", now_ms, snap.tuning
+    )
+    emitted = (activity + events(used)).with_session(session_id)
+    return OpResult(store=store, journal=journal, session=session, emitted=emitted)
 
 
 @operation

@@ -12,6 +12,7 @@ import {
   isHelperAgent,
   messageFields,
   notePart,
+  replyText,
   summaryText,
   systemEntries,
   toolFields,
@@ -87,7 +88,15 @@ describe("mapping", () => {
       { tool: "write", sessionID: "s", args: { filePath: "src/a.sh", content: "x".repeat(9999) } },
       { output: "Wrote file successfully.", metadata: { filepath: "/p/src/a.sh" } },
     )
-    assert.deepEqual(write, { session: "s", tool: "write", args: { filePath: "/p/src/a.sh" } })
+    const content = "x".repeat(9999) // what a write puts in: read for the memories it uses
+    assert.deepEqual(write, { session: "s", tool: "write", args: { filePath: "/p/src/a.sh", content } })
+    const edit = toolFields(
+      { tool: "edit", sessionID: "s", args: { filePath: "a.py", oldString: "old()", newString: "new()" } },
+      { output: "Edit applied.", metadata: {} },
+    )
+    assert.deepEqual(edit.args, { filePath: "a.py", content: "new()" }) // never the replaced text
+    const read = toolFields({ tool: "read", sessionID: "s", args: { filePath: "a.py" } }, { output: "x", metadata: {} })
+    assert.deepEqual(read.args, { filePath: "a.py" })
     const bash = toolFields(
       { tool: "bash", sessionID: "s", args: { command: "make" } },
       { output: "Error: x\n", metadata: { output: "Error: x\n", exit: 3 } },
@@ -116,6 +125,14 @@ describe("mapping", () => {
     })
     assert.equal(notePart({ decisions: [] }, output), null)
     assert.equal(notePart(null, output), null)
+  })
+
+  test("the reply is the last assistant message's own text", () => {
+    const assistant = (parts, extra = {}) => ({ info: { role: "assistant", ...extra }, parts })
+    assert.equal(replyText([assistant([{ type: "text", text: "used mem_1_a" }, { type: "tool" }, { type: "text", text: "b" }])]), "used mem_1_a\nb")
+    assert.equal(replyText([assistant([{ type: "text", text: "x" }]), { info: { role: "user" }, parts: [] }]), null)
+    assert.equal(replyText([assistant([{ type: "text", text: "sum" }], { summary: true })]), null)
+    assert.equal(replyText(undefined), null)
   })
 
   test("the block and the hot state are separate system entries", () => {
