@@ -30,7 +30,7 @@ from domain.operations.common import (
     prunable_sessions,
 )
 from domain.operations.supersession import _link_retirements, _retire_for_requests
-from domain.operations.use import WRITING_TOOLS, reinforce_from_use, tool_text, use_signals
+from domain.operations.use import WRITING_TOOLS, reinforce_from_use, tool_input, use_signals
 from domain.operations.values import OpResult, Snapshot, is_sub_agent, operation, unchanged
 from domain.pending import append_pending, without_records_of
 from domain.promotion import PromotionResult, promote, promote_over_bound
@@ -206,7 +206,9 @@ def observe_tool_result(
     session, journal = _session_and_journal(snap, session_id, now_ms)
     session = _touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
     store, activity = _note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
-    uses = use_signals(session, tool_text(tool_event), writing=tool_event.tool in WRITING_TOOLS)
+    given = tool_input(tool_event)
+    writing = tool_event.tool in WRITING_TOOLS
+    uses = use_signals(session, given.acting if writing else given.whole, writing=writing, place=given.place)
     store, session, used = reinforce_from_use(
         store, session, uses, f"tool:{tool_event.tool}", now_ms, snap.tuning
     )

@@ -91,30 +91,31 @@ def use_signals(
     *,
     writing: bool,
     aliases: Mapping[str, str] | None = None,
+    place: str = "",
 ) -> tuple[Use, ...]:
     """The uses ``text`` shows of the memories this session was shown and has not used yet.
-    ``writing``: the text is the input of an edit, a write or a shell command (rare terms count);
-    else only a cited id does (a reply, another tool's input)."""
+    ``writing``: the text is what an edit, a write or a shell command puts into effect (rare terms
+    count: a specific one, or two words); else only a cited id does (a reply, another tool's input).
+    ``place``: the path the call works on — its terms count as one word each, never alone (editing
+    the file a memory names is not yet following it)."""
     cues = [c for c in session.use_cues if c.memory_id not in session.used_memory_ids]
-    if not cues or not text:
+    if not cues or not (text or place):
         return ()
-    window = text[:MAX_USE_TEXT_CHARS]
+    window = f"{text[:MAX_USE_TEXT_CHARS]}\n{place}"
     lowered = window.lower()
     short = aliases or {}
     cited = {short[w] for w in _SHORT_ID.findall(window) if w in short}
     found: list[Use] = []
-    words: frozenset[str] | None = None
+    words = terms(text[:MAX_USE_TEXT_CHARS]) if writing and text else frozenset()
+    where = terms(place) if writing and place else frozenset()
     for cue in cues:
         if cue.memory_id.lower() in lowered or cue.memory_id in cited:
             found.append(Use(cue.memory_id, UseSignal.CITED_ID, (cue.memory_id,)))
             continue
-        if not writing or not cue.terms:
-            continue
-        if words is None:
-            words = terms(window)
         seen = tuple(t for t in cue.terms if t in words)
-        if any(is_specific(t) for t in seen) or len(seen) >= 2:
-            found.append(Use(cue.memory_id, UseSignal.RARE_TERM, seen))
+        near = tuple(t for t in cue.terms if t in where and t not in seen)
+        if sum(2 if is_specific(t) else 1 for t in seen) + len(near) >= 2:
+            found.append(Use(cue.memory_id, UseSignal.RARE_TERM, seen + near))
     return tuple(found)
 
 
@@ -179,8 +180,33 @@ def reinforce_from_use(
     return replace(store, entries=tuple(bumped)), replace(session, used_memory_ids=used), tuple(emitted)
 
 
-def tool_text(tool_event: ToolEvent) -> str:
-    """The input of a tool call as one text: its string arguments (a path, a command, an edit's new
-    text), never its output."""
-    values = (v for v in tool_event.args.values() if isinstance(v, str))
-    return "\n".join(values)[:MAX_USE_TEXT_CHARS]
+#: Shell commands that only read: a memory's path in them is looked at, not acted on.
+_READING: Final = re.compile(
+    r"\A\s*(?:sudo\s+)?(?:cat|less|more|head|tail|ls|ll|tree|wc|file|stat|du|grep|egrep|rg|ag|find|fd|echo"
+    r"|git\s+(?:log|diff|show|status|blame|grep|ls-files))\b"
+)
+_SEGMENTS: Final = re.compile(r"&&|\|\||[;|\n]")
+
+
+class ToolInput(NamedTuple):
+    """What a tool call's input says for use: the text it puts into effect (a command without its
+    reading parts, an edit's or a write's new text), the path it works on, and every string
+    argument (where a cited id counts too)."""
+
+    acting: str
+    place: str
+    whole: str
+
+
+def tool_input(tool_event: ToolEvent) -> ToolInput:
+    """The parts of a tool call's input (never its output) that :func:`use_signals` reads."""
+    args = tool_event.args
+    whole = "\n".join(v for v in args.values() if isinstance(v, str))[:MAX_USE_TEXT_CHARS]
+    place = args.get("filePath")
+    place = place if isinstance(place, str) else ""
+    command = args.get("command")
+    if tool_event.tool == "bash" and isinstance(command, str):
+        acting = "\n".join(s for s in _SEGMENTS.split(command) if not _READING.match(s))
+        return ToolInput(acting[:MAX_USE_TEXT_CHARS], "", whole)
+    written = args.get("content")
+    return ToolInput(written[:MAX_USE_TEXT_CHARS] if isinstance(written, str) else "", place, whole)
