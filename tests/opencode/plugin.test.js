@@ -2,7 +2,7 @@
 // WORKMEM_COMMAND (a JSON array) names the workmem command; default: `workmem` on PATH.
 // tests/test_opencode_plugin.py runs this file with a scratch WORKMEM_HOME and a fixed WORKMEM_NOW.
 import assert from "node:assert/strict"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, describe, test } from "node:test"
@@ -27,6 +27,16 @@ const scratch = mkdtempSync(join(tmpdir(), "workmem-opencode-test-"))
 process.env.WORKMEM_HOME = process.env.WORKMEM_HOME || join(scratch, "home")
 const ENV = { ...process.env }
 after(() => rmSync(scratch, { recursive: true, force: true }))
+
+// every evidence event of every workspace under the scratch WORKMEM_HOME
+function evidenceLines() {
+  const root = join(process.env.WORKMEM_HOME, "workspaces")
+  if (!existsSync(root)) return []
+  return readdirSync(root).flatMap((key) => {
+    const file = join(root, key, "evidence", "events.jsonl")
+    return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []
+  })
+}
 
 const SUMMARY = [
   "## Goal",
@@ -219,6 +229,30 @@ describe("with a real workmem serve", () => {
     const [input3, output3] = userMessage("ses_c", "msg_c3", "please run the tests")
     await hooks["chat.message"](input3, output3)
     assert.equal(output3.parts.length, 1) // no request, no note
+    assert.deepEqual(client.logs, [])
+  })
+
+  test("use: a memory's rare term in a tool's input and its id in the reply reinforce it, once", async () => {
+    const checks = await probe.request("remember", { workspace: project, text: "Run the full checks with make check-all", type: "project" })
+    const bench = await probe.request("remember", { workspace: project, text: "Benchmarks run with python -m bench.run --runs 5", type: "project" })
+    const idle = await probe.request("remember", { workspace: project, text: "The nightly job lives in .github/workflows/nightly.yml", type: "project" })
+    await system(hooks, "ses_u") // the block shows them
+    const bash = (command, callID) => hooks["tool.execute.after"](
+      { tool: "bash", sessionID: "ses_u", callID, args: { command } },
+      { title: command, output: "ok\n", metadata: { exit: 0, output: "ok\n" } },
+    )
+    await bash("make check-all", "u1")
+    await bash("make check-all", "u2")
+    messages.ses_u = [
+      { info: { role: "user" }, parts: [{ type: "text", text: "speed?" }] },
+      { info: { role: "assistant" }, parts: [{ type: "text", text: `Measured as ${bench.id} says.` }] },
+    ]
+    await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_u" } } })
+    const used = evidenceLines()
+      .filter((e) => e.type === "memory_used")
+      .map((e) => [e.memory.memoryId, e.details.signal, e.details.where])
+    assert.deepEqual(used, [[checks.id, "rare_term", "tool:bash"], [bench.id, "cited_id", "reply"]])
+    assert.ok(!used.some(([id]) => id === idle.id)) // shown, not used
     assert.deepEqual(client.logs, [])
   })
 
