@@ -31,7 +31,7 @@ _GLOBAL_OPTIONS = ("--home", "--workspace")
 #: follow, or a sub-agent's event) costs nothing worth a round trip and is handled in the process.
 STORAGE_EVENTS = frozenset(
     {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact", "PostCompact",
-     "SessionEnd"}
+     "SessionEnd", "Stop"}
 )  # fmt: skip
 FOLLOWED_TOOLS = frozenset({"Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Grep", "Bash"})
 
