@@ -185,3 +185,20 @@ def test_cli_message_prints_the_note(cli: Cli) -> None:
     assert said.out.startswith("workmem (memory changes asked for in this message):")
     assert "forgot mem_" in said.out and cli.memories() == []
     assert cli.ok("message", "--session", "s1", "please run the tests").out.strip() == ""
+
+
+def test_a_request_of_this_session_not_stored_yet_is_dropped_or_reworded() -> None:
+    snap = _snap()
+    asked = _say(snap, "remember: the release train leaves every Thursday at noon", mid="p1")
+    assert asked.session is not None and len(asked.session.pending_memories) == 1
+    dropped = _say(asked.next_snapshot(), "forget that the release train leaves on Thursday", mid="p2")
+    assert dropped.session is not None and dropped.session.pending_memories == ()
+    assert dropped.journal.entries == () and "will not be stored" in dropped.output
+    assert any(e.type is EventType.PENDING_MEMORY_CLEARED for e in dropped.events)
+    assert dropped.store.entries == snap.store.entries
+    reworded = _say(asked.next_snapshot(), "actually, use Friday instead of Thursday", mid="p3")
+    assert reworded.session is not None
+    assert [m.text for m in reworded.session.pending_memories] == [
+        "the release train leaves every Friday at noon"
+    ]
+    assert [e.text for e in reworded.journal.entries] == ["the release train leaves every Friday at noon"]

@@ -152,7 +152,11 @@ def observe_user_message(
     from domain.operations.conversation import correct_in_conversation
 
     corrected = correct_in_conversation(snap, text, now_ms)  # forget and correct (docs/decisions.md#d19)
-    snap, text = replace(snap, store=corrected.result.store), corrected.text
+    fixed = corrected.result
+    snap, text = (
+        replace(snap, store=fixed.store, journal=fixed.journal, session=fixed.session),
+        corrected.text,
+    )
     session, journal = _session_and_journal(snap, session_id, now_ms)
     session = _touch(session, now_ms)
     store, activity = _note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
