@@ -27,7 +27,7 @@ from typing import Final, NamedTuple
 from msgspec.structs import replace
 
 from domain.evidence.build import event
-from domain.matching import document_frequencies, is_specific, rare_terms, terms
+from domain.matching import cue_candidates, is_specific, occurrences, rare_terms, terms
 from domain.model import (
     DAY_MS,
     EventType,
@@ -78,7 +78,8 @@ def record_cues(
     memories, for how rare each term is)."""
     if not rendered:
         return session
-    df = document_frequencies(e for e in entries if e.status is MemoryStatus.ACTIVE)
+    active = [e for e in entries if e.status is MemoryStatus.ACTIVE]
+    df = occurrences((t for e in rendered for t in cue_candidates(e.text)), active)
     fresh = tuple(UseCue(memory_id=e.id, terms=rare_terms(e, df, MAX_CUE_TERMS)) for e in rendered)
     ids = {c.memory_id for c in fresh}
     kept = tuple(c for c in session.use_cues if c.memory_id not in ids)
