@@ -50,16 +50,18 @@ class Correction(msgspec.Struct, frozen=True, kw_only=True):
 _END: Final = r"[\s.!?。！？…]*\Z"
 _SEP: Final = r"\s*[:：,，、\-—]?\s*"
 _PLEASE: Final = r"(?:please\s+|pls\s+)?"
+#: A colon or a dash: what makes "forget: …" or "no longer true — …" a request.
+_COLON: Final = r"\s*[:：\-—]\s*"
 _WE: Final = r"(?:we|i|you)"
 
 # -- negated forgets: remember requests --------------------------------------------------------
 _KEEP: Final = (
     lazy_compile(
-        rf"\A{_PLEASE}(?:don['’]?t|do\s+not|never)\s+forget(?:\s+(?:that|this|about))?{_SEP}(?P<body>.+?){_END}",
+        rf"\A{_PLEASE}(?:don['’]?t|do\s+not|never)\s+forget(?:\s+(?:that|this|about)\s+|{_COLON})(?P<body>.+?){_END}",
         re.IGNORECASE,
     ),
     lazy_compile(
-        rf"\A(?:请|請)?(?:不要|别|別|千万别|千萬別)(?:忘记|忘記|忘了|忘掉)(?:这一点|這一點|这个|這個)?{_SEP}(?P<body>.+?){_END}"
+        rf"\A(?:请|請)?(?:不要|别|別|千万别|千萬別)(?:忘记|忘記|忘了|忘掉)(?:这一点|這一點|这个|這個)?{_COLON}(?P<body>.+?){_END}"
     ),
 )
 #: Negated forgets the remember triggers read already (Japanese, Korean): not a forget, nothing more.
@@ -68,14 +70,20 @@ _NEGATED: Final = lazy_compile(r"忘れないで|忘れるな|잊지\s*마|잊�
 # -- forget ------------------------------------------------------------------------------------
 _FORGET: Final = (
     # English
+    # "forget that …", "forget the rule about …", "forget: …" ("forget the tests for now" and
+    # "forget that, …" are conversation, not requests)
     lazy_compile(
-        rf"\A{_PLEASE}forget(?:\s+about)?(?:\s+(?:that|this|the\s+(?:memory|note|rule|one)(?:\s+(?:that|about))?))?"
-        rf"{_SEP}(?P<body>.+?){_END}",
+        rf"\A{_PLEASE}forget(?:\s+about)?\s+(?:that|this|the\s+(?:memory|note|rule)(?:\s+(?:that|about))?)\s+"
+        rf"(?P<body>[^,，].*?){_END}",
+        re.IGNORECASE,
+    ),
+    lazy_compile(
+        rf"\A{_PLEASE}forget(?:\s+(?:that|this|the\s+(?:memory|note|rule)))?{_COLON}(?P<body>.+?){_END}",
         re.IGNORECASE,
     ),
     lazy_compile(
         r"\A(?:(?:that|this|it)(?:['’]s|\s+is)\s+|(?:that|this|it)\s+)?(?:no\s+longer|not)\s+"
-        rf"(?:true|valid|correct|the\s+case|how\s+we\s+do\s+it)(?:\s+any\s?more)?{_SEP}(?P<body>.+?){_END}",
+        rf"(?:true|valid|correct|the\s+case|how\s+we\s+do\s+it)(?:\s+any\s?more)?{_COLON}(?P<body>.+?){_END}",
         re.IGNORECASE,
     ),
     lazy_compile(
@@ -86,7 +94,11 @@ _FORGET: Final = (
     lazy_compile(rf"\A{_WE}\s+no\s+longer\s+(?P<body>.+?){_END}", re.IGNORECASE),
     # Chinese
     lazy_compile(
-        rf"\A(?:请|請)?(?:忘记|忘記|忘掉)(?:这一点|這一點|这个|這個|这条|這條|吧)?{_SEP}(?P<body>.+?){_END}"
+        rf"\A(?:请|請)?(?:忘记|忘記|忘掉)(?:这一点|這一點|这个|這個|这条|這條)?{_COLON}(?P<body>.+?){_END}"
+    ),
+    lazy_compile(
+        r"\A(?:请|請)?(?:忘记|忘記|忘掉)(?:关于|關於)?(?P<body>.+?)"
+        rf"(?:这件事|這件事|这条|這條|这一点|這一點|的记忆|的記憶)吧?{_END}"
     ),
     lazy_compile(
         r"\A(?:这|這|那|这个|這個)?(?:已经|已經)?"
@@ -94,7 +106,7 @@ _FORGET: Final = (
     ),
     lazy_compile(rf"\A(?:我们|我們)(?:已经|已經)?不再(?P<body>.+?)了?{_END}"),
     # Japanese
-    lazy_compile(rf"\A(?:忘れて(?:ください|ね)?){_SEP}(?P<body>.+?){_END}"),
+    lazy_compile(rf"\A(?:忘れて(?:ください|ね)?){_COLON}(?P<body>.+?){_END}"),
     lazy_compile(rf"\A(?P<body>.+?)(?:は|を|のこと(?:は|を)?)?忘れて(?:ください|ね)?{_END}"),
     lazy_compile(
         rf"\A(?:それは)?もう(?:正しくない|正しくありません|有効ではない|違う){_SEP}(?P<body>.+?){_END}"
@@ -103,7 +115,7 @@ _FORGET: Final = (
         rf"\A(?:私たちは|うちは)?もう(?P<body>.+?)(?:は|を)?(?:使わない|使っていない|しない|していない)(?:です)?{_END}"
     ),
     # Korean
-    lazy_compile(rf"\A잊어\s*(?:줘|주세요|버려)?{_SEP}(?P<body>.+?){_END}"),
+    lazy_compile(rf"\A잊어\s*(?:줘|주세요|버려)?{_COLON}(?P<body>.+?){_END}"),
     lazy_compile(rf"\A(?P<body>.+?)\s*(?:은|는|을|를)?\s*잊어\s*(?:줘|주세요|버려)?{_END}"),
     lazy_compile(
         rf"\A(?:그건|그것은)?\s*더\s*이상\s*(?:사실이\s*아니(?:야|에요|다)|맞지\s*않(?:아|아요|다)){_SEP}(?P<body>.+?){_END}"
