@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Final
@@ -104,15 +103,6 @@ def _named(target: str, entries: Sequence[MemoryEntry], aliases: Mapping[str, st
     return MemoryMatch(kind=MatchKind.ONE, ids=exact) if len(exact) == 1 else None
 
 
-def _weights(entries: Iterable[frozenset[str]]) -> tuple[Counter[str], int]:
-    df: Counter[str] = Counter()
-    count = 0
-    for found in entries:
-        df.update(found)
-        count += 1
-    return df, count
-
-
 def match_memory(
     target: str, entries: Sequence[MemoryEntry], *, aliases: Mapping[str, str] | None = None
 ) -> MemoryMatch:
@@ -123,12 +113,18 @@ def match_memory(
     wanted = terms(target)
     if not wanted or not entries:
         return _NO_MATCH
-    held = [terms(e.text) for e in entries]
-    df, n = _weights(held)
+    # A term's document frequency by substring (a word inside a path counts: an overcount only makes
+    # it weigh less); only the memories holding one of the target's terms are split into terms.
+    texts = [unicodedata.normalize("NFKC", e.text).lower() for e in entries]
+    n = len(entries)
+    df = {t: sum(1 for text in texts if t in text) for t in wanted}
     weight = {t: math.log(1.0 + n / df[t]) if df[t] else math.log(1.0 + n) for t in wanted}
     total = sum(weight.values())
     scored: list[tuple[float, int]] = []
-    for index, found in enumerate(held):
+    for index, text in enumerate(texts):
+        if not any(t in text for t in wanted):
+            continue
+        found = terms(entries[index].text)
         shared = wanted & found
         if not shared:
             continue
