@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from bench.core import NOW_MS, _median_ms, make_store
 from domain.caches import Caches
 from domain.consolidation import normalize_store
+from domain.enums import MemoryStatus
 from domain.matching import match_memory
-from domain.model import MemoryStatus, SessionState
+from domain.model import SessionState
 from domain.operations.use import record_cues, use_signals
 from domain.render import render_workspace_block
 

@@ -10,7 +10,8 @@ from hypothesis import event as note, given, strategies as st
 from msgspec.structs import replace
 
 from domain.commands import Command, Compacted, OpenSession, ToolResult, UserMessage, handle
-from domain.model import DAY_MS, EventType, MemoryType
+from domain.enums import EventType, MemoryType
+from domain.limits import DAY_MS
 from domain.operations import Snapshot
 from domain.operations.replies import AgentReply
 from domain.session import ToolEvent

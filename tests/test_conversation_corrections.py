@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from domain.commands import ContextMode, Restore, UserMessage, footprint, handle
+from domain.enums import EventType, MemorySource, MemoryStatus, MemoryType
 from domain.extraction.corrections import CorrectionKind, find_corrections
 from domain.matching import MatchKind, match_memory, terms
-from domain.model import EventType, MemorySource, MemoryStatus, MemoryType
 from domain.operations import OpResult, Snapshot
 from tests.support.builders import NOW, journal, memory, session, store
 from tests.support.cli import Cli

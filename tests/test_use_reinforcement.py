@@ -10,7 +10,9 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from domain.commands import OpenSession, ToolResult, handle
-from domain.model import DAY_MS, EventType, MemoryType, SessionState
+from domain.enums import EventType, MemoryType
+from domain.limits import DAY_MS
+from domain.model import SessionState
 from domain.operations import OpResult, Snapshot
 from domain.operations.replies import observe_agent_reply
 from domain.operations.use import USE_GAIN, UseSignal, use_signals

@@ -12,8 +12,9 @@ from typing import NamedTuple
 from adapters.hosts import claude_code, codex
 from adapters.hosts.hook_dialect import command_of
 from domain.commands import Command, ContextMode, OpenSession, ToolResult, handle
+from domain.enums import EventType
 from domain.extraction import classify_explicit_memory
-from domain.model import DAY_MS, EventType
+from domain.limits import DAY_MS
 from domain.operations import OpResult, Snapshot
 from domain.operations.replies import AgentReply
 from domain.session import ToolEvent

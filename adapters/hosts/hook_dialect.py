@@ -173,12 +173,19 @@ def command_of(payload: Mapping[str, Any], event: str, dialect: Dialect) -> Sess
     """The command a hook event asks for (the door's one job); ``None`` for events, tools and
     prompts workmem does not use. A sub-agent's event (``agent_id``) names its parent: the service
     then reads and writes nothing."""
-    from domain.commands import ContextMode, EndSession, OpenSession, ToolResult, UserMessage
-
     sid = session_id(payload)
     if sid is None:
         raise HookError("payload has no session_id")
     parent = text_field(payload, "agent_id")
+    if event == STOP:
+        reply = reply_text(payload)
+        if not reply:
+            return None  # nothing to read: the core is not even imported
+        from domain.operations.replies import AgentReply
+
+        return AgentReply(session=sid, parent=parent, text=reply)
+    from domain.commands import ContextMode, EndSession, OpenSession, ToolResult, UserMessage
+
     if event == SESSION_START:
         resumed = payload.get("source") == "resume"  # the conversation still holds what it was handed
         return OpenSession(session=sid, parent=parent, context=ContextMode.APPENDED, resumed=resumed)
@@ -203,11 +210,6 @@ def command_of(payload: Mapping[str, Any], event: str, dialect: Dialect) -> Sess
         from domain.commands import Compacted
 
         return Compacted(session=sid, parent=parent, summary=dialect.summary(payload))
-    if event == STOP:
-        from domain.operations.replies import AgentReply
-
-        reply = reply_text(payload)
-        return AgentReply(session=sid, parent=parent, text=reply) if reply else None
     if event == SESSION_END:
         reason = payload.get("reason")
         return EndSession(session=sid, parent=parent, keep_hot_state=reason not in FINAL_END_REASONS)

@@ -16,10 +16,11 @@ from typing import Final, NamedTuple
 from msgspec.structs import replace
 
 from domain.emitted import events
+from domain.enums import MemoryStatus
 from domain.extraction.corrections import Correction, CorrectionKind, find_corrections, message_lines
 from domain.keys import exact_key
 from domain.matching import MatchKind, match_memory
-from domain.model import MemoryEntry, MemoryStatus
+from domain.model import MemoryEntry
 from domain.operations.commands import forget, supersede
 from domain.operations.values import CommandOutcome, OpResult, Snapshot, unchanged
 from domain.pending import clear_pending

@@ -26,20 +26,11 @@ from typing import Final, NamedTuple
 
 from msgspec.structs import replace
 
+from domain.enums import EventType, MemoryStatus, Outcome, Phase
 from domain.evidence.build import event
+from domain.limits import DAY_MS
 from domain.matching import cue_candidates, is_specific, occurrences, rare_terms, terms
-from domain.model import (
-    DAY_MS,
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    MemoryStatus,
-    Outcome,
-    Phase,
-    SessionState,
-    UseCue,
-    WorkspaceStore,
-)
+from domain.model import EvidenceInput, MemoryEntry, SessionState, UseCue, WorkspaceStore
 from domain.retention import DEFAULT_TUNING, Tuning, dormancy_at, half_life_days, initial_strength, strength
 from domain.session.state import ToolEvent
 
