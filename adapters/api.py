@@ -46,13 +46,16 @@ from adapters.api_values import (
     scope_of_value,
     storage_error_from,
 )
-from adapters.filestore import DEFAULT_LOCK_TIMEOUT_S, StorageError
+from adapters.diagnostics_input import load_input, read_rejections
+from adapters.locking import DEFAULT_LOCK_TIMEOUT_S
+from adapters.storage_io import StorageError
 from domain.caches import Caches
-from domain.model import Importance, MemoryType, Scope
+from domain.enums import Importance, MemoryType, Scope
 from domain.operations import CommandOutcome
 
 if TYPE_CHECKING:
-    from adapters.filestore import SnapshotCache, Workspace
+    from adapters.filestore import Workspace
+    from adapters.storage_io import SnapshotCache
     from adapters.sync import SyncReport
     from domain.commands import Command, Forget, Restore, Supersede
     from domain.model import SessionState, WorkspaceStore
@@ -97,7 +100,7 @@ class WorkingMemory:
     :class:`InvalidInput`. ``home`` is the data directory (default:
     ``WORKMEM_HOME``, else the platform's user data directory). ``clock`` returns epoch milliseconds
     (default: the real clock, or ``WORKMEM_NOW`` when set). ``lock_timeout_s`` bounds the wait for the
-    workspace lock. ``cache`` (an :class:`adapters.filestore.SnapshotCache`) lets a long-running
+    workspace lock. ``cache`` (an :class:`adapters.storage_io.SnapshotCache`) lets a long-running
     caller reuse decoded files between calls while their bytes on disk are unchanged. The object
     holds nothing the files do not hold, so any number of them, in any number of processes, may share
     a workspace; what it keeps between calls is the core's speed state of its workspace (a
@@ -332,7 +335,6 @@ class WorkingMemory:
 
     def explain(self, memory_id: str | None = None) -> Explanation:
         """Why each memory (or only ``memory_id``) is or is not in the block. Read-only."""
-        from adapters.commands.diagnostics import load_input, read_rejections
         from adapters.paths import workspace_key, workspace_paths_for_key
         from domain.diagnostics import format_explain
 

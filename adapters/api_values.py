@@ -12,7 +12,9 @@ import msgspec
 from msgspec.structs import force_setattr
 
 from adapters.storage_io import StorageUnavailable
-from domain.model import EventType, EvidenceInput, Importance, MemoryType, Outcome, Scope
+from domain.enums import EventType, Importance, MemoryType, Outcome, Scope
+from domain.model import EvidenceInput
+from domain.text import one_line
 
 if TYPE_CHECKING:
     from domain.model import MemoryEntry, SessionState, WorkspaceStore
@@ -162,17 +164,11 @@ _REFUSED: Final[dict[str, str]] = {
 }
 
 
-def _single_line(text: str) -> str:
-    from adapters.commands import one_line
-
-    return one_line(text)
-
-
 def decisions(events: Iterable[EvidenceInput]) -> tuple[Decision, ...]:
     """A short, redacted account of what happened to each memory (one per relevant event)."""
     found: list[Decision] = []
     for ev in events:
-        preview = _single_line(ev.text_preview or "")
+        preview = one_line(ev.text_preview or "")
         kind = ev.memory.type if ev.memory is not None and ev.memory.type else None
         if ev.type in _KEPT and ev.outcome != Outcome.REJECTED:
             found.append(Decision(action=_KEPT[ev.type], text=preview, type=kind))
@@ -238,7 +234,7 @@ def storage_error_from(exc: OSError) -> StorageUnavailable:
 def memory_rows(store: WorkspaceStore, now_ms: int, *, include_all: bool) -> tuple[Memory, ...]:
     """The store as ``list`` shows it: active memories strongest first, then (with ``include_all``)
     the others. ``store`` should already be normalised (in memory)."""
-    from domain.model import MemoryStatus
+    from domain.enums import MemoryStatus
     from domain.ranking import sort_by_retention
     from domain.render import render_workspace_block
     from domain.retention import dormancy_at, strength

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from adapters import __version__
 from adapters.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_STORAGE, EXIT_UNEXPECTED, EXIT_USAGE, HELP
+from adapters.host_names import INSTALL_HOSTS
 
 if TYPE_CHECKING:
     import argparse
@@ -36,7 +37,6 @@ Global options go before the command, --json after it: workmem --workspace . lis
 
 TYPES = ("feedback", "project", "decision", "reference")
 SCOPES = ("team", "personal", "user")
-HOSTS = ("claude-code", "codex", "opencode")
 
 
 def _terminal_safe(text: str) -> str:
@@ -158,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = _command(sub, name, f"install:{name}", f"{verb} a host's settings (merging; see docs/hosts.md)")
         p.add_argument(
             "host",
-            choices=(*HOSTS, "git"),
+            choices=(*INSTALL_HOSTS, "git"),
             metavar="HOST",
             help="claude-code, codex or opencode; git: the merge driver",
         )
@@ -347,7 +347,7 @@ def _clean_argument(value: str) -> str:
     return value
 
 
-def _hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
+def hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
     """``[--home DIR] [--workspace DIR] hook HOST`` and nothing else, parsed without building the
     whole parser: a host runs this on every event, so start-up time counts (docs/performance.md)."""
     from types import SimpleNamespace
@@ -364,7 +364,7 @@ def _hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = [_clean_argument(a) for a in (sys.argv[1:] if argv is None else argv)]
-    args = _hook_fast_path(arguments)
+    args = hook_fast_path(arguments)
     if args is None:
         return _main(arguments, None)
     # A hook process lives for one event and frees everything at exit: the cyclic garbage collector

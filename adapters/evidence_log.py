@@ -34,16 +34,17 @@ from adapters.jsonl import (
     refuse_symlink,
     split_lines,
 )
+from adapters.locking import DEFAULT_LOCK_TIMEOUT_S
 from domain.evidence_records import build_record, event_time_ms, parse_event_line, prune_indices
 from domain.ids import event_id
-from domain.model import DAY_MS, EvidenceEvent, EvidenceInput, EvidenceLogLimits
+from domain.limits import DAY_MS, EvidenceLogLimits
+from domain.model import EvidenceEvent, EvidenceInput
 from domain.text import strip_controls
 from domain.timeutil import iso_from_ms
 
 PRUNE_SLACK_EVENTS: Final = 100
 PRUNE_SLACK_BYTES: Final = 128 * 1024
 PRUNE_SLACK_MS: Final = DAY_MS
-LOCK_TIMEOUT_S: Final = 5.0
 POLL_INTERVAL_S: Final = 0.005
 _HEAD_BYTES: Final = 64 * 1024
 
@@ -156,7 +157,9 @@ def _lock(log: Path, timeout_s: float) -> locking.FileLock:
     return locking.FileLock(lock_path(log), timeout=timeout_s, mode=0o600, poll_interval=POLL_INTERVAL_S)
 
 
-def prune_log(log: Path, now_ms: int, *, lock_timeout_s: float = LOCK_TIMEOUT_S) -> PruneReport | None:
+def prune_log(
+    log: Path, now_ms: int, *, lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S
+) -> PruneReport | None:
     """Prune now, under the log's lock (docs/decisions.md#evidence-log-append-and-prune). Raises
     ``OSError`` (including ``locking.Timeout``)."""
     with _lock(log, lock_timeout_s):
@@ -188,7 +191,7 @@ def append_events(
     now_ms: int,
     workspace_key: str,
     workspace_root_hash: str,
-    lock_timeout_s: float = LOCK_TIMEOUT_S,
+    lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
 ) -> tuple[EvidenceEvent, ...]:
     """Sanitise and append ``inputs`` in order; return the stored records. Never raises.
 
@@ -246,7 +249,7 @@ class EvidenceLog:
         *,
         workspace_key: str,
         workspace_root_hash: str,
-        lock_timeout_s: float = LOCK_TIMEOUT_S,
+        lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
     ) -> None:
         self.path = path
         self.workspace_key = workspace_key

@@ -34,8 +34,8 @@ Guarantees:
   is lost.
 
 This module holds :class:`Workspace` (the files, the lock, the read-only views); the transaction is
-:mod:`adapters.transaction` and what both share is :mod:`adapters.storage_io`. Every name is importable
-from here.
+:mod:`adapters.transaction` and what both share is :mod:`adapters.storage_io` (import each name from
+the module that defines it).
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ import msgspec
 from adapters import locking
 from adapters.evidence_log import EvidenceLog
 from adapters.jsonl import O_NOFOLLOW, ensure_private_dir, read_bytes, refuse_symlink, split_lines
+from adapters.locking import DEFAULT_LOCK_TIMEOUT_S
 from adapters.paths import (
     WorkspacePaths,
     session_file_name,
@@ -61,18 +62,11 @@ from adapters.paths import (
     workspace_root_hash,
 )
 from adapters.storage_io import (
-    DEFAULT_LOCK_TIMEOUT_S,
-    KIND_JOURNAL,
-    KIND_SESSION,
-    KIND_STORE,
     KIND_WORKSPACE,
     POLL_INTERVAL_S,
     Loaded,
     LockTimeout,
     SnapshotCache,
-    StaleWrite,
-    StorageError,
-    StorageUnavailable,
     archive_key,
     read_file,
     salvage_file,
@@ -81,38 +75,17 @@ from adapters.storage_io import (
 )
 from adapters.transaction import Transaction
 from domain.codec import decode
+from domain.enums import EventType, Outcome
 from domain.model import (
-    EventType,
     EvidenceEvent,
     EvidenceInput,
     MemoryEntry,
-    Outcome,
     PendingJournal,
     SessionState,
     WorkspaceRef,
     WorkspaceStore,
 )
 from domain.timeutil import iso_from_ms
-
-#: the storage names this module has always offered (they live in adapters.storage_io and
-#: adapters.transaction since the split)
-__all__ = [
-    "DEFAULT_LOCK_TIMEOUT_S",
-    "KIND_JOURNAL",
-    "KIND_SESSION",
-    "KIND_STORE",
-    "KIND_WORKSPACE",
-    "POLL_INTERVAL_S",
-    "Loaded",
-    "LockTimeout",
-    "SnapshotCache",
-    "StaleWrite",
-    "StorageError",
-    "StorageUnavailable",
-    "Transaction",
-    "Workspace",
-    "archive_key",
-]
 
 T = TypeVar("T")
 S = TypeVar("S", bound=msgspec.Struct)

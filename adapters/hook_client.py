@@ -13,17 +13,19 @@ import os
 import struct
 import sys
 
+from adapters.host_names import HOOK_HOSTS
+from adapters.locking import DEFAULT_LOCK_TIMEOUT_S, LOCK_TIMEOUT_ENV
+
 SERVER_ENV = "WORKMEM_HOOK_SERVER"
 IDLE_ENV = "WORKMEM_HOOK_SERVER_IDLE_S"
 HOME_ENV = "WORKMEM_HOME"
 APP_NAME = "workmem"
+
 #: How long a call waits for the server's answer beyond the longest lock wait.
 ANSWER_MARGIN_S = 10.0
-DEFAULT_LOCK_WAIT_S = 5.0
 MAX_SOCKET_PATH = 100
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
-FORWARDED_ENV = ("WORKMEM_NOW", "WORKMEM_LOCK_TIMEOUT")
-HOSTS = ("claude-code", "codex")
+FORWARDED_ENV = ("WORKMEM_NOW", LOCK_TIMEOUT_ENV)
 _HEADER = struct.Struct("!I")
 _GLOBAL_OPTIONS = ("--home", "--workspace")
 
@@ -259,9 +261,9 @@ def write_output(stdout: str, stderr: str) -> None:
 
 def _lock_wait() -> float:
     try:
-        return max(0.0, float(os.environ.get("WORKMEM_LOCK_TIMEOUT", "") or DEFAULT_LOCK_WAIT_S))
+        return max(0.0, float(os.environ.get("WORKMEM_LOCK_TIMEOUT", "") or DEFAULT_LOCK_TIMEOUT_S))
     except ValueError:
-        return DEFAULT_LOCK_WAIT_S
+        return DEFAULT_LOCK_TIMEOUT_S
 
 
 class Call:
@@ -290,7 +292,7 @@ def prepare(argv: list[str], raw: bytes) -> Call | None:
     if parsed is None or not enabled():
         return None
     host, home_option, workspace = parsed
-    if host not in HOSTS:
+    if host not in HOOK_HOSTS:
         return None
     text = raw.decode("utf-8", errors="replace")
     if not worth_a_round_trip(text):

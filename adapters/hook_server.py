@@ -82,7 +82,7 @@ def _code_mtime(root: str) -> int:
 
 def handle(body: Any, cache: Any = None, caches: Any = None) -> dict[str, Any]:
     """Run one hook event as ``workmem hook`` would in its own process; ``cache`` (a
-    :class:`adapters.filestore.SnapshotCache`) saves decoding files that did not change, ``caches``
+    :class:`adapters.storage_io.SnapshotCache`) saves decoding files that did not change, ``caches``
     (an :class:`adapters.service.CachesByWorkspace`) keeps the core's speed state of each workspace
     (docs/decisions.md#d14)."""
     from pathlib import Path
@@ -160,8 +160,8 @@ def serve(home: str, print_: str, idle_s: float) -> int:
     # warm up: what every event needs, imported once
     import domain.extraction
     import domain.operations  # noqa: F401
-    from adapters.filestore import SnapshotCache
     from adapters.service import CachesByWorkspace
+    from adapters.storage_io import SnapshotCache
 
     cache = SnapshotCache(max_files=512)
     caches = CachesByWorkspace()

@@ -39,7 +39,6 @@ from domain.model import PendingJournal, SessionState, WorkspaceStore
 from domain.salvage import describe_salvage, salvage_document
 
 OWM_DIR_NAME: Final = "opencode-working-memory"
-LOCK_TIMEOUT_S: Final = 5.0
 
 COPIED: Final = "copied"
 KEPT: Final = "kept existing (not overwritten)"
@@ -206,7 +205,7 @@ def _import_workspace(source_dir: Path, home: Path) -> list[ImportedFile]:
     layout = paths.workspace_paths_for_key(home, _destination_key(source_dir))
     jsonl.ensure_private_dir(layout.directory, fix_mode=False)
     done: list[ImportedFile] = []
-    with locking.FileLock(str(layout.lock), timeout=LOCK_TIMEOUT_S, mode=0o600):
+    with locking.FileLock(str(layout.lock), timeout=locking.DEFAULT_LOCK_TIMEOUT_S, mode=0o600):
         if (source_dir / paths.STORE_FILE).is_file():
             done.append(_copy_json(source_dir / paths.STORE_FILE, layout.store, decode_store))
         if (source_dir / paths.JOURNAL_FILE).is_file():

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapters.cli import HOSTS
 from adapters.commands import CommandError
 from adapters.config_files import ConfigError, decode_json_object, read_text
+from adapters.host_names import INSTALL_HOSTS
 from adapters.json_splice import splice
 from adapters.settings_edits import (
     CLAUDE_EVENTS,
@@ -229,7 +229,7 @@ def plan(host: str, where: Where, exe: str, *, mcp: bool, remove: bool) -> Plan:
     elif host == "opencode":
         _plan_opencode(files, where, exe, mcp=mcp, remove=remove)
     else:
-        raise CommandError(f"unknown host {host!r} (supported: {', '.join(HOSTS)})")
+        raise CommandError(f"unknown host {host!r} (supported: {', '.join(INSTALL_HOSTS)})")
     return files.plan
 
 

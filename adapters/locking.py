@@ -21,6 +21,9 @@ except ImportError:  # pragma: no cover - not POSIX
     fcntl = None  # type: ignore[assignment]
 
 DEFAULT_POLL_INTERVAL_S: Final = 0.05
+#: how long any workmem command waits for a workspace's lock, unless ``WORKMEM_LOCK_TIMEOUT`` says
+DEFAULT_LOCK_TIMEOUT_S: Final = 5.0
+LOCK_TIMEOUT_ENV: Final = "WORKMEM_LOCK_TIMEOUT"
 
 
 class Timeout(TimeoutError):

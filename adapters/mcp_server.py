@@ -38,10 +38,11 @@ INSTRUCTIONS: Final = (
 def _refused(result: Remembered | Edit) -> str | None:
     """The tool error for a result the caller should see as a failure, else ``None``."""
     from adapters.api import Edit
+    from domain.operations import CommandOutcome
 
-    if result.outcome == "rejected":
+    if result.outcome == CommandOutcome.REJECTED:
         return f"rejected by the safety gate: {', '.join(result.reasons) or 'rejected'}"
-    if isinstance(result, Edit) and result.outcome == "unknown":
+    if isinstance(result, Edit) and result.outcome == CommandOutcome.UNKNOWN:
         return f"no memory with id {result.target} (see the list tool with include_all)"
     return None
 

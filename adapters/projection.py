@@ -29,8 +29,8 @@ import msgspec
 from adapters.jsonl import atomic_write, ensure_private_dir
 from adapters.paths import PROJECTION_DIR
 from adapters.user_scope import user_root
+from domain.enums import Scope
 from domain.ids import sha256
-from domain.model import Scope
 from domain.projection import tombstones as tombstone_lines
 from domain.projection.document import MEMORIES_DIR, path_parts
 from domain.projection.records import ProjectionFile, TombstoneLine

@@ -25,6 +25,7 @@ from adapters.projection import (
     stamp_of,
     write_text,
 )
+from domain.enums import Outcome as FileOutcome
 from domain.projection import tombstones as tombstone_lines
 from domain.projection.document import MEMORIES_DIR, file_path, file_stem, path_parts
 from domain.projection.tombstones import TOMBSTONES_FILE, projected_tombstones
@@ -50,13 +51,14 @@ class Outcome(NamedTuple):
 def outcomes(found: Iterable[object]) -> dict[str, Outcome]:
     """The outcome of each file an import looked at (only those that changed something or were
     turned down), from the import's events."""
-    from domain.model import EventType, EvidenceInput
+    from domain.enums import EventType
+    from domain.model import EvidenceInput
 
     out: dict[str, Outcome] = {}
     kinds = {
-        EventType.PROJECTION_FILE_IMPORTED: "imported",
-        EventType.PROJECTION_FILE_REJECTED: "rejected",
-        EventType.PROJECTION_FILE_QUARANTINED: "quarantined",
+        EventType.PROJECTION_FILE_IMPORTED: FileOutcome.IMPORTED,
+        EventType.PROJECTION_FILE_REJECTED: FileOutcome.REJECTED,
+        EventType.PROJECTION_FILE_QUARANTINED: FileOutcome.QUARANTINED,
     }
     for event in found:
         if not isinstance(event, EvidenceInput) or event.type not in kinds:
@@ -81,7 +83,7 @@ def record_import(manifest: Manifest, command: ImportProjection, found: Iterable
     seen = outcomes(found)
     for file in command.files:
         result = seen.get(file.path)
-        if result is not None and result.outcome != "imported":
+        if result is not None and result.outcome != FileOutcome.IMPORTED:
             manifest.flagged[file.path] = Flag(
                 size=file.size,
                 mtime_ns=file.mtime_ns,
@@ -256,7 +258,7 @@ def flagged(layout: Layout) -> dict[str, Flag]:
 def location(root: str | Path, memory_id: str) -> tuple[Path, int] | None:
     """The projection file of ``memory_id`` in the workspace ``root`` and the line its text starts
     on, if the memory has a file (for citations: ``.workmem/memories/<type>/<id>.md:<line>``)."""
-    from domain.model import MemoryType
+    from domain.enums import MemoryType
 
     directory = Path(root) / DIRECTORY / MEMORIES_DIR
     for type_ in MemoryType:

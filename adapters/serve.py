@@ -7,7 +7,7 @@ of input ends the server with exit 0.
 
 The server holds nothing the files do not hold: every request is one transaction of
 :class:`adapters.api.WorkingMemory`, so any number of servers and CLI calls can share a workspace. Its
-savings are a :class:`adapters.filestore.SnapshotCache` of decoded files, used only while the bytes
+savings are a :class:`adapters.storage_io.SnapshotCache` of decoded files, used only while the bytes
 on disk are unchanged, and the core's speed state of each workspace, kept by that workspace's
 ``WorkingMemory`` (docs/decisions.md#d14).
 """
@@ -26,7 +26,7 @@ from adapters import __version__
 from adapters.api import InvalidInput, WorkingMemory
 from adapters.clock import ClockError
 from adapters.exit_codes import EXIT_OK
-from adapters.filestore import SnapshotCache, StorageError
+from adapters.storage_io import SnapshotCache, StorageError
 
 PROTOCOL: Final = 1
 #: The longest request line accepted (a compaction summary is the largest payload a host sends).

@@ -25,7 +25,7 @@ warning, and the next sync catches up. Where a workspace shares nothing each ste
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from msgspec.structs import replace
@@ -47,8 +47,15 @@ if TYPE_CHECKING:
 #: Steps that may widen a command before its transaction, in order.
 BEFORE: Final[tuple[Callable[[Workspace, Command, int], Command], ...]] = (projection_steps.before,)
 
+#: A command a derived step asks the service to run after the commit, and the workspace to run it on.
+FollowUp = tuple["Workspace", Command]
+#: Brings something derived from the store up to date after a commit; may ask for follow-up commands
+#: (the hand-over of a ``user`` memory is a ``Remember`` in the user's store), which the service runs
+#: itself, so no derived step calls the service back.
+AfterCommit = Callable[["Workspace", Command, OpResult, int], "Sequence[FollowUp] | None"]
+
 #: What is derived from the store, brought up to date after each commit, in order.
-AFTER_COMMIT: Final[tuple[Callable[[Workspace, Command, OpResult, int], None], ...]] = (
+AFTER_COMMIT: Final[tuple[AfterCommit, ...]] = (
     projection_steps.after,
     user_scope.handover,
 )
@@ -67,27 +74,49 @@ def execute(ws: Workspace, command: Command, now_ms: int, caches: Caches | None 
     for step in BEFORE:
         command = step(ws, command, now_ms)
     result = _transaction(ws, command, now_ms, caches)
-    for update in AFTER_COMMIT:
-        _derived(update, ws, command, result, now_ms)
+    follow_ups = [f for update in AFTER_COMMIT for f in _derived(update, ws, command, result, now_ms)]
+    for where, follow_up in follow_ups:
+        execute(where, follow_up, now_ms)
     if user_scope.retry_in_user_store(ws, command, result):
         return execute(user_scope.user_workspace(ws), command, now_ms)
     return result
 
 
+def preview(ws: Workspace, command: Command, now_ms: int, caches: Caches | None = None) -> OpResult | None:
+    """What ``command`` would do, kept nowhere (a ``--dry-run``): the same pure step on what the files
+    hold now, read without the lock; nothing is written and no derived step runs. ``None`` as for
+    :func:`execute`."""
+    reads = footprint(command)
+    if reads is None:
+        return None
+    ws = user_scope.routed(ws, command)
+    store = ws.read_store(now_ms).value
+    snap = Snapshot(
+        store=store,
+        journal=ws.read_journal(now_ms).value,
+        session=ws.read_session(reads.session_id).value if reads.session_id is not None else None,
+        archive=ws.read_archive() if store.archived else {},
+        caches=caches if caches is not None else Caches(),
+    )
+    return handle(snap, command, now_ms)
+
+
 def _derived(
-    update: Callable[[Workspace, Command, OpResult, int], None],
+    update: AfterCommit,
     ws: Workspace,
     command: Command,
     result: OpResult,
     now_ms: int,
-) -> None:
-    """One derived update; a failure is a warning, never the command's failure."""
+) -> Sequence[FollowUp]:
+    """One derived update and the follow-ups it asks for; a failure is a warning, never the command's
+    failure."""
     try:
-        update(ws, command, result, now_ms)
+        return update(ws, command, result, now_ms) or ()
     except Exception as exc:
         from adapters.evidence_log import describe_os_error, warn
 
         warn(f"derived state not updated ({describe_os_error(exc)}); `workmem sync` catches up")
+        return ()
 
 
 def _shows_block(command: Command) -> bool:

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 import msgspec
 
-from domain.model import DAY_MS
+from domain.limits import DAY_MS
 from domain.render import render_workspace_block
 from domain.retention import Tuning
 from domain.simulation.engine import SimRun

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from adapters.commands import EXIT_STORAGE, EXIT_USAGE, CommandError
-from domain.model import DAY_MS
+from domain.limits import DAY_MS
 from domain.retention import Tuning, dormancy_at
 from domain.simulation.engine import MemoryTrack, SimRun
 from domain.simulation.workspace import date_ms

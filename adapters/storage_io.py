@@ -17,9 +17,10 @@ from returns.result import Result
 from adapters.evidence_log import describe_os_error
 from adapters.jsonl import SymlinkRefused, atomic_write, previous_of, read_bytes
 from domain.codec import DecodeFailure, decode
+from domain.enums import EventType, Outcome, Phase
 from domain.ids import hash16
 from domain.keys import exact_key
-from domain.model import EventType, EvidenceInput, MemoryEntry, Outcome, Phase
+from domain.model import EvidenceInput, MemoryEntry
 
 if TYPE_CHECKING:
     from domain.salvage import Salvaged
@@ -31,7 +32,6 @@ KIND_STORE: Final = "workspace_memory"
 KIND_JOURNAL: Final = "pending_journal"
 KIND_SESSION: Final = "session_state"
 KIND_WORKSPACE: Final = "workspace"
-DEFAULT_LOCK_TIMEOUT_S: Final = 5.0
 POLL_INTERVAL_S: Final = 0.005
 SESSION_FILE_NAME: Final = re.compile(r"^[0-9a-f]{32}\.json\Z")
 

@@ -15,6 +15,7 @@ import msgspec
 
 from adapters import projection, projection_export
 from adapters.projection import DIRECTORY, Layout
+from domain.enums import Outcome
 
 if TYPE_CHECKING:
     from adapters.filestore import Workspace
@@ -61,7 +62,7 @@ def _where(rel: str) -> str:
 def _imported(result: OpResult | None) -> tuple[FileNote, ...]:
     if result is None:
         return ()
-    from domain.model import EventType
+    from domain.enums import EventType
 
     notes: list[FileNote] = []
     for event in result.events:
@@ -72,7 +73,11 @@ def _imported(result: OpResult | None) -> tuple[FileNote, ...]:
             memory = event.memory.memory_id if event.memory is not None else None
             notes.append(
                 FileNote(
-                    file=_where(path), line=1, outcome="imported", reasons=event.reason_codes, memory=memory
+                    file=_where(path),
+                    line=1,
+                    outcome=Outcome.IMPORTED,
+                    reasons=event.reason_codes,
+                    memory=memory,
                 )
             )
     return tuple(notes)
@@ -110,7 +115,7 @@ def _dry_flagged(layout: Layout, result: OpResult | None) -> tuple[FileNote, ...
     found = dict(projection_export.flagged(layout))
     if result is not None:
         for rel, seen in projection_export.outcomes(result.events).items():
-            if seen.outcome != "imported":
+            if seen.outcome != Outcome.IMPORTED:
                 found[rel] = projection.Flag(
                     size=0, mtime_ns=0, sha="", line=seen.line, reasons=seen.reasons,
                     outcome=seen.outcome, message=seen.message,
@@ -167,8 +172,7 @@ def _keep_tombstones(manifest: projection.Manifest, seen: object) -> None:
 
 
 def _dry_run(ws: Workspace, layout: Layout, now_ms: int) -> SyncReport:
-    from domain.commands import handle
-    from domain.operations import Snapshot
+    from adapters.service import preview
 
     created = not projection.exists(layout.root)
     store, found = _scan(ws, layout, now_ms) if not created else (ws.read_store(now_ms).value, None)
@@ -177,9 +181,8 @@ def _dry_run(ws: Workspace, layout: Layout, now_ms: int) -> SyncReport:
         command = projection.import_command(found, layout.projected)
     result = None
     if command is not None:
-        archive = ws.read_archive() if store.archived else {}
-        snap = Snapshot(store=store, journal=ws.read_journal(now_ms).value, archive=archive)
-        result = handle(snap, command, now_ms)
+        result = preview(ws, command, now_ms)
+        assert result is not None  # a workspace command always runs
         store = result.store
     manifest = projection.read_manifest(layout)
     exported = projection_export.export(layout, manifest, store, write=False)

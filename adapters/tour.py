@@ -26,7 +26,7 @@ from typing import Final
 from adapters.clock import NOW_ENV, now_ms as clock_now_ms
 from adapters.exit_codes import EXIT_OK, EXIT_UNEXPECTED
 from adapters.paths import HOME_ENV
-from domain.model import DAY_MS
+from domain.limits import DAY_MS
 from domain.timeutil import iso_from_ms
 
 SESSION_ONE: Final = "tour-session-1"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import msgspec
 from msgspec.structs import replace
@@ -39,28 +39,39 @@ from adapters.storage_io import (
     unavailable,
 )
 from domain.codec import DecodeFailure, decode, encode_pretty
-from domain.model import (
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    Outcome,
-    PendingJournal,
-    SessionState,
-    WorkspaceStore,
-)
+from domain.enums import EventType, Outcome
+from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
 
 if TYPE_CHECKING:
-    from adapters.filestore import Workspace
+    from adapters.evidence_log import EvidenceLog
+    from adapters.paths import WorkspacePaths
+    from adapters.storage_io import SnapshotCache
     from domain.salvage import Salvaged
 
 S = TypeVar("S", bound=msgspec.Struct)
+
+
+class WorkspaceFiles(Protocol):
+    """What a transaction needs of its workspace (:class:`adapters.filestore.Workspace` is one): where
+    its files are, its evidence log, its decode cache and its empty documents."""
+
+    home: Path
+    paths: WorkspacePaths
+    cache: SnapshotCache | None
+    evidence: EvidenceLog
+
+    def empty_store(self, now_ms: int) -> WorkspaceStore: ...
+
+    def empty_journal(self, now_ms: int) -> PendingJournal: ...
+
+    def read_archive(self) -> dict[str, MemoryEntry]: ...
 
 
 class Transaction:
     """What a command may read and change while it holds the workspace lock. Valid only inside the
     ``with`` block that created it."""
 
-    def __init__(self, workspace: Workspace, now_ms: int) -> None:
+    def __init__(self, workspace: WorkspaceFiles, now_ms: int) -> None:
         self.workspace = workspace
         self.now_ms = now_ms
         self._open = True

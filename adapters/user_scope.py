@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from domain.commands import Command, Forget, Remember, Restore, Supersede
-from domain.model import MemoryEntry, MemoryStatus, Scope
+from domain.enums import MemoryStatus, Scope
+from domain.model import MemoryEntry
 from domain.operations import CommandOutcome
 from domain.projection.scopes import scope_of
 
@@ -91,25 +92,30 @@ def _handed_over(entry: MemoryEntry, before: MemoryEntry | None) -> bool:
     )
 
 
-def handover(ws: Workspace, command: Command, result: OpResult, now_ms: int) -> None:
+def handover(
+    ws: Workspace, command: Command, result: OpResult, now_ms: int
+) -> list[tuple[Workspace, Command]]:
     """After a commit: a ``user`` memory that is new or changed in a workspace is stored in the
-    user's store too (through the same gate; the same memory there is reinforced, not doubled)."""
+    user's store too (through the same gate; the same memory there is reinforced, not doubled): the
+    ``Remember`` commands the service runs on the user's store next."""
     basis = result.basis.store if result.basis is not None else None
     if is_user(ws) or basis is None or result.store is basis:
-        return
+        return []
     before = {e.id: e for e in basis.entries}
     moving = [e for e in result.store.entries if _handed_over(e, before.get(e.id))]
     if not moving:
-        return
-    from adapters.service import execute
-
+        return []
     user = user_workspace(ws)
-    for entry in moving:
-        remember = Remember(
-            text=entry.text,
-            type=entry.type,
-            importance=entry.user_importance,
-            rationale=entry.rationale,
-            scope=Scope.USER,
+    return [
+        (
+            user,
+            Remember(
+                text=entry.text,
+                type=entry.type,
+                importance=entry.user_importance,
+                rationale=entry.rationale,
+                scope=Scope.USER,
+            ),
         )
-        execute(user, remember, now_ms)
+        for entry in moving
+    ]

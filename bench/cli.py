@@ -36,15 +36,9 @@ from typing import NamedTuple
 
 from adapters.paths import workspace_paths
 from domain.codec import encode_pretty
-from domain.model import (
-    DAY_MS,
-    MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    WorkspaceRef,
-    WorkspaceStore,
-)
+from domain.enums import MemorySource, MemoryStatus, MemoryType
+from domain.limits import DAY_MS
+from domain.model import MemoryEntry, WorkspaceRef, WorkspaceStore
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
 NOW_ISO = "2026-05-01T09:00:00.000Z"

@@ -33,18 +33,10 @@ from domain.consolidation import (
     RETENTION_CLOCK_BACKFILL_MIGRATION_ID,
     normalize_store,
 )
+from domain.enums import Importance, MemorySource, MemoryStatus, MemoryType
 from domain.ids import memory_id
-from domain.model import (
-    DAY_MS,
-    Importance,
-    MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    StoreLimits,
-    WorkspaceRef,
-    WorkspaceStore,
-)
+from domain.limits import DAY_MS
+from domain.model import MemoryEntry, StoreLimits, WorkspaceRef, WorkspaceStore
 from domain.render import render_workspace_block
 from domain.text import canonical_text
 from domain.timeutil import iso_from_ms, parse_iso_ms
@@ -166,9 +158,9 @@ def clear_caches(caches: Caches) -> None:
     text.memory_key.cache_clear()
     keys.concrete_identity.cache_clear()
     keys.key_hash.cache_clear()
-    consolidation._redact_stored.cache_clear()
+    consolidation.redact_stored.cache_clear()
     evidence.flow._entry_event.cache_clear()
-    safety._preview_memo.cache_clear()
+    safety.preview_memo.cache_clear()
     caches.clear()
 
 

@@ -26,7 +26,7 @@ from typing import Final, NamedTuple
 from adapters.commands.simulate import build, idle_forecast, parse_assignment, read_scenario, run_many
 from adapters.simulation_output import compare_lines, summary_lines, sweep_lines, week_table
 from adapters.simulation_plot import idle_stretches
-from domain.model import DAY_MS
+from domain.limits import DAY_MS
 from domain.simulation.engine import SimRun, simulate
 from domain.simulation.report import Comparison, compare, summarize, weeks
 from domain.simulation.scenario import Scenario

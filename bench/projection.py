@@ -30,11 +30,8 @@ from adapters.filestore import Workspace
 from bench import cli as cli_bench
 from bench.cli import Command, Timing, table, time_interleaved, use_checkout, workmem_command
 from domain.commands import OpenSession
-from domain.model import (
-    MemorySource,
-    MemoryType,
-    WorkspaceStore,
-)
+from domain.enums import MemorySource, MemoryType
+from domain.model import WorkspaceStore
 from domain.projection.view import wanted_files
 from domain.timeutil import iso_from_ms, parse_iso_ms
 

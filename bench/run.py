@@ -24,7 +24,9 @@ from pathlib import Path
 
 from adapters.evidence_log import EvidenceLog
 from bench import cli as cli_bench, core as core_bench
-from domain.model import EventType, EvidenceInput, EvidenceLogLimits, Outcome, Phase
+from domain.enums import EventType, Outcome, Phase
+from domain.limits import EvidenceLogLimits
+from domain.model import EvidenceInput
 
 SECTIONS = ("core", "hooks", "evidence", "large")
 LARGE_BYTES = 50 * 1000 * 1000

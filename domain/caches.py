@@ -29,13 +29,46 @@ only stores; what a fact is, and when a step may record one, is said where it is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Generic, NamedTuple, TypeVar
+from collections.abc import Sequence
+from typing import Final, Generic, NamedTuple, TypeVar
 
-if TYPE_CHECKING:
-    from domain.consolidation.archive import MarkerIndex
-    from domain.key_index import StoredIndex
-    from domain.model import ArchiveMarker, MemoryEntry
-    from domain.ranking import Ranking, StaticParts
+from domain.model import ArchiveMarker, MemoryEntry
+from domain.retention import Dormancy, Tuning
+
+# The facts the tables hold. They are defined here, below every module that derives them
+# (domain/keys.py, domain/key_index.py, domain/ranking.py, domain/consolidation/archive.py), so that
+# those modules import the cache and its facts from one place and nothing here imports them back.
+
+
+class StoredIndex(NamedTuple):
+    """Positions in ``entries``: the first active entry with each exact and identity key, the last
+    active entry with each exact key, and the first entry (of any status) with each id."""
+
+    entries: Sequence[MemoryEntry]
+    first_exact: dict[str, int]
+    first_identity: dict[str, int]
+    last_exact: dict[str, int]
+    first_id: dict[str, int]
+
+
+class MarkerIndex(NamedTuple):
+    markers: tuple[ArchiveMarker, ...]
+    #: key hash -> the markers with that exact (``key_hash``) or identity hash
+    exact: dict[str, tuple[ArchiveMarker, ...]]
+    identity: dict[str, tuple[ArchiveMarker, ...]]
+
+
+StaticParts = tuple[MemoryEntry, float | None, float, int, tuple[int, float, str]]
+
+
+class Ranking(NamedTuple):
+    """One ranking: the instant, dormancy and tuning, and the entries strongest first."""
+
+    at: float
+    dormancy: Dormancy
+    tuning: Tuning
+    ranked: list[MemoryEntry]
+
 
 K = TypeVar("K")
 V = TypeVar("V")

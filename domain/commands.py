@@ -25,8 +25,9 @@ from msgspec.structs import replace
 from domain import operations
 from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
 from domain.command_keys import message_key as message_key, summary_key as summary_key
+from domain.enums import Importance, MemoryType, Scope
 from domain.ids import hash16
-from domain.model import Importance, MemoryType, Scope, SessionState
+from domain.model import SessionState
 from domain.operations import OpResult, Snapshot
 from domain.operations.replies import AgentReply, observe_agent_reply
 from domain.projection.records import ProjectionFile, TombstoneLine

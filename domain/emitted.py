@@ -18,8 +18,24 @@ from domain.evidence import with_session
 from domain.model import EvidenceInput, MemoryEntry
 
 if TYPE_CHECKING:
-    from domain.consolidation.results import MigrationAudit
     from domain.extraction.results import RejectionRecord
+
+
+class MigrationAudit(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """One line of ``migration-logs/<migration id>.jsonl``. It names the workspace by its key only,
+    never by its absolute root (docs/decisions.md#s17)."""
+
+    migration_id: str
+    timestamp: str
+    workspace_key: str
+    entry_id: str
+    type: str
+    source: str
+    text: str
+    reasons: tuple[str, ...]
+    hard_reasons: tuple[str, ...]
+    before_status: str
+    after_status: str
 
 
 class Emitted(msgspec.Struct, frozen=True, kw_only=True):

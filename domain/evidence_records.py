@@ -25,13 +25,14 @@ from typing import Any, Final
 import msgspec
 
 from domain.codec import convert, encode_line, parse_json
+from domain.enums import EventType
 from domain.ids import hash16
-from domain.model import EventType, EvidenceEvent, EvidenceInput, EvidenceLogLimits, MemoryRef, Relation
+from domain.limits import DAY_MS, EvidenceLogLimits
+from domain.model import EvidenceEvent, EvidenceInput, MemoryRef, Relation
 from domain.safety import preview, redact
 from domain.text import lazy_compile
 from domain.timeutil import parse_iso_ms
 
-DAY_MS: Final = 86_400_000
 MAX_REASON_CODES: Final = 25
 MAX_REASON_CODE_CHARS: Final = 120
 MAX_RELATIONS: Final = 25

@@ -10,24 +10,11 @@ alone. Sequences that are not tuples (tests build lists) are indexed without the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
 
+from domain.caches import Caches, StoredIndex
+from domain.enums import MemoryStatus
 from domain.keys import entry_keys
-from domain.model import MemoryEntry, MemoryStatus
-
-if TYPE_CHECKING:
-    from domain.caches import Caches
-
-
-class StoredIndex(NamedTuple):
-    """Positions in ``entries``: the first active entry with each exact and identity key, the last
-    active entry with each exact key, and the first entry (of any status) with each id."""
-
-    entries: Sequence[MemoryEntry]
-    first_exact: dict[str, int]
-    first_identity: dict[str, int]
-    last_exact: dict[str, int]
-    first_id: dict[str, int]
+from domain.model import MemoryEntry
 
 
 def build_index(entries: Sequence[MemoryEntry], caches: Caches | None = None) -> StoredIndex:

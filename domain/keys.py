@@ -18,9 +18,10 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 
+from domain.enums import MemoryType
 from domain.ids import hash16
 from domain.jsregex import BOUNDARY
-from domain.model import MemoryEntry, MemoryType
+from domain.model import MemoryEntry
 from domain.text import WS, js_trim, lazy_compile, memory_key, strip_trailing_punctuation
 from domain.urls import normalize_url as normalize_url  # re-exported: its old import path
 

@@ -15,33 +15,22 @@ from typing import Any, dataclass_transform
 import msgspec
 
 from domain.enums import (
-    SECTION_ORDER as SECTION_ORDER,
-    DecisionSource as DecisionSource,
-    ErrorCategory as ErrorCategory,
-    ErrorStatus as ErrorStatus,
-    EventType as EventType,
-    FileAction as FileAction,
-    Importance as Importance,
-    MemorySource as MemorySource,
-    MemoryStatus as MemoryStatus,
-    MemoryType as MemoryType,
-    Outcome as Outcome,
-    Phase as Phase,
-    RelationRole as RelationRole,
-    Scope as Scope,
+    DecisionSource,
+    ErrorCategory,
+    ErrorStatus,
+    EventType,
+    FileAction,
+    Importance,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    Outcome,
+    Phase,
+    RelationRole,
+    Scope,
 )
 from domain.limits import (
-    DAY_MS as DAY_MS,
-    HOUR_MS as HOUR_MS,
-    RETENTION_TYPE_MAX as RETENTION_TYPE_MAX,
-    CacheLimits as CacheLimits,
-    DormancyLimits as DormancyLimits,
-    EvidenceLogLimits as EvidenceLogLimits,
-    HotStateLimits as HotStateLimits,
-    LongTermLimits as LongTermLimits,
-    PendingJournalLimits as PendingJournalLimits,
-    PromotionRetryLimits as PromotionRetryLimits,
-    SessionFileLimits as SessionFileLimits,
+    LongTermLimits,
 )
 
 # ---------------------------------------------------------------------------------------------

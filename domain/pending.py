@@ -24,13 +24,12 @@ from typing import Final
 from msgspec.structs import replace
 
 from domain import evidence, keys
+from domain.enums import MemorySource
+from domain.limits import DAY_MS, PendingJournalLimits
 from domain.model import (
-    DAY_MS,
     EvidenceInput,
     MemoryEntry,
-    MemorySource,
     PendingJournal,
-    PendingJournalLimits,
     PromotedForOwner,
     SessionState,
     WorkspaceRef,

@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from typing import NamedTuple
 
-from domain.caches import Caches
-from domain.model import DAY_MS, MemoryEntry
+from domain.caches import Caches, Ranking, StaticParts
+from domain.limits import DAY_MS
+from domain.model import MemoryEntry
 from domain.retention import (
     DEFAULT_TUNING,
     NO_DORMANCY,
@@ -49,18 +49,6 @@ def retention_sort_key(
 #: ``createdAt``, id) negated as the sort wants them. Filed per entry object in the caller's cache
 #: (docs/decisions.md#d14): every normalisation and render sorts the whole store again, and the
 #: entries are the same frozen objects from one operation to the next.
-StaticParts = tuple[MemoryEntry, float | None, float, int, tuple[int, float, str]]
-
-
-class Ranking(NamedTuple):
-    """One ranking: the instant, dormancy and tuning, and the entries strongest first."""
-
-    at: float
-    dormancy: Dormancy
-    tuning: Tuning
-    ranked: list[MemoryEntry]
-
-
 def _static_parts(entry: MemoryEntry) -> StaticParts:
     clock = entry.retention_clock
     start = float(clock) if (type(clock) is int or type(clock) is float) and math.isfinite(clock) else None

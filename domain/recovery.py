@@ -17,17 +17,10 @@ from msgspec.structs import replace
 
 from domain.consolidation import normalize_store
 from domain.emitted import events
+from domain.enums import EventType, Outcome, Phase
 from domain.evidence.build import event
 from domain.keys import exact_key, key_hash
-from domain.model import (
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    Outcome,
-    PendingJournal,
-    Phase,
-    WorkspaceStore,
-)
+from domain.model import EvidenceInput, MemoryEntry, PendingJournal, WorkspaceStore
 from domain.operations.values import CommandOutcome, OpResult, Snapshot, operation, unchanged
 from domain.promotion import promote
 from domain.timeutil import iso_from_ms

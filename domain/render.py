@@ -37,17 +37,9 @@ import msgspec
 from domain import evidence
 from domain.caches import Caches
 from domain.emitted import Emits, Emitted
-from domain.model import (
-    DAY_MS,
-    SECTION_ORDER,
-    ArchiveMarker,
-    EvidenceInput,
-    LongTermLimits,
-    MemoryEntry,
-    MemoryStatus,
-    MemoryType,
-    WorkspaceStore,
-)
+from domain.enums import SECTION_ORDER, MemoryStatus, MemoryType
+from domain.limits import DAY_MS, LongTermLimits
+from domain.model import ArchiveMarker, EvidenceInput, MemoryEntry, WorkspaceStore
 from domain.ranking import sort_by_retention
 from domain.retention import DEFAULT_TUNING, Tuning, dormancy_at
 from domain.text import single_line, truncate

@@ -21,17 +21,9 @@ from typing import Final, NamedTuple
 import msgspec
 from msgspec.structs import replace
 
-from domain.model import (
-    DAY_MS,
-    HOUR_MS,
-    RETENTION_TYPE_MAX,
-    DormancyLimits,
-    DormantSpan,
-    LongTermLimits,
-    MemoryEntry,
-    MemoryType,
-    WorkspaceStore,
-)
+from domain.enums import MemoryType
+from domain.limits import DAY_MS, HOUR_MS, RETENTION_TYPE_MAX, DormancyLimits, LongTermLimits
+from domain.model import DormantSpan, MemoryEntry, WorkspaceStore
 from domain.timeutil import iso_from_ms, parse_iso_ms, timestamp_ms, utc_day
 
 BASE_HALF_LIFE_DAYS: Final = 45.0

@@ -218,6 +218,15 @@ def may_hold_memory_request(text: str) -> bool:
     return any(word in lowered for word in REQUEST_WORDS)
 
 
+_LINE_BREAKS: Final = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of line-breaking characters (as ``str.splitlines`` sees them) shown
+    as one space, so that one decision stays one line of output."""
+    return _LINE_BREAKS.sub(" ", text)
+
+
 #: Words without which a message cannot hold a correction (so most messages skip the patterns of
 #: ``domain.extraction.corrections``, and the service reads them on the store's head only,
 #: docs/decisions.md#d19).

@@ -21,7 +21,7 @@ from domain.operations.values import OpResult, Snapshot
 from domain.retention import DEFAULT_TUNING, Tuning
 
 if TYPE_CHECKING:
-    from domain.consolidation import MigrationAudit
+    from domain.emitted import MigrationAudit
     from domain.extraction import RejectionRecord
     from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
 

@@ -10,8 +10,10 @@ from hypothesis import assume, given, strategies as st
 from msgspec.structs import replace
 
 from domain.consolidation import NormalizeResult, dedupe, normalize_store
+from domain.enums import EventType, MemoryStatus, MemoryType
 from domain.keys import exact_key, identity_key, key_hash
-from domain.model import EventType, LongTermLimits, MemoryEntry, MemoryStatus, MemoryType, WorkspaceStore
+from domain.limits import LongTermLimits
+from domain.model import MemoryEntry, WorkspaceStore
 from domain.retention import REINFORCEMENT_MAX_COUNT, strength
 from domain.timeutil import iso_from_ms
 from property_tests.store_strategies import NOW_MS, big_stores, entry_lists, stores

@@ -8,13 +8,13 @@ from __future__ import annotations
 import msgspec
 from hypothesis import assume, given, strategies as st
 
+from domain.enums import EventType, MemorySource, MemoryStatus, MemoryType, Phase
 from domain.extraction import (
     ExtractionResult,
     extract_explicit,
     parse_compaction_candidates,
     stale_after_days_for,
 )
-from domain.model import EventType, MemorySource, MemoryStatus, MemoryType, Phase
 from domain.safety import QUALITY_REASON_ORDER, redact
 from domain.text import JS_WHITESPACE, collapse_whitespace
 from domain.timeutil import parse_iso_ms

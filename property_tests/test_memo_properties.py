@@ -19,10 +19,12 @@ from domain import consolidation
 from domain.caches import Caches
 from domain.commands import Command, footprint, handle
 from domain.consolidation import NormalizeResult, normalize_store
+from domain.enums import MemoryStatus
 from domain.key_index import build_index, stored_index
 from domain.keys import exact_key, key_hash
-from domain.model import DAY_MS, MemoryEntry, MemoryStatus, WorkspaceStore
-from domain.operations import OpResult, _stamp_rendered
+from domain.limits import DAY_MS
+from domain.model import MemoryEntry, WorkspaceStore
+from domain.operations import OpResult, stamp_rendered
 from domain.retention import DEFAULT_TUNING, reinforce
 from domain.timeutil import iso_from_ms
 from property_tests.store_strategies import NOW_MS, big_stores, stores
@@ -31,7 +33,7 @@ from tests.support.world import Op, World
 
 
 def _settled(store: WorkspaceStore, caches: Caches) -> bool:
-    return consolidation._is_settled(store, DEFAULT_TUNING, caches)
+    return consolidation.is_settled(store, DEFAULT_TUNING, caches)
 
 
 def _assert_fixed_point(
@@ -76,7 +78,7 @@ def test_a_settled_output_and_what_is_derived_from_it_are_fixed_points(
     if changed:
         active = [e for e in out.entries if e.status is not MemoryStatus.SUPERSEDED]
         out = (
-            _stamp_rendered(out, active[:changed], NOW_MS + 1)
+            stamp_rendered(out, active[:changed], NOW_MS + 1)
             if stamp
             else _reinforced(out, changed, NOW_MS + 1)
         )

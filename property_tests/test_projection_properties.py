@@ -18,7 +18,7 @@ from hypothesis import given, strategies as st
 from returns.result import Success
 
 from domain.commands import Command, Forget, Remember, Restore, Supersede
-from domain.model import MemorySource, MemoryType, Scope
+from domain.enums import MemorySource, MemoryType, Scope
 from domain.projection.document import MemoryFile, parse, render
 from domain.projection.merge import merge_lines
 from domain.projection.reasons import FileStatus
@@ -91,7 +91,7 @@ def test_export_import_export_is_byte_identical(steps: list[Step], history: bool
     projection that saw them change); else it is a first export (active memories only)."""
     source = _built(steps)
     first = (every_file if history else exported)(source.store)
-    fresh = empty_workspace("/work/clone")
+    fresh = empty_workspace("/srv/clone")
     fresh.execute(import_of(first), NOW_MS + 100 * MINUTE)
     assert every_file(fresh.store) == first
 

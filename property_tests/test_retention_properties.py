@@ -8,15 +8,9 @@ import math
 from hypothesis import assume, event, given, strategies as st
 from msgspec.structs import replace
 
-from domain.model import (
-    DAY_MS,
-    DormantSpan,
-    Importance,
-    MemoryEntry,
-    MemorySource,
-    MemoryType,
-    WorkspaceStore,
-)
+from domain.enums import Importance, MemorySource, MemoryType
+from domain.limits import DAY_MS
+from domain.model import DormantSpan, MemoryEntry, WorkspaceStore
 from domain.retention import (
     Dormancy,
     can_reinforce,

@@ -10,16 +10,15 @@ from typing import Final
 from hypothesis import given, strategies as st
 from returns.result import Failure, Result, Success
 
-from domain.model import LongTermLimits, MemorySource, MemoryType
+from domain.enums import MemorySource, MemoryType
+from domain.jsregex import JS_PATTERNS, translate
+from domain.limits import LongTermLimits
 from domain.safety import (
-    _JS_PATTERNS,
     HARD_QUALITY_REASONS,
     QUALITY_REASON_ORDER,
     REDACTED,
     GateReason,
     Rejected,
-    _redact_unfiltered,
-    _translate,
     admit,
     assess_memory_quality,
     is_architecture_like_decision,
@@ -27,6 +26,7 @@ from domain.safety import (
     is_prompt_injection,
     preview,
     redact,
+    redact_unfiltered,
     stored_text,
 )
 from domain.text import js_trim
@@ -194,7 +194,7 @@ def test_redaction_is_total_and_idempotent(text: str) -> None:
 
 @given(any_text)
 def test_the_pre_filter_never_skips_a_text_that_needs_redaction(text: str) -> None:
-    assert redact(text) == _redact_unfiltered(text)
+    assert redact(text) == redact_unfiltered(text)
 
 
 @given(filler())
@@ -440,7 +440,7 @@ _DIALECT_TEXT: Final = st.one_of(
 def test_fast_edge_boundaries_match_the_general_translation(text: str) -> None:
     """Every ``\\b`` that opens or closes a pattern sits next to a word character of the pattern, so
     the one-sided check gives the same answer as the full JavaScript boundary."""
-    for source, flags, fast in _JS_PATTERNS:
-        general = re.compile(_translate(source, edge_boundaries=False), flags)
+    for source, flags, fast in JS_PATTERNS:
+        general = re.compile(translate(source, edge_boundaries=False), flags)
         assert bool(fast.search(text)) == bool(general.search(text)), source
         assert len(fast.findall(text)) == len(general.findall(text)), source

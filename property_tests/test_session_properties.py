@@ -10,16 +10,9 @@ from functools import partial
 import msgspec
 from hypothesis import assume, given, strategies as st
 
-from domain.model import (
-    DecisionSource,
-    ErrorStatus,
-    FileAction,
-    HotStateLimits,
-    MemoryEntry,
-    MemorySource,
-    MemoryType,
-    SessionState,
-)
+from domain.enums import DecisionSource, ErrorStatus, FileAction, MemorySource, MemoryType
+from domain.limits import HotStateLimits
+from domain.model import MemoryEntry, SessionState
 from domain.session import (
     ACTION_WEIGHT,
     HEADER,

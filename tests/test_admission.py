@@ -9,16 +9,10 @@ from typing import Final
 import pytest
 from returns.result import Failure, Success
 
+from domain.enums import EventType, MemorySource, MemoryType
 from domain.extraction import extract_explicit, parse_compaction_candidates
-from domain.model import (
-    EventType,
-    LongTermLimits,
-    MemorySource,
-    MemoryType,
-    PendingJournal,
-    WorkspaceRef,
-    WorkspaceStore,
-)
+from domain.limits import LongTermLimits
+from domain.model import PendingJournal, WorkspaceRef, WorkspaceStore
 from domain.operations import Snapshot, remember
 from domain.safety import GateReason, QualityReason, Rejected, admit, preview, stored_text
 from domain.timeutil import iso_from_ms, parse_iso_ms

@@ -13,9 +13,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from adapters.filestore import SnapshotCache
+from adapters.storage_io import SnapshotCache
 from domain.commands import EndSession, UserMessage
-from domain.model import DAY_MS
+from domain.limits import DAY_MS
 from domain.timeutil import parse_iso_ms
 from workmem import InvalidInput, Observed, StorageError, WorkingMemory
 

@@ -9,7 +9,6 @@ import msgspec
 import pytest
 
 from domain.codec import encode_line
-from domain.consolidation import MigrationAudit
 from domain.diagnostics import (
     AuditRecord,
     audit_json,
@@ -18,6 +17,7 @@ from domain.diagnostics import (
     parse_audit_line,
     risk_codes,
 )
+from domain.emitted import MigrationAudit
 from tests.support.builders import KEY, NOW
 
 QUALITY = "2026-04-28-quality-cleanup"

@@ -13,7 +13,7 @@ import pytest
 
 from adapters import __version__
 from adapters.cli import EPILOG, main
-from domain.model import DAY_MS
+from domain.limits import DAY_MS
 from tests.support.cli import REPO, T0, Cli, one_line_error
 
 # ---------------------------------------------------------------------------------------------

@@ -22,13 +22,9 @@ import pytest
 
 from adapters import paths
 from domain.codec import encode_line, encode_pretty
-from domain.model import (
-    DAY_MS,
-    EvidenceEvent,
-    Importance,
-    MemoryEntry,
-    StoreLimits,
-)
+from domain.enums import Importance
+from domain.limits import DAY_MS
+from domain.model import EvidenceEvent, MemoryEntry, StoreLimits
 from domain.timeutil import iso_from_ms
 from tests.support.builders import NOW, NOW_ISO, event, journal, memory, ref, store
 from tests.support.cli import REPO, Cli

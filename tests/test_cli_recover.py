@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from domain.codec import encode_pretty
-from domain.model import MemorySource
+from domain.enums import MemorySource
 from tests.reliability.damage import garbled
 from tests.support import builders
 from tests.support.cli import Cli, events, layout, one_line_error

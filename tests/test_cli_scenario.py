@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters import paths
-from domain.model import DAY_MS
+from domain.limits import DAY_MS
 from domain.timeutil import parse_iso_ms
 from tests.support.cli import T0, Cli
 

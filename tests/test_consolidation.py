@@ -13,26 +13,16 @@ from domain.consolidation import (
     P0_CLEANUP_MIGRATION_ID,
     QUALITY_CLEANUP_MIGRATION_ID,
     RETENTION_CLOCK_BACKFILL_MIGRATION_ID,
-    MigrationAudit,
     backfill_retention_clock,
     choose_better,
     dedupe,
     normalize_store,
 )
+from domain.emitted import MigrationAudit
+from domain.enums import EventType, MemorySource, MemoryStatus, MemoryType, Outcome, Phase, RelationRole
 from domain.keys import exact_key, identity_key, key_hash
-from domain.model import (
-    DAY_MS,
-    ArchiveMarker,
-    EventType,
-    MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    Outcome,
-    Phase,
-    RelationRole,
-    WorkspaceStore,
-)
+from domain.limits import DAY_MS
+from domain.model import ArchiveMarker, MemoryEntry, WorkspaceStore
 from domain.ranking import sort_by_retention
 from domain.timeutil import iso_from_ms
 from tests.fixtures.quality_fixtures import REAL_WORKSPACES

@@ -24,15 +24,9 @@ from adapters.evidence_log import (
 )
 from adapters.paths import workspace_key, workspace_paths, workspace_root_hash
 from domain.diagnostics import evidence_summary, group_by_memory_id, status_from_trace_event
-from domain.model import (
-    EventType,
-    EvidenceLogLimits,
-    MemoryRef,
-    Outcome,
-    Phase,
-    Relation,
-    RelationRole,
-)
+from domain.enums import EventType, Outcome, Phase, RelationRole
+from domain.limits import EvidenceLogLimits
+from domain.model import MemoryRef, Relation
 from domain.timeutil import iso_from_ms
 from tests.support.builders import event_input
 

@@ -11,6 +11,7 @@ import math
 import msgspec
 
 from domain.codec import encode_line
+from domain.enums import EventType, Outcome, Phase, RelationRole
 from domain.evidence_records import (
     build_record,
     parse_event_line,
@@ -18,16 +19,7 @@ from domain.evidence_records import (
     prune_indices,
     scrub_paths,
 )
-from domain.model import (
-    EventType,
-    EvidenceEvent,
-    EvidenceInput,
-    MemoryRef,
-    Outcome,
-    Phase,
-    Relation,
-    RelationRole,
-)
+from domain.model import EvidenceEvent, EvidenceInput, MemoryRef, Relation
 from domain.timeutil import iso_from_ms
 from tests.support.builders import event_input as inp
 

@@ -15,6 +15,7 @@ import time
 import msgspec
 import pytest
 
+from domain.enums import EventType, MemorySource, MemoryStatus, MemoryType, Outcome, Phase
 from domain.extraction import (
     SUPERSEDE_RULE,
     ExtractionResult,
@@ -26,15 +27,7 @@ from domain.extraction import (
     parse_compaction_candidates,
     stale_after_days_for,
 )
-from domain.model import (
-    EventType,
-    MemoryRef,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    Outcome,
-    Phase,
-)
+from domain.model import MemoryRef
 from domain.timeutil import iso_from_ms
 
 NOW = 1_767_225_600_123  # 2026-01-01T00:00:00.123Z

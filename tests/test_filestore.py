@@ -23,25 +23,13 @@ import pytest
 from msgspec.structs import replace
 
 import adapters.jsonl as jsonl
-from adapters.filestore import (
-    LockTimeout,
-    StaleWrite,
-    StorageError,
-    StorageUnavailable,
-    Transaction,
-    Workspace,
-    archive_key,
-)
+from adapters.filestore import Workspace
 from adapters.paths import migration_log, rejection_log, session_file_name
+from adapters.storage_io import LockTimeout, StaleWrite, StorageError, StorageUnavailable, archive_key
+from adapters.transaction import Transaction
 from domain.codec import encode_pretty
-from domain.model import (
-    EventType,
-    EvidenceEvent,
-    EvidenceInput,
-    MemorySource,
-    Outcome,
-    Phase,
-)
+from domain.enums import EventType, MemorySource, Outcome, Phase
+from domain.model import EvidenceEvent, EvidenceInput
 from domain.timeutil import parse_iso_ms
 from tests.support import builders
 

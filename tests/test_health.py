@@ -57,18 +57,11 @@ from domain.diagnostics import (
     trace_report,
     unique_rejections,
 )
+from domain.enums import Importance, MemorySource
 from domain.extraction import RejectionRecord
 from domain.ids import hash16
-from domain.model import (
-    DAY_MS,
-    ArchiveMarker,
-    DormantSpan,
-    EvidenceEvent,
-    Importance,
-    MemoryEntry,
-    MemorySource,
-    StoreLimits,
-)
+from domain.limits import DAY_MS
+from domain.model import ArchiveMarker, DormantSpan, EvidenceEvent, MemoryEntry, StoreLimits
 from domain.timeutil import iso_from_ms, parse_iso_ms
 from tests.support.builders import KEY, NOW, NOW_ISO, ROOT, event as ev, journal, memory, ref, store
 
@@ -1206,12 +1199,3 @@ def test_diagnostics_never_return_a_modified_store() -> None:
     health_report(src, NOW)
     quality_report(inspect(src, NOW))
     assert src.store is before and src.store == before
-
-
-def test_old_import_path_reexports_the_diagnostics_package() -> None:
-    import domain.diagnostics
-    import domain.health
-
-    assert domain.health.__all__ == domain.diagnostics.__all__
-    for name in domain.diagnostics.__all__:
-        assert getattr(domain.health, name) is getattr(domain.diagnostics, name)

@@ -276,7 +276,7 @@ def test_observations_read_the_store_head_and_never_write_a_partial_store(cli: C
 
 
 def test_the_hook_fast_path_parses_like_the_full_parser() -> None:
-    from adapters.cli import _hook_fast_path, build_parser
+    from adapters.cli import build_parser, hook_fast_path
 
     for argv in (
         ["hook", "claude-code"],
@@ -284,14 +284,14 @@ def test_the_hook_fast_path_parses_like_the_full_parser() -> None:
         ["--workspace=/w", "--home=/h", "hook", "claude-code"],
         ["--workspace", "/w", "hook", "anything"],
     ):
-        fast = _hook_fast_path(argv)
+        fast = hook_fast_path(argv)
         full = build_parser().parse_args(argv)
         assert fast is not None
         for name in ("command", "handler", "host", "home", "workspace"):
             assert getattr(fast, name) == getattr(full, name), (argv, name)
     for argv in (["hook"], ["hook", "a", "b"], ["--home", "hook", "x"], ["--bogus", "hook", "x"],
                  ["list"], ["hook", "--help"], ["--home", "/a", "--home", "/b", "hook", "x"]):  # fmt: skip
-        assert _hook_fast_path(argv) is None, argv
+        assert hook_fast_path(argv) is None, argv
 
 
 def test_a_hook_call_leaves_the_garbage_collector_as_it_found_it(cli: Cli) -> None:

@@ -17,7 +17,8 @@ from msgspec.structs import replace
 from adapters.filestore import Workspace
 from adapters.jsonl import keep_previous, previous_of
 from domain.codec import decode_journal, decode_store, encode_pretty
-from domain.model import EvidenceEvent, MemorySource, PendingJournal, WorkspaceStore
+from domain.enums import MemorySource
+from domain.model import EvidenceEvent, PendingJournal, WorkspaceStore
 from domain.timeutil import parse_iso_ms
 from tests.reliability.damage import garbage, garbled, truncated
 from tests.support import builders

@@ -22,16 +22,8 @@ from domain.codec import (
     encode_line,
     encode_pretty,
 )
-from domain.model import (
-    EvidenceEvent,
-    Importance,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    SessionState,
-    WorkspaceRef,
-    WorkspaceStore,
-)
+from domain.enums import Importance, MemorySource, MemoryStatus, MemoryType
+from domain.model import EvidenceEvent, SessionState, WorkspaceRef, WorkspaceStore
 
 REFERENCE_ENTRY: dict[str, Any] = {
     "id": "mem_1777363200000_k3j9x1",

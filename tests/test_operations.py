@@ -28,24 +28,11 @@ import pytest
 from msgspec.structs import replace
 
 from domain.commands import Command, Compacted, EndSession, OpenSession, ToolResult, UserMessage
+from domain.enums import ErrorCategory, EventType, MemorySource, MemoryStatus, MemoryType, Outcome
 from domain.extraction import SUPERSEDE_RULE
 from domain.keys import exact_key, key_hash
-from domain.model import (
-    DAY_MS,
-    HOUR_MS,
-    CacheLimits,
-    DormantSpan,
-    ErrorCategory,
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    Outcome,
-    PendingJournal,
-    WorkspaceStore,
-)
+from domain.limits import DAY_MS, HOUR_MS, CacheLimits
+from domain.model import DormantSpan, EvidenceInput, MemoryEntry, PendingJournal, WorkspaceStore
 from domain.operations import (
     OpResult,
     compaction_prompt,

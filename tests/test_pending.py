@@ -7,15 +7,9 @@ from functools import partial
 
 from msgspec.structs import replace
 
-from domain.model import (
-    DAY_MS,
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    Outcome,
-    Phase,
-    RelationRole,
-)
+from domain.enums import EventType, Outcome, Phase, RelationRole
+from domain.limits import DAY_MS
+from domain.model import EvidenceInput, MemoryEntry
 from domain.pending import (
     append_pending,
     clear_pending,

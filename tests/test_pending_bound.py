@@ -20,18 +20,11 @@ from domain.diagnostics import (
     inspect,
 )
 from domain.emitted import NOTHING
+from domain.enums import EventType, MemoryStatus
 from domain.evidence_records import build_record
 from domain.keys import exact_key
-from domain.model import (
-    DAY_MS,
-    HOUR_MS,
-    EventType,
-    EvidenceEvent,
-    EvidenceInput,
-    MemoryEntry,
-    MemoryStatus,
-    PendingJournalLimits,
-)
+from domain.limits import DAY_MS, HOUR_MS, PendingJournalLimits
+from domain.model import EvidenceEvent, EvidenceInput, MemoryEntry
 from domain.pending import (
     normalize_journal,
     over_bound,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from returns.result import Failure, Success
 
-from domain.model import MemorySource, MemoryType, Scope
+from domain.enums import MemorySource, MemoryType, Scope
 from domain.projection.document import Diagnostic, MemoryFile, Parsed, file_path, parse, render
 from domain.projection.frontmatter import scalar
 from domain.projection.reasons import FileStatus

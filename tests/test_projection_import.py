@@ -9,8 +9,9 @@ import pytest
 from msgspec.structs import replace
 
 from domain.commands import Forget, ImportProjection, Remember
+from domain.enums import EventType, MemoryStatus, MemoryType, Scope
 from domain.keys import exact_key, key_hash
-from domain.model import EventType, MemoryEntry, MemoryStatus, MemoryType, Scope
+from domain.model import MemoryEntry
 from domain.operations import OpResult
 from domain.projection.records import ProjectionFile, TombstoneLine
 from domain.projection.view import file_of, superseded_index, wanted_files

@@ -14,20 +14,10 @@ import pytest
 from msgspec.structs import replace
 
 from domain.consolidation import Absorption, AbsorptionReason, normalize_store
+from domain.enums import EventType, Outcome, Phase, RelationRole
 from domain.keys import exact_key, identity_key, key_hash
-from domain.model import (
-    DAY_MS,
-    ArchiveMarker,
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    Outcome,
-    PendingJournal,
-    Phase,
-    RelationRole,
-    Tombstone,
-    WorkspaceStore,
-)
+from domain.limits import DAY_MS
+from domain.model import ArchiveMarker, EvidenceInput, MemoryEntry, PendingJournal, Tombstone, WorkspaceStore
 from domain.pending import append_pending, empty_journal
 from domain.promotion import (
     PromotionAccounting,

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from domain.model import MemoryEntry, MemoryType
+from domain.enums import MemoryType
+from domain.model import MemoryEntry
 
 DOMAIN = Path(__file__).resolve().parent.parent / "domain"
 FORBIDDEN_MODULES = {

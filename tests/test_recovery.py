@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from domain.enums import MemorySource
 from domain.keys import exact_key, key_hash
-from domain.model import ArchiveMarker, MemorySource, Tombstone
+from domain.model import ArchiveMarker, Tombstone
 from domain.operations.values import CommandOutcome, Snapshot
 from domain.recovery import Held, missing_from, restore_held, stored_ids
 from tests.support.builders import NOW, NOW_ISO, journal, memory, store

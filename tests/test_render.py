@@ -9,18 +9,9 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from domain.model import (
-    DAY_MS,
-    ArchiveMarker,
-    DormantSpan,
-    EventType,
-    MemoryEntry,
-    Outcome,
-    Phase,
-    RelationRole,
-    StoreLimits,
-    WorkspaceStore,
-)
+from domain.enums import EventType, Outcome, Phase, RelationRole
+from domain.limits import DAY_MS
+from domain.model import ArchiveMarker, DormantSpan, MemoryEntry, StoreLimits, WorkspaceStore
 from domain.render import (
     RENDER_HEADER,
     Omission,

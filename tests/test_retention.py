@@ -9,13 +9,9 @@ import math
 import pytest
 from msgspec.structs import replace
 
-from domain.model import (
-    DAY_MS,
-    DormantSpan,
-    Importance,
-    MemoryEntry,
-    WorkspaceStore,
-)
+from domain.enums import Importance
+from domain.limits import DAY_MS
+from domain.model import DormantSpan, MemoryEntry, WorkspaceStore
 from domain.ranking import sort_by_retention
 from domain.retention import (
     dormancy_at,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from returns.result import Failure, Result, Success
 
-from domain.model import MemorySource, MemoryType
+from domain.enums import MemorySource, MemoryType
 from domain.safety import (
     HARD_QUALITY_REASONS,
     QUALITY_REASON_ORDER,

@@ -16,10 +16,10 @@ import pytest
 from domain.safety import redact
 from domain.safety.gitleaks_rules import GLOBAL_ALLOW_REGEXES, RULES, SKIPPED, SOURCE
 from domain.safety.rule_corpus import (
-    _corpus,
-    _secret,
+    compiled_corpus,
     has_active_rules,
     rule_ids,
+    secret_span,
     secret_spans,
     shannon_entropy,
 )
@@ -33,8 +33,8 @@ WITHOUT_EXAMPLES: Final = {"dropbox-long-lived-api-token", "dropbox-short-lived-
 
 def _rule_secrets(rule_id: str, text: str) -> list[str]:
     """The secrets rule ``rule_id`` alone finds in ``text`` (before entropy and allowlists)."""
-    rule = next(r for r in _corpus().rules if r.id == rule_id)
-    return [text[slice(*_secret(m, rule))] for m in rule.pattern.finditer(text)]
+    rule = next(r for r in compiled_corpus().rules if r.id == rule_id)
+    return [text[slice(*secret_span(m, rule))] for m in rule.pattern.finditer(text)]
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r[0] for r in RULES])

@@ -11,15 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from domain.model import (
-    DAY_MS,
-    DormantSpan,
-    EvidenceInput,
-    MemoryEntry,
-    PendingJournal,
-    SessionState,
-    WorkspaceStore,
-)
+from domain.limits import DAY_MS
+from domain.model import DormantSpan, EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
 from domain.operations import (
     OpResult,
     Snapshot,

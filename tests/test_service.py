@@ -31,7 +31,7 @@ from domain.commands import (
     UserMessage,
     footprint,
 )
-from domain.model import MemoryType
+from domain.enums import MemoryType
 from domain.session import ToolEvent
 from domain.timeutil import parse_iso_ms
 from tests.support.cli import REPO
@@ -65,6 +65,31 @@ def test_nothing_but_the_service_opens_a_transaction() -> None:
     opening = {str(p.relative_to(REPO)): lines for p in sources if (lines := _calls_transaction(p))}
     assert opening == {"adapters/service.py": opening.get("adapters/service.py", [])}
     assert opening["adapters/service.py"], "the service itself must open the transaction"
+
+
+def _calls_handle(path: Path) -> list[int]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imports_it = any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "domain.commands"
+        and any(a.name == "handle" for a in node.names)
+        for node in ast.walk(tree)
+    )
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if imports_it
+        and isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "handle"
+    ]
+
+
+def test_nothing_in_the_shell_but_the_service_runs_a_command() -> None:
+    """A dry run is the service's ``preview``, not a door's own call of the pure step."""
+    sources = [p for d in ("adapters", "workmem", "bench") for p in sorted((REPO / d).rglob("*.py"))]
+    running = {str(p.relative_to(REPO)): lines for p in sources if (lines := _calls_handle(p))}
+    assert set(running) == {"adapters/service.py"}
 
 
 # ---------------------------------------------------------------------------------------------------

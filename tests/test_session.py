@@ -12,18 +12,8 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
-from domain.model import (
-    ActiveFile,
-    DecisionSource,
-    ErrorCategory,
-    ErrorStatus,
-    FileAction,
-    MemorySource,
-    MemoryType,
-    OpenError,
-    SessionDecision,
-    SessionState,
-)
+from domain.enums import DecisionSource, ErrorCategory, ErrorStatus, FileAction, MemorySource, MemoryType
+from domain.model import ActiveFile, OpenError, SessionDecision, SessionState
 from domain.session import (
     HEADER,
     ToolEvent,

@@ -18,16 +18,9 @@ from returns.pipeline import is_successful
 from domain import operations as ops
 from domain.commands import Compacted, EndSession, OpenSession
 from domain.consolidation import normalize_store
-from domain.model import (
-    DAY_MS,
-    RETENTION_TYPE_MAX,
-    DormancyLimits,
-    DormantSpan,
-    LongTermLimits,
-    MemoryEntry,
-    MemorySource,
-    MemoryType,
-)
+from domain.enums import MemorySource, MemoryType
+from domain.limits import DAY_MS, RETENTION_TYPE_MAX, DormancyLimits, LongTermLimits
+from domain.model import DormantSpan, MemoryEntry
 from domain.render import render_workspace_block
 from domain.retention import (
     BASE_HALF_LIFE_DAYS,

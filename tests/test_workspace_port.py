@@ -9,20 +9,10 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from domain.consolidation import MigrationAudit
-from domain.emitted import Emitted
+from domain.emitted import Emitted, MigrationAudit
+from domain.enums import EventType, MemorySource, Outcome, Phase
 from domain.extraction import RejectionRecord
-from domain.model import (
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    MemorySource,
-    Outcome,
-    PendingJournal,
-    Phase,
-    SessionState,
-    WorkspaceStore,
-)
+from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
 from domain.operations import OpResult, Snapshot
 from domain.timeutil import parse_iso_ms
 from domain.workspace_port import apply_result

@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-# the commands' exit codes, re-exported for the command modules (one definition: adapters.exit_codes)
 from adapters.exit_codes import (
     EXIT_OK as EXIT_OK,
     EXIT_REJECTED as EXIT_REJECTED,
     EXIT_STORAGE as EXIT_STORAGE,
     EXIT_USAGE as EXIT_USAGE,
 )
+
+# the commands' exit codes, re-exported for the command modules (one definition: adapters.exit_codes)
+from adapters.locking import DEFAULT_LOCK_TIMEOUT_S, LOCK_TIMEOUT_ENV
 from domain.text import strip_controls
 
 if TYPE_CHECKING:
@@ -28,10 +29,6 @@ if TYPE_CHECKING:
 
     from adapters.api import WorkingMemory
     from adapters.filestore import Workspace
-
-
-LOCK_TIMEOUT_ENV: Final = "WORKMEM_LOCK_TIMEOUT"
-DEFAULT_LOCK_TIMEOUT_S: Final = 5.0
 
 
 class CommandError(Exception):
@@ -119,15 +116,6 @@ def file_arg(path: str) -> str:
             return handle.read().decode("utf-8", errors="replace")
     except OSError as exc:
         raise CommandError(f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
-
-
-_LINE_BREAKS: Final = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
-
-
-def one_line(text: str) -> str:
-    """``text`` with every run of line-breaking characters (as ``str.splitlines`` sees them) shown
-    as one space, so that one decision stays one line of output."""
-    return _LINE_BREAKS.sub(" ", text)
 
 
 def write(text: str) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adapters.commands import EXIT_OK, lock_timeout_s, read_stdin
+from adapters.host_names import HOOK_HOSTS
 
 if TYPE_CHECKING:
     import argparse
@@ -30,13 +31,12 @@ def _now_ms() -> int:
     return now_ms()
 
 
-HOSTS = ("claude-code", "codex")
-
-
 def hook(args: argparse.Namespace) -> int:
-    if args.host not in HOSTS:
+    if args.host not in HOOK_HOSTS:
         # exit 0 all the same: the caller is a host, and some hosts read other statuses as "block"
-        sys.stderr.write(f"workmem: unknown hook host {args.host[:40]!r} (supported: {', '.join(HOSTS)})\n")
+        sys.stderr.write(
+            f"workmem: unknown hook host {args.host[:40]!r} (supported: {', '.join(HOOK_HOSTS)})\n"
+        )
         return EXIT_OK
     workspace = getattr(args, "workspace", None)
     try:

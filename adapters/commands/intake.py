@@ -6,9 +6,10 @@ import argparse
 import re
 from typing import Final
 
-from adapters.commands import EXIT_OK, EXIT_REJECTED, context, memory, one_line, text_arg, write, write_json
+from adapters.commands import EXIT_OK, EXIT_REJECTED, context, memory, text_arg, write, write_json
+from domain.enums import EventType
 from domain.extraction import ExtractionResult, extract_explicit, parse_compaction_candidates
-from domain.model import EventType
+from domain.text import one_line
 
 _BLOCK_HEADER: Final = re.compile(r"memory[ \t]+candidates", re.IGNORECASE)
 _CANDIDATE_LINE: Final = re.compile(

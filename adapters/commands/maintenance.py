@@ -26,7 +26,7 @@ def cleanup(args: argparse.Namespace) -> int:
     from adapters.cleanup import cleanup as run_cleanup
     from domain.cleanup import DEFAULT_MIN_AGE_MS, format_report
     from domain.codec import to_builtins
-    from domain.model import DAY_MS
+    from domain.limits import DAY_MS
 
     ctx = context(args)
     mode = "quarantine" if args.quarantine else "dry-run"

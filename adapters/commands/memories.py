@@ -14,11 +14,11 @@ from adapters.commands import (
     CommandError,
     context,
     memory,
-    one_line,
     open_workspace,
     write,
     write_json,
 )
+from domain.text import one_line
 
 if TYPE_CHECKING:
     from adapters.api import Edit

@@ -187,10 +187,9 @@ def _find(rows: list[Aside], wanted: str, ws: Workspace) -> Aside:
 
 
 def _restore(args: argparse.Namespace, ctx: Context, ws: Workspace, row: Aside) -> int:
-    from adapters.service import execute
-    from domain.commands import RestoreSetAside, handle
+    from adapters.service import execute, preview
+    from domain.commands import RestoreSetAside
     from domain.keys import exact_key
-    from domain.operations import Snapshot
     from domain.recovery import missing_from
 
     held = row.held
@@ -198,13 +197,7 @@ def _restore(args: argparse.Namespace, ctx: Context, ws: Workspace, row: Aside) 
         raise CommandError(f"{row.name} is a {row.what}: it holds no memories to restore", EXIT_REJECTED)
     command = RestoreSetAside(held=held, source=row.name)
     result: OpResult | None
-    if args.dry_run:  # the same command on what the files hold now, kept nowhere
-        store = ws.read_store(ctx.now_ms).value
-        archive = ws.read_archive() if store.archived else {}
-        snap = Snapshot(store=store, journal=ws.read_journal(ctx.now_ms).value, archive=archive)
-        result = handle(snap, command, ctx.now_ms)
-    else:
-        result = execute(ws, command, ctx.now_ms)
+    result = (preview if args.dry_run else execute)(ws, command, ctx.now_ms)
     assert result is not None  # a workspace command always runs
     basis = result.basis
     missing = missing_from(basis.store, basis.journal, held) if basis is not None else ()

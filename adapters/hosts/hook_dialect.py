@@ -78,7 +78,7 @@ class HookEnv(NamedTuple):
     now_ms: Callable[[], int]
     lock_timeout_s: Callable[[], float]
     workspace: str | None = None
-    #: an ``adapters.filestore.SnapshotCache`` of a long-running caller (the hook server)
+    #: an ``adapters.storage_io.SnapshotCache`` of a long-running caller (the hook server)
     cache: Any = None
     #: an ``adapters.service.CachesByWorkspace`` of a long-running caller (the hook server):
     #: the core's speed state, one per workspace (docs/decisions.md#d14)
@@ -281,7 +281,7 @@ def record_failure(
     from adapters.clock import real_now_ms
     from adapters.filestore import Workspace
     from domain import evidence
-    from domain.model import EventType, Outcome, Phase
+    from domain.enums import EventType, Outcome, Phase
 
     try:
         try:

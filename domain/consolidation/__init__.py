@@ -26,7 +26,7 @@ The package: :mod:`~domain.consolidation.normalize` (the full pass),
 :mod:`~domain.consolidation.results`. Every name it offered as one module is still importable from here.
 """
 
-from domain.consolidation.cleaning import _redact_stored, backfill_retention_clock
+from domain.consolidation.cleaning import backfill_retention_clock, redact_stored
 from domain.consolidation.dedupe import choose_better, dedupe
 from domain.consolidation.normalize import normalize_store
 from domain.consolidation.results import (
@@ -38,10 +38,9 @@ from domain.consolidation.results import (
     Absorption,
     AbsorptionReason,
     DedupeResult,
-    MigrationAudit,
     NormalizeResult,
 )
-from domain.consolidation.settled import _is_settled
+from domain.consolidation.settled import is_settled
 
 __all__ = [
     "ABSORBED_EXACT",
@@ -52,12 +51,11 @@ __all__ = [
     "Absorption",
     "AbsorptionReason",
     "DedupeResult",
-    "MigrationAudit",
     "NormalizeResult",
-    "_is_settled",
-    "_redact_stored",
     "backfill_retention_clock",
     "choose_better",
     "dedupe",
+    "is_settled",
     "normalize_store",
+    "redact_stored",
 ]

@@ -8,32 +8,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import Final
 
 from msgspec.structs import replace
 
 from domain import evidence
-from domain.consolidation.cleaning import _redacted, _truncated, backfill_retention_clock
+from domain.caches import Caches, MarkerIndex
+from domain.consolidation.cleaning import backfill_retention_clock, redacted_entry, truncated
+from domain.enums import MemoryStatus
 from domain.keys import entry_key_hashes, exact_key, identity_key, key_hash
-from domain.model import (
-    DAY_MS,
-    ArchiveMarker,
-    EvidenceInput,
-    LongTermLimits,
-    MemoryEntry,
-    MemoryStatus,
-    WorkspaceStore,
-)
+from domain.limits import DAY_MS, LongTermLimits
+from domain.model import ArchiveMarker, EvidenceInput, MemoryEntry, WorkspaceStore
 from domain.ranking import sort_by_retention
 from domain.retention import Tuning, dormancy_at, retention_start_ms
-
-if TYPE_CHECKING:
-    from domain.caches import Caches
 
 _ARCHIVE_AFTER_MS: Final = LongTermLimits.ARCHIVE_UNRENDERED_DAYS * DAY_MS
 
 
-def _same_entries(a: Sequence[MemoryEntry], b: Sequence[MemoryEntry]) -> bool:
+def same_entries(a: Sequence[MemoryEntry], b: Sequence[MemoryEntry]) -> bool:
     """Equal up to order (ids are unique after dedupe; a repeated id compares as different)."""
     if len(a) != len(b):
         return False
@@ -46,13 +38,6 @@ def _same_entries(a: Sequence[MemoryEntry], b: Sequence[MemoryEntry]) -> bool:
 # the next until something is archived or revived, and it grows with the archive, so looking at
 # every marker at every normalisation would make a long life cost more per operation. A tuple made
 # by archiving or reviving gets its index from the one it was made from.
-class MarkerIndex(NamedTuple):
-    markers: tuple[ArchiveMarker, ...]
-    #: key hash -> the markers with that exact (``key_hash``) or identity hash
-    exact: dict[str, tuple[ArchiveMarker, ...]]
-    identity: dict[str, tuple[ArchiveMarker, ...]]
-
-
 def _add_markers(
     exact: dict[str, tuple[ArchiveMarker, ...]],
     identity: dict[str, tuple[ArchiveMarker, ...]],
@@ -63,7 +48,7 @@ def _add_markers(
         identity[marker.identity_key_hash] = (*identity.get(marker.identity_key_hash, ()), marker)
 
 
-def _marker_index(markers: tuple[ArchiveMarker, ...], caches: Caches) -> MarkerIndex:
+def marker_index_of(markers: tuple[ArchiveMarker, ...], caches: Caches) -> MarkerIndex:
     """The exact and identity hashes of ``markers`` (filed in ``caches``)."""
     hit = caches.markers.get(markers)
     if hit is not None:
@@ -97,7 +82,7 @@ def _derive_markers(
     caches.markers.put(after, MarkerIndex(after, exact, identity))
 
 
-def _revive(
+def revive(
     active: list[MemoryEntry],
     store: WorkspaceStore,
     archive: Mapping[str, MemoryEntry],
@@ -110,7 +95,7 @@ def _revive(
     if not store.archived or not archive:
         return [], store.archived, []
     hashes = [entry_key_hashes(entry, caches) for entry in active]
-    index = _marker_index(store.archived, caches)
+    index = marker_index_of(store.archived, caches)
     marked_exact, marked_identity = index.exact, index.identity
     if not any(exact in marked_exact or identity in marked_identity for exact, identity in hashes):
         return [], store.archived, []  # no active entry duplicates an archived one
@@ -120,7 +105,7 @@ def _revive(
     for (exact, identity), entry in zip(hashes, active, strict=True):
         exact_hashes.setdefault(exact, entry)
         identity_hashes.setdefault(identity, entry)
-    return _revive_markers(
+    return revive_markers(
         store.archived,
         range(len(store.archived)),
         exact_hashes,
@@ -132,7 +117,7 @@ def _revive(
     )
 
 
-def _revive_markers(
+def revive_markers(
     markers: tuple[ArchiveMarker, ...],
     positions: Iterable[int],
     exact_hashes: Mapping[str, MemoryEntry],
@@ -155,10 +140,10 @@ def _revive_markers(
         trigger = exact_hashes.get(marker.key_hash) or identity_hashes.get(marker.identity_key_hash)
         if archived is None or trigger is None:
             continue
-        cleaned, redaction = _redacted(archived, now_iso)
+        cleaned, redaction = redacted_entry(archived, now_iso)
         if redaction is not None:
             events.append(redaction)
-        entry = _truncated(backfill_retention_clock(cleaned, now_ms))
+        entry = truncated(backfill_retention_clock(cleaned, now_ms))
         if entry.status is MemoryStatus.SUPERSEDED:
             entry = replace(entry, status=MemoryStatus.ACTIVE)
         revived.append(entry)
@@ -219,7 +204,7 @@ def _archive_overflow(
         )
         events.append(evidence.archived(entry, limit, len(ordered)))
     replaced = {marker.key_hash for marker in new_markers}
-    index = _marker_index(markers, caches)
+    index = marker_index_of(markers, caches)
     gone = [m for key in replaced for m in index.exact.get(key, ())]
     kept_markers = tuple(m for m in markers if m.key_hash not in replaced) if gone else markers
     kept_markers += tuple(new_markers)
@@ -227,7 +212,7 @@ def _archive_overflow(
     return kept, kept_markers, moved, events
 
 
-def _rank_and_archive(
+def rank_and_archive(
     kept_active: list[MemoryEntry],
     superseded: list[MemoryEntry],
     store: WorkspaceStore,
@@ -247,6 +232,6 @@ def _rank_and_archive(
     )
     events.extend(archive_events)
     new_entries = (*ordered, *superseded)
-    if _same_entries(new_entries, store.entries):
+    if same_entries(new_entries, store.entries):
         new_entries = store.entries  # only the retention order moved: nothing to write
     return new_entries, markers, archived

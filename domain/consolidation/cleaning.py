@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 from msgspec.structs import replace
 
 from domain import evidence, safety
-from domain.model import EvidenceInput, LongTermLimits, MemoryEntry, MemoryStatus
+from domain.enums import MemoryStatus
+from domain.limits import LongTermLimits
+from domain.model import EvidenceInput, MemoryEntry
 from domain.timeutil import parse_iso_ms
 
 if TYPE_CHECKING:
@@ -19,17 +21,17 @@ if TYPE_CHECKING:
 
 
 @lru_cache(maxsize=65536)
-def _redact_stored(text: str) -> str:
+def redact_stored(text: str) -> str:
     """``safety.redact``, memoised: every normalisation redacts every stored text again, and stored
     texts rarely change (docs/performance.md). A pure function of a plain string, so one memo serves
     every caller of the process (docs/decisions.md#d14)."""
     return safety.redact(text)
 
 
-def _redacted(entry: MemoryEntry, now_iso: str) -> tuple[MemoryEntry, EvidenceInput | None]:
+def redacted_entry(entry: MemoryEntry, now_iso: str) -> tuple[MemoryEntry, EvidenceInput | None]:
     """Redact text and rationale; an empty rationale is left as it is (docs/decisions.md#s16)."""
-    text = _redact_stored(entry.text)
-    rationale = _redact_stored(entry.rationale) if entry.rationale else entry.rationale
+    text = redact_stored(entry.text)
+    rationale = redact_stored(entry.rationale) if entry.rationale else entry.rationale
     if text == entry.text and rationale == entry.rationale:
         return entry, None
     fields = tuple(
@@ -59,48 +61,48 @@ def backfill_retention_clock(entry: MemoryEntry, now_ms: int) -> MemoryEntry:
     return replace(entry, retention_clock=now_ms)
 
 
-def _truncated(entry: MemoryEntry) -> MemoryEntry:
+def truncated(entry: MemoryEntry) -> MemoryEntry:
     if entry.status is MemoryStatus.SUPERSEDED or len(entry.text) <= LongTermLimits.MAX_ENTRY_TEXT_CHARS:
         return entry
     return replace(entry, text=safety.stored_text(entry.text, LongTermLimits.MAX_ENTRY_TEXT_CHARS))
 
 
-def _cleaned(entry: MemoryEntry, now_ms: int, caches: Caches) -> MemoryEntry:
+def cleaned_entry(entry: MemoryEntry, now_ms: int, caches: Caches) -> MemoryEntry:
     """Backfill and truncation of one entry (after redaction); files entries that all three steps
     leave unchanged in ``caches`` (docs/decisions.md#d14): every normalisation looks at every stored
     entry again, and being clean depends on the entry alone."""
     if entry in caches.clean:
         return entry
-    result = _truncated(backfill_retention_clock(entry, now_ms))
-    if result is entry and _redacted(entry, "")[1] is None:
+    result = truncated(backfill_retention_clock(entry, now_ms))
+    if result is entry and redacted_entry(entry, "")[1] is None:
         caches.clean.put(entry, True)
     return result
 
 
-def _clean_copy(
+def clean_copy(
     entry: MemoryEntry, now_ms: int, now_iso: str, events: list[EvidenceInput], caches: Caches
 ) -> MemoryEntry:
     """What the full pass makes of one entry before revival and dedupe: redaction (its event goes to
     ``events``), then backfill and truncation."""
     if entry in caches.clean:
         return entry
-    cleaned, event = _redacted(entry, now_iso)
+    cleaned, event = redacted_entry(entry, now_iso)
     if event is not None:
         events.append(event)
-    return _cleaned(cleaned, now_ms, caches)
+    return cleaned_entry(cleaned, now_ms, caches)
 
 
-def _is_clean(entry: MemoryEntry, caches: Caches) -> bool:
+def is_clean(entry: MemoryEntry, caches: Caches) -> bool:
     """Redaction, backfill and truncation leave ``entry`` as it is (backfill leaves exactly the
     entries with a valid clock alone, whatever the instant)."""
     if entry in caches.clean:
         return True
     if not _valid_clock(entry.retention_clock):
         return False
-    return _cleaned(entry, 0, caches) is entry and entry in caches.clean
+    return cleaned_entry(entry, 0, caches) is entry and entry in caches.clean
 
 
-def _is_clean_as(entry: MemoryEntry, clean: MemoryEntry, caches: Caches) -> bool:
+def is_clean_as(entry: MemoryEntry, clean: MemoryEntry, caches: Caches) -> bool:
     """``entry`` is clean, knowing that ``clean`` is: with the same text, rationale and status, only
     the retention-clock backfill could change it (what re-stamping ``lastRenderedAt`` or reinforcing
     in place makes), else it is checked in full."""
@@ -114,4 +116,4 @@ def _is_clean_as(entry: MemoryEntry, clean: MemoryEntry, caches: Caches) -> bool
     ):
         caches.clean.put(entry, True)
         return True
-    return _is_clean(entry, caches)
+    return is_clean(entry, caches)

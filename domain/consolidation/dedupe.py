@@ -12,9 +12,10 @@ from msgspec.structs import replace
 
 from domain import evidence
 from domain.consolidation.results import ABSORBED_EXACT, ABSORBED_IDENTITY, Absorption, DedupeResult
+from domain.enums import MemoryStatus, MemoryType
 from domain.ids import stable_suffix
 from domain.keys import entry_keys, exact_key
-from domain.model import EvidenceInput, MemoryEntry, MemoryStatus, MemoryType
+from domain.model import EvidenceInput, MemoryEntry
 from domain.retention import (
     DEFAULT_TUNING,
     USER_IMPORTANCE_FACTOR,
@@ -199,7 +200,7 @@ def _never_weaker(survivor: MemoryEntry, members: Sequence[MemoryEntry], now_ms:
     return survivor
 
 
-def _absorb_component(
+def absorb_component(
     members: list[MemoryEntry], now_ms: int, tuning: Tuning
 ) -> tuple[MemoryEntry, list[Absorption], list[EvidenceInput]]:
     """The survivor of one group of duplicates, the absorptions and their evidence."""
@@ -271,7 +272,7 @@ def dedupe(
         if len(group) == 1:
             replacement[active_positions[group[0]]] = active[group[0]]
             continue
-        survivor, absorbed, group_events = _absorb_component([active[i] for i in group], now_ms, tuning)
+        survivor, absorbed, group_events = absorb_component([active[i] for i in group], now_ms, tuning)
         absorptions.extend(absorbed)
         events.extend(group_events)
         replacement[active_positions[group[0]]] = survivor

@@ -9,15 +9,16 @@ from collections.abc import Mapping
 from msgspec.structs import replace
 
 from domain.caches import Caches
-from domain.consolidation.archive import _marker_index, _rank_and_archive, _revive_markers
-from domain.consolidation.cleaning import _clean_copy, _is_clean
-from domain.consolidation.dedupe import _absorb_component
+from domain.consolidation.archive import marker_index_of, rank_and_archive, revive_markers
+from domain.consolidation.cleaning import clean_copy, is_clean
+from domain.consolidation.dedupe import absorb_component
 from domain.consolidation.results import Absorption, NormalizeResult
-from domain.consolidation.settled import _is_settled, _remember_settled
+from domain.consolidation.settled import is_settled, remember_settled
 from domain.emitted import Emitted
+from domain.enums import MemoryStatus
 from domain.key_index import derive_index, stored_index
 from domain.keys import entry_key_hashes, entry_keys
-from domain.model import ArchiveMarker, EvidenceInput, MemoryEntry, MemoryStatus, WorkspaceStore
+from domain.model import ArchiveMarker, EvidenceInput, MemoryEntry, WorkspaceStore
 from domain.retention import Tuning
 from domain.timeutil import iso_from_ms
 
@@ -42,7 +43,7 @@ class _Groups:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
-def _normalize_delta(
+def normalize_delta(
     store: WorkspaceStore,
     base: WorkspaceStore,
     now_ms: int,
@@ -64,7 +65,7 @@ def _normalize_delta(
         store.archived is not base.archived
         or store.migrations != base.migrations
         or len(entries) < len(before)
-        or not _is_settled(base, tuning, caches)
+        or not is_settled(base, tuning, caches)
     ):
         return None
     delta = [i for i, (a, b) in enumerate(zip(entries, before, strict=False)) if a is not b]
@@ -73,7 +74,7 @@ def _normalize_delta(
         return None
     now_iso = iso_from_ms(now_ms)
     events: list[EvidenceInput] = []
-    touched = {i: _clean_copy(entries[i], now_ms, now_iso, events, caches) for i in delta}
+    touched = {i: clean_copy(entries[i], now_ms, now_iso, events, caches) for i in delta}
     index = stored_index(before, caches)
     changed_at = set(delta)
     seen_ids: set[str] = set()
@@ -87,7 +88,7 @@ def _normalize_delta(
     markers = store.archived
     revived: list[MemoryEntry] = []
     if markers and archive:
-        marker_index = _marker_index(markers, caches)
+        marker_index = marker_index_of(markers, caches)
         exact_hashes: dict[str, MemoryEntry] = {}
         identity_hashes: dict[str, MemoryEntry] = {}
         matched: dict[int, ArchiveMarker] = {}
@@ -102,7 +103,7 @@ def _normalize_delta(
             positions = sorted({markers.index(m) for m in matched.values()})
             if len(positions) < len(matched):
                 positions = [i for i, m in enumerate(markers) if id(m) in matched]
-            revived, markers, found_events = _revive_markers(
+            revived, markers, found_events = revive_markers(
                 markers, positions, exact_hashes, identity_hashes, archive, now_ms, now_iso, caches
             )
             events.extend(found_events)
@@ -139,7 +140,7 @@ def _normalize_delta(
     for group in sorted(members.values(), key=lambda g: g[0]):
         if len(group) == 1:
             continue
-        survivor, lost, found_events = _absorb_component([items[n] for n in group], now_ms, tuning)
+        survivor, lost, found_events = absorb_component([items[n] for n in group], now_ms, tuning)
         absorptions.extend(lost)
         events.extend(found_events)
         survivors[group[0]] = survivor
@@ -161,7 +162,7 @@ def _normalize_delta(
     if len(kept_active) <= tuning.max_stored_active and untouched:
         new_entries = entries  # the same entries as stored: the stored order is kept
     else:
-        new_entries, markers, archived = _rank_and_archive(
+        new_entries, markers, archived = rank_and_archive(
             kept_active, superseded, store, markers, now_ms, now_iso, tuning, events, caches
         )
     changed = new_entries != entries or markers != store.archived
@@ -177,15 +178,15 @@ def _normalize_delta(
         # Settled when no entry the delta made is unclean or duplicates a remaining marker (every
         # other entry was settled with the base, docs/performance.md).
         fresh = [*touched.values(), *revived, *survivors.values()]
-        remaining = _marker_index(markers, caches) if markers else None
-        if all(_is_clean(e, caches) for e in fresh) and (
+        remaining = marker_index_of(markers, caches) if markers else None
+        if all(is_clean(e, caches) for e in fresh) and (
             remaining is None
             or not any(
                 exact in remaining.exact or identity in remaining.identity
                 for exact, identity in (entry_key_hashes(e, caches) for e in fresh)
             )
         ):
-            _remember_settled(result, active_count, caches)
+            remember_settled(result, active_count, caches)
             derive_index(before, result.entries, fresh, caches)
     return NormalizeResult(
         store=result,

@@ -9,8 +9,10 @@ from collections.abc import Iterable
 from msgspec.structs import replace
 
 from domain import evidence, safety
-from domain.consolidation.results import P0_CLEANUP_MIGRATION_ID, QUALITY_CLEANUP_MIGRATION_ID, MigrationAudit
-from domain.model import EvidenceInput, MemoryEntry, MemorySource, MemoryStatus, MemoryType, WorkspaceStore
+from domain.consolidation.results import P0_CLEANUP_MIGRATION_ID, QUALITY_CLEANUP_MIGRATION_ID
+from domain.emitted import MigrationAudit
+from domain.enums import MemorySource, MemoryStatus, MemoryType
+from domain.model import EvidenceInput, MemoryEntry, WorkspaceStore
 
 
 def _merge_tags(tags: tuple[str, ...] | None, extra: Iterable[str]) -> tuple[str, ...]:
@@ -48,7 +50,7 @@ def _supersede_for_migration(
     return updated, event, audit
 
 
-def _quality_cleanup(
+def quality_cleanup_pass(
     entries: list[MemoryEntry], store: WorkspaceStore, now_iso: str
 ) -> tuple[list[MemoryEntry], list[EvidenceInput], list[MigrationAudit]]:
     """The quality-cleanup migration (docs/decisions.md#normalisation-and-migrations): active
@@ -76,7 +78,7 @@ def _quality_cleanup(
     return out, events, audit
 
 
-def _p0_cleanup(
+def p0_cleanup(
     entries: list[MemoryEntry], store: WorkspaceStore, now_iso: str
 ) -> tuple[list[MemoryEntry], list[EvidenceInput], list[MigrationAudit]]:
     """The P0-cleanup migration (docs/decisions.md#normalisation-and-migrations): active compaction

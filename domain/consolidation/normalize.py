@@ -7,21 +7,21 @@ from collections.abc import Mapping
 from msgspec.structs import replace
 
 from domain.caches import Caches
-from domain.consolidation.archive import _rank_and_archive, _revive, _same_entries
-from domain.consolidation.cleaning import _cleaned, _redacted
+from domain.consolidation.archive import rank_and_archive, revive, same_entries
+from domain.consolidation.cleaning import cleaned_entry, redacted_entry
 from domain.consolidation.dedupe import dedupe
-from domain.consolidation.delta import _normalize_delta
-from domain.consolidation.migrations import _p0_cleanup, _quality_cleanup
+from domain.consolidation.delta import normalize_delta
+from domain.consolidation.migrations import p0_cleanup, quality_cleanup_pass
 from domain.consolidation.results import (
     P0_CLEANUP_MIGRATION_ID,
     QUALITY_CLEANUP_MIGRATION_ID,
     RETENTION_CLOCK_BACKFILL_MIGRATION_ID,
-    MigrationAudit,
     NormalizeResult,
 )
-from domain.consolidation.settled import _is_settled, _remember_settled, _settle_result
-from domain.emitted import Emitted
-from domain.model import EvidenceInput, MemoryEntry, MemoryStatus, WorkspaceStore
+from domain.consolidation.settled import is_settled, remember_settled, settle_result
+from domain.emitted import Emitted, MigrationAudit
+from domain.enums import MemoryStatus
+from domain.model import EvidenceInput, MemoryEntry, WorkspaceStore
 from domain.retention import DEFAULT_TUNING, Tuning
 from domain.timeutil import iso_from_ms
 
@@ -46,10 +46,10 @@ def normalize_store(
     does not depend on it."""
     if caches is None:
         caches = Caches()
-    if _is_settled(store, tuning, caches):
+    if is_settled(store, tuning, caches):
         return NormalizeResult(store=store)
     if base is not None:
-        quick = _normalize_delta(store, base, now_ms, archive or {}, tuning, caches)
+        quick = normalize_delta(store, base, now_ms, archive or {}, tuning, caches)
         if quick is not None:
             return quick
     now_iso = iso_from_ms(now_ms)
@@ -62,26 +62,26 @@ def normalize_store(
         if (hit := clean.get(id(entry))) is not None and hit[0] is entry:
             entries.append(entry)  # redaction, backfill and truncation would leave it as it is
             continue
-        cleaned, event = _redacted(entry, now_iso)
+        cleaned, event = redacted_entry(entry, now_iso)
         entries.append(cleaned)
         if event is not None:
             events.append(event)
 
     migrations = list(store.migrations)
     if QUALITY_CLEANUP_MIGRATION_ID not in migrations:
-        entries, found, records = _quality_cleanup(entries, store, now_iso)
+        entries, found, records = quality_cleanup_pass(entries, store, now_iso)
         events.extend(found)
         audit.extend(records)
         migrations.append(QUALITY_CLEANUP_MIGRATION_ID)
     if P0_CLEANUP_MIGRATION_ID not in migrations:
-        entries, found, records = _p0_cleanup(entries, store, now_iso)
+        entries, found, records = p0_cleanup(entries, store, now_iso)
         events.extend(found)
         audit.extend(records)
         migrations.append(P0_CLEANUP_MIGRATION_ID)
     entries = [
         entry
         if (hit := clean.get(id(entry))) is not None and hit[0] is entry
-        else _cleaned(entry, now_ms, caches)
+        else cleaned_entry(entry, now_ms, caches)
         for entry in entries
     ]
     if RETENTION_CLOCK_BACKFILL_MIGRATION_ID not in migrations:
@@ -89,7 +89,7 @@ def normalize_store(
 
     active = [e for e in entries if e.status is not MemoryStatus.SUPERSEDED]
     superseded = [e for e in entries if e.status is MemoryStatus.SUPERSEDED]
-    revived, markers, revival_events = _revive(active, store, archive or {}, now_ms, now_iso, caches)
+    revived, markers, revival_events = revive(active, store, archive or {}, now_ms, now_iso, caches)
     events.extend(revival_events)
 
     deduped = dedupe([*active, *revived, *superseded], now_ms, tuning, caches)
@@ -98,12 +98,12 @@ def normalize_store(
 
     new_entries: tuple[MemoryEntry, ...]
     archived: list[MemoryEntry] = []
-    if len(kept_active) <= tuning.max_stored_active and _same_entries(deduped.kept, store.entries):
+    if len(kept_active) <= tuning.max_stored_active and same_entries(deduped.kept, store.entries):
         # Nothing to archive and the same entries as stored: only the retention order could move,
         # and the stored order is kept then, so the sort is skipped.
         new_entries = store.entries
     else:
-        new_entries, markers, archived = _rank_and_archive(
+        new_entries, markers, archived = rank_and_archive(
             kept_active, superseded, store, markers, now_ms, now_iso, tuning, events, caches
         )
     new_migrations = tuple(migrations)
@@ -118,7 +118,7 @@ def normalize_store(
         and (archive or not store.archived)
         and len(kept_active) <= tuning.max_stored_active
     ):
-        _remember_settled(store, len(kept_active), caches)
+        remember_settled(store, len(kept_active), caches)
     result = replace(
         store,
         entries=new_entries,
@@ -127,7 +127,7 @@ def normalize_store(
         updated_at=now_iso if changed else store.updated_at,
     )
     if changed:
-        _settle_result(result, revived, archive, tuning, caches)
+        settle_result(result, revived, archive, tuning, caches)
     return NormalizeResult(
         store=result,
         absorptions=deduped.absorptions,

@@ -42,23 +42,6 @@ class DedupeResult(msgspec.Struct, frozen=True):
     events: tuple[EvidenceInput, ...]
 
 
-class MigrationAudit(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    """One line of ``migration-logs/<migration id>.jsonl``. It names the workspace by its key only,
-    never by its absolute root (docs/decisions.md#s17)."""
-
-    migration_id: str
-    timestamp: str
-    workspace_key: str
-    entry_id: str
-    type: str
-    source: str
-    text: str
-    reasons: tuple[str, ...]
-    hard_reasons: tuple[str, ...]
-    before_status: str
-    after_status: str
-
-
 class NormalizeResult(Emits, frozen=True, kw_only=True):
     """The normalised store, the dedupe losers and the entries brought back from the archive; it
     emits its events, migration audit records and the entries it moved to the archive (which the

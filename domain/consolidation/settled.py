@@ -12,7 +12,7 @@ back the same store and no events.
 Those facts read of an entry only its id, status, type and text (the keys, the active count) and
 whether it is clean. So a store whose entries differ from the last settled store's only at positions
 holding an entry with the same id, status, type and text, each clean — what re-stamping
-``lastRenderedAt`` after a render or reinforcing in place makes — is settled too: :func:`_is_settled`
+``lastRenderedAt`` after a render or reinforcing in place makes — is settled too: :func:`is_settled`
 derives that itself from the two stores, and no step has to say so.
 """
 
@@ -22,13 +22,14 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from domain.caches import Caches, Settled
-from domain.consolidation.cleaning import _is_clean, _is_clean_as
+from domain.consolidation.cleaning import is_clean, is_clean_as
 from domain.consolidation.results import (
     P0_CLEANUP_MIGRATION_ID,
     QUALITY_CLEANUP_MIGRATION_ID,
     RETENTION_CLOCK_BACKFILL_MIGRATION_ID,
 )
-from domain.model import MemoryEntry, MemoryStatus, WorkspaceStore
+from domain.enums import MemoryStatus
+from domain.model import MemoryEntry, WorkspaceStore
 from domain.retention import Tuning
 
 _ALL_MIGRATIONS: Final = frozenset(
@@ -36,7 +37,7 @@ _ALL_MIGRATIONS: Final = frozenset(
 )
 
 
-def _remember_settled(
+def remember_settled(
     store: WorkspaceStore, active: int, caches: Caches, *, ids_checked: bool = False
 ) -> None:
     """Record ``store`` as settled (the caller checked the rest); ``ids_checked``: its entries are
@@ -59,13 +60,13 @@ def _derived(store: WorkspaceStore, caches: Caches) -> Settled | None:
             and after.status is before.status
             and after.type is before.type
             and after.text == before.text
-            and _is_clean_as(after, before, caches)  # every entry of a settled store is clean
+            and is_clean_as(after, before, caches)  # every entry of a settled store is clean
         ):
             return None
     return caches.settled.put(entries, Settled(entries, store.archived, last.active))
 
 
-def _is_settled(store: WorkspaceStore, tuning: Tuning, caches: Caches) -> bool:
+def is_settled(store: WorkspaceStore, tuning: Tuning, caches: Caches) -> bool:
     if not _ALL_MIGRATIONS.issubset(store.migrations):
         return False
     hit = caches.settled.get(store.entries) or _derived(store, caches)
@@ -75,7 +76,7 @@ def _is_settled(store: WorkspaceStore, tuning: Tuning, caches: Caches) -> bool:
     return True
 
 
-def _settle_result(
+def settle_result(
     result: WorkspaceStore,
     revived: Sequence[MemoryEntry],
     archive: Mapping[str, MemoryEntry] | None,
@@ -104,7 +105,7 @@ def _settle_result(
     for entry in result.entries:
         if entry.status is not MemoryStatus.SUPERSEDED:
             active += 1
-        if ((hit := clean.get(id(entry))) is None or hit[0] is not entry) and not _is_clean(entry, caches):
+        if ((hit := clean.get(id(entry))) is None or hit[0] is not entry) and not is_clean(entry, caches):
             return
     if active <= tuning.max_stored_active:
-        _remember_settled(result, active, caches)
+        remember_settled(result, active, caches)

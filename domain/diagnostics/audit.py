@@ -27,7 +27,7 @@ from domain.diagnostics.common import (
     shorten,
     sorted_counts,
 )
-from domain.model import MemoryStatus, MemoryType
+from domain.enums import MemoryStatus, MemoryType
 from domain.safety import QualityReason
 from domain.timeutil import iso_from_ms, parse_iso_ms
 

@@ -9,7 +9,8 @@ from typing import Any
 import msgspec
 
 from domain.diagnostics.common import DiagInput
-from domain.model import EventType, PendingJournalLimits
+from domain.enums import EventType
+from domain.limits import PendingJournalLimits
 from domain.pending import REASON_CAP, over_bound
 from domain.promotion import EARLY_PROMOTION
 

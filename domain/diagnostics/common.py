@@ -14,17 +14,10 @@ from typing import Any, Final, Protocol
 
 import msgspec
 
+from domain.enums import MemorySource, MemoryType
 from domain.ids import hash16
-from domain.model import (
-    DAY_MS,
-    EvidenceEvent,
-    MemoryEntry,
-    MemorySource,
-    MemoryType,
-    PendingJournal,
-    WorkspaceRef,
-    WorkspaceStore,
-)
+from domain.limits import DAY_MS
+from domain.model import EvidenceEvent, MemoryEntry, PendingJournal, WorkspaceRef, WorkspaceStore
 from domain.safety import redact
 from domain.text import WS, collapse_whitespace
 from domain.timeutil import iso_from_ms, parse_iso_ms

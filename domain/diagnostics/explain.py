@@ -11,7 +11,8 @@ import msgspec
 from domain.diagnostics.common import DiagInput, file_name, format_strength, unique
 from domain.diagnostics.snapshot import MemoryRow, build_snapshot, evidence_summary, type_source_from_events
 from domain.diagnostics.status import DiagnosticStatus, RowStatus, status_from_trace_event, status_reasons
-from domain.model import EventType, EvidenceEvent, RelationRole
+from domain.enums import EventType, RelationRole
+from domain.model import EvidenceEvent
 
 
 def explain_rows(src: DiagInput, now_ms: int, memory_id: str | None = None) -> tuple[MemoryRow, ...]:

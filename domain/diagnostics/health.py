@@ -25,17 +25,9 @@ from domain.diagnostics.common import (
 )
 from domain.diagnostics.snapshot import MemoryRow, Ranked, RecentEvent, build_snapshot
 from domain.diagnostics.status import promotion_limit
+from domain.enums import EventType, Importance, MemorySource, MemoryStatus
 from domain.ids import hash16
-from domain.model import (
-    DAY_MS,
-    RETENTION_TYPE_MAX,
-    DormancyLimits,
-    EventType,
-    Importance,
-    LongTermLimits,
-    MemorySource,
-    MemoryStatus,
-)
+from domain.limits import DAY_MS, RETENTION_TYPE_MAX, DormancyLimits, LongTermLimits
 from domain.render import REASON_CHAR_BUDGET, REASON_EMPTY_BUDGET, age_days, is_stale_marked
 from domain.retention import dormant_days
 from domain.safety import QualityReason, assess_memory_quality

@@ -13,7 +13,8 @@ import msgspec
 from domain.diagnostics.common import DiagInput, clean_text, counts_object, format_details
 from domain.diagnostics.rejections import NormalizedRejection, normalize_rejections
 from domain.diagnostics.snapshot import DiagSnapshot, build_snapshot
-from domain.model import EventType, EvidenceEvent, Phase
+from domain.enums import EventType, Phase
+from domain.model import EvidenceEvent
 from domain.render import REASON_TYPE_CAP
 from domain.timeutil import iso_from_ms
 

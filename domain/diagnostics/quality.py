@@ -13,7 +13,9 @@ import msgspec
 from domain.diagnostics.common import TYPES
 from domain.diagnostics.inspection import CoverageClass, Inspection, disappearance_rows
 from domain.diagnostics.rejections import RejectionQuality, Risk, rejection_quality, rejection_quality_fields
-from domain.model import RETENTION_TYPE_MAX, MemoryEntry, MemoryStatus
+from domain.enums import MemoryStatus
+from domain.limits import RETENTION_TYPE_MAX
+from domain.model import MemoryEntry
 from domain.timeutil import iso_from_ms
 
 

@@ -22,7 +22,8 @@ from domain.diagnostics.common import (
     sorted_counts,
     workspace_identity,
 )
-from domain.model import DAY_MS, HOUR_MS, MemorySource
+from domain.enums import MemorySource
+from domain.limits import DAY_MS, HOUR_MS
 from domain.safety import HARD_QUALITY_REASONS, QualityReason, is_architecture_like_decision
 from domain.text import canonical_text
 from domain.timeutil import iso_from_ms, parse_iso_ms

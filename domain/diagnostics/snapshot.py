@@ -26,7 +26,8 @@ from domain.diagnostics.status import (
     status_from_omission,
     status_reasons,
 )
-from domain.model import EventType, EvidenceEvent, MemoryEntry, MemoryStatus, Outcome, WorkspaceStore
+from domain.enums import EventType, MemoryStatus, Outcome
+from domain.model import EvidenceEvent, MemoryEntry, WorkspaceStore
 from domain.render import REASON_SUPERSEDED, RenderResult, render_workspace_block, select_candidates
 from domain.retention import dormancy_at, strength
 

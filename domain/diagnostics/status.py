@@ -6,8 +6,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Final, TypeAlias
 
+from domain.enums import EventType, MemorySource, Outcome
 from domain.evidence import SELECTED_REASONS
-from domain.model import EventType, EvidenceEvent, MemoryEntry, MemorySource, Outcome, PromotionRetryLimits
+from domain.limits import PromotionRetryLimits
+from domain.model import EvidenceEvent, MemoryEntry
 from domain.render import (
     REASON_ARCHIVED,
     REASON_CHAR_BUDGET,

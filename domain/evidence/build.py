@@ -6,17 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from domain import keys
-from domain.model import (
-    DetailValue,
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    MemoryRef,
-    Outcome,
-    Phase,
-    Relation,
-    RelationRole,
-)
+from domain.enums import EventType, Outcome, Phase, RelationRole
+from domain.model import DetailValue, EvidenceInput, MemoryEntry, MemoryRef, Relation
 from domain.safety import preview
 
 

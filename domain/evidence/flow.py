@@ -8,22 +8,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Final
 
+from domain.enums import EventType, MemorySource, MemoryStatus, MemoryType, Outcome, Phase, RelationRole
 from domain.evidence.build import event, memory_ref, relation
 from domain.keys import entry_keys
-from domain.model import (
-    EventType,
-    EvidenceInput,
-    EvidenceLogLimits,
-    MemoryEntry,
-    MemoryRef,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    Outcome,
-    Phase,
-    Relation,
-    RelationRole,
-)
+from domain.limits import EvidenceLogLimits
+from domain.model import EvidenceInput, MemoryEntry, MemoryRef, Relation
 
 #: Preview lengths of accepted and rejected intake (docs/decisions.md#evidence-log-records).
 PREVIEW_ACCEPTED: Final = EvidenceLogLimits.MAX_PREVIEW_CHARS

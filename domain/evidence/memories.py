@@ -7,17 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Final
 
+from domain.enums import EventType, Outcome, Phase, RelationRole
 from domain.evidence.build import event, relation
-from domain.model import (
-    DetailValue,
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    Outcome,
-    Phase,
-    Relation,
-    RelationRole,
-)
+from domain.model import DetailValue, EvidenceInput, MemoryEntry, Relation
 
 #: Reason code of a reinforcement the guards allowed (docs/decisions.md#d8).
 _ALLOWED: Final = "reinforcement_window_allowed"

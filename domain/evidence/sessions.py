@@ -3,8 +3,10 @@ dropped, and a compaction whose summary could not be read (docs/decisions.md#hos
 
 from __future__ import annotations
 
+from domain.enums import EventType, Outcome, Phase
 from domain.evidence.build import event
-from domain.model import DAY_MS, EventType, EvidenceInput, Outcome, Phase
+from domain.limits import DAY_MS
+from domain.model import EvidenceInput
 
 
 def dormancy_recorded(start_ms: float, end_ms: float) -> EvidenceInput:

@@ -14,6 +14,7 @@ from returns.result import Failure, Success
 
 from domain import evidence, safety
 from domain.bounds import MAX_COMPACTION_CANDIDATES, SUMMARY_BLOCK_CHARS
+from domain.enums import EventType, MemorySource, MemoryType, Phase
 from domain.extraction.results import (
     EMPTY,
     ExtractionReason,
@@ -24,7 +25,7 @@ from domain.extraction.results import (
 )
 from domain.extraction.triggers import NEG_EN, NEG_VERB, NEG_ZH, SEP, is_bare_hedge, request_phrases
 from domain.jsregex import DOT, WORD_END
-from domain.model import EventType, EvidenceInput, MemoryEntry, MemorySource, MemoryType, Phase
+from domain.model import EvidenceInput, MemoryEntry
 from domain.text import WS, js_trim, lazy_compile, memory_key
 from domain.timeutil import iso_from_ms
 

@@ -13,6 +13,7 @@ from returns.result import Failure, Success
 
 from domain import evidence, safety
 from domain.bounds import MAX_EXPLICIT_REQUESTS, message_window
+from domain.enums import EventType, MemorySource, MemoryType, Phase, Scope
 from domain.extraction.results import ExtractionReason, ExtractionResult, new_entry
 from domain.extraction.triggers import (
     DEFERRAL,
@@ -23,7 +24,7 @@ from domain.extraction.triggers import (
     user_scope_body,
 )
 from domain.jsregex import LINE_TERMINATORS
-from domain.model import EventType, EvidenceInput, MemoryEntry, MemorySource, MemoryType, Phase, Scope
+from domain.model import EvidenceInput, MemoryEntry
 from domain.text import collapse_whitespace, js_trim, lazy_compile
 
 __all__ = ["classify_explicit_memory", "extract_explicit"]

@@ -8,9 +8,10 @@ from typing import Final
 
 import msgspec
 
+from domain.enums import MemorySource, MemoryStatus, MemoryType
 from domain.evidence import PREVIEW_ACCEPTED, PREVIEW_REJECTED
 from domain.ids import memory_id
-from domain.model import EvidenceInput, MemoryEntry, MemorySource, MemoryStatus, MemoryType
+from domain.model import EvidenceInput, MemoryEntry
 from domain.timeutil import iso_from_ms
 
 __all__ = [

@@ -26,11 +26,11 @@ Every name it offered as one module is still importable from here.
 from domain.operations.commands import forget, remember, restore, supersede
 from domain.operations.common import (
     ACTIVITY_STAMP_INTERVAL_MS,
-    _stamp_rendered,
     compaction_prompt,
     context_text,
     idle_owner_ids,
     prunable_sessions,
+    stamp_rendered,
 )
 from domain.operations.host_events import (
     end_session,
@@ -47,7 +47,6 @@ __all__ = [
     "CommandOutcome",
     "OpResult",
     "Snapshot",
-    "_stamp_rendered",
     "compaction_prompt",
     "context_text",
     "end_session",
@@ -61,6 +60,7 @@ __all__ = [
     "prunable_sessions",
     "remember",
     "restore",
+    "stamp_rendered",
     "supersede",
     "supersede_entry",
     "unchanged",

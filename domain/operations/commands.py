@@ -11,15 +11,16 @@ from returns.result import Failure, Success
 from domain import evidence
 from domain.consolidation import normalize_store
 from domain.emitted import events
+from domain.enums import Importance, MemorySource, MemoryStatus, MemoryType, Scope
 from domain.ids import memory_id
 from domain.keys import exact_key, key_hash
-from domain.model import Importance, MemoryEntry, MemorySource, MemoryStatus, MemoryType, Scope
+from domain.model import MemoryEntry
 from domain.operations.supersession import (
-    _link_replacement,
-    _resolve_survivor,
-    _retire,
-    _superseded_event,
+    link_replacement,
+    resolve_survivor,
+    retire_memory,
     supersede_entry,
+    superseded_event,
 )
 from domain.operations.values import CommandOutcome, OpResult, Snapshot, operation, unchanged
 from domain.projection.scopes import scope_of, stored_scope
@@ -94,7 +95,7 @@ def remember(
         caches=snap.caches,
     )
     promoted_as = result.accounting.class_of(exact_key(entry)) or PromotionClass.REJECTED
-    survivor = _resolve_survivor(result.store, entry)
+    survivor = resolve_survivor(result.store, entry)
     store = result.store
     if scope is not None and survivor is not None and scope_of(survivor) is not scope:
         rescoped = replace(survivor, scope=stored_scope(survivor.type, scope))
@@ -137,7 +138,7 @@ def supersede(
 
     The old entry is retired *before* the new one is promoted, so that dedupe cannot merge the two
     when they name the same path or URL; if the new text is rejected nothing changes."""
-    store, old = _retire(snap.store, target_id, now_ms, "superseded_by_user")
+    store, old = retire_memory(snap.store, target_id, now_ms, "superseded_by_user")
     if old is None:
         return replace(unchanged(snap), outcome=CommandOutcome.UNKNOWN, memory_id=target_id)
     retired = replace(unchanged(snap), store=store)
@@ -147,8 +148,8 @@ def supersede(
     survivor_id = added.memory_id
     if survivor_id is None or survivor_id == target_id:
         return replace(unchanged(snap), outcome=CommandOutcome.UNCHANGED, memory_id=target_id)
-    store = _link_replacement(added.store, target_id, survivor_id)
-    event = _superseded_event(store, target_id, survivor_id, "superseded_by_user")
+    store = link_replacement(added.store, target_id, survivor_id)
+    event = superseded_event(store, target_id, survivor_id, "superseded_by_user")
     return replace(added, store=store, outcome=CommandOutcome.SUPERSEDED).emitting(events((event,)))
 
 

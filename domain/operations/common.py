@@ -11,17 +11,9 @@ from msgspec.structs import replace
 from domain import evidence
 from domain.caches import Caches
 from domain.emitted import NOTHING, Emitted, events
-from domain.model import (
-    CacheLimits,
-    EvidenceInput,
-    MemoryEntry,
-    MemoryStatus,
-    PendingJournal,
-    PendingJournalLimits,
-    SessionFileLimits,
-    SessionState,
-    WorkspaceStore,
-)
+from domain.enums import MemoryStatus
+from domain.limits import CacheLimits, PendingJournalLimits, SessionFileLimits
+from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
 from domain.operations.use import record_cues
 from domain.operations.values import Snapshot
 from domain.pending import journal_key, promoted_for, without_records_of
@@ -31,7 +23,7 @@ from domain.session import empty_session, render_hot_state
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
 
-def _touch(session: SessionState, now_ms: int) -> SessionState:
+def touch(session: SessionState, now_ms: int) -> SessionState:
     return replace(session, last_activity_ms=now_ms, updated_at=iso_from_ms(now_ms))
 
 
@@ -40,7 +32,7 @@ def _touch(session: SessionState, now_ms: int) -> SessionState:
 ACTIVITY_STAMP_INTERVAL_MS = 86_400_000
 
 
-def _note_activity(
+def note_activity(
     store: WorkspaceStore, now_ms: int, *, always: bool = True, tuning: Tuning = DEFAULT_TUNING
 ) -> tuple[WorkspaceStore, Emitted]:
     """Record activity at ``now_ms``; a dormant stretch that just ended is kept first
@@ -55,7 +47,7 @@ def _note_activity(
     return stamped, events((evidence.dormancy_recorded(span.start, span.end),))
 
 
-def _session_and_journal(snap: Snapshot, session_id: str, now_ms: int) -> tuple[SessionState, PendingJournal]:
+def session_and_journal(snap: Snapshot, session_id: str, now_ms: int) -> tuple[SessionState, PendingJournal]:
     """The session's state and the journal this operation starts from.
 
     The session drops its copies of the requests that another promotion took out of the journal —
@@ -132,7 +124,7 @@ def idle_owner_ids(
     return tuple(sorted(idle))
 
 
-def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_ms: int) -> WorkspaceStore:
+def stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_ms: int) -> WorkspaceStore:
     """Remember when each entry was last shown (the archive rule of docs/decisions.md#d2 looks at it)."""
     ids = {e.id for e in rendered}
     if not ids:
@@ -144,7 +136,7 @@ def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_
     return replace(store, entries=tuple(entries))
 
 
-def _freeze(
+def freeze(
     store: WorkspaceStore,
     session: SessionState,
     now_ms: int,
@@ -165,7 +157,7 @@ def _freeze(
         frozen_at_ms=now_ms,
     )
     frozen = record_cues(frozen, result.rendered, store.entries)  # what use looks for (docs/decisions.md#d19)
-    return _stamp_rendered(store, result.rendered, now_ms), frozen, result
+    return stamp_rendered(store, result.rendered, now_ms), frozen, result
 
 
 def with_shared(store: WorkspaceStore, shared: Sequence[MemoryEntry]) -> WorkspaceStore:
@@ -180,13 +172,13 @@ def with_shared(store: WorkspaceStore, shared: Sequence[MemoryEntry]) -> Workspa
     return replace(store, entries=store.entries + extra) if extra else store
 
 
-def _epoch_is_fresh(session: SessionState | None, now_ms: int) -> bool:
+def epoch_is_fresh(session: SessionState | None, now_ms: int) -> bool:
     if session is None or session.frozen_at_ms is None or session.frozen_block is None:
         return False
     return now_ms - session.frozen_at_ms <= CacheLimits.FROZEN_TTL_MS
 
 
-def _append_processed(session: SessionState, message_id: str) -> SessionState:
+def append_processed(session: SessionState, message_id: str) -> SessionState:
     ids = (*session.processed_message_ids, message_id)
     return replace(session, processed_message_ids=ids[-CacheLimits.MAX_PROCESSED_MESSAGES_PER_SESSION :])
 

@@ -7,29 +7,21 @@ from msgspec.structs import replace
 
 from domain import evidence
 from domain.emitted import NOTHING, Emitted, events
-from domain.model import (
-    DAY_MS,
-    CacheLimits,
-    DecisionSource,
-    EvidenceInput,
-    MemoryEntry,
-    MemoryType,
-    PendingJournal,
-    SessionState,
-    WorkspaceStore,
-)
+from domain.enums import DecisionSource, MemoryType
+from domain.limits import DAY_MS, CacheLimits
+from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
 from domain.operations.common import (
-    _append_processed,
-    _epoch_is_fresh,
-    _freeze,
-    _note_activity,
-    _session_and_journal,
-    _touch,
+    append_processed,
     context_text,
+    epoch_is_fresh,
+    freeze,
     idle_owner_ids,
+    note_activity,
     prunable_sessions,
+    session_and_journal,
+    touch,
 )
-from domain.operations.supersession import _link_retirements, _retire_for_requests
+from domain.operations.supersession import link_retirements, retire_for_requests
 from domain.operations.use import WRITING_TOOLS, reinforce_from_use, tool_input, use_signals
 from domain.operations.values import OpResult, Snapshot, is_sub_agent, operation, unchanged
 from domain.pending import append_pending, without_records_of
@@ -76,12 +68,12 @@ def open_session(
     # a session that comes back after its end starts a new epoch: its end promoted what it owned
     was_ended = snap.session is not None and snap.session.ended_at_ms is not None
     opened = replace(snap, session=resumed)
-    if not was_ended and _epoch_is_fresh(opened.session, now_ms):
+    if not was_ended and epoch_is_fresh(opened.session, now_ms):
         return replace(
             unchanged(opened, context_text(opened.session, root)), emitted=resume.with_session(session_id)
         )
-    session, journal = _session_and_journal(opened, session_id, now_ms)
-    store, activity = _note_activity(opened.store, now_ms, tuning=opened.tuning)
+    session, journal = session_and_journal(opened, session_id, now_ms)
+    store, activity = note_activity(opened.store, now_ms, tuning=opened.tuning)
     promoted = promote(
         store,
         journal,
@@ -97,8 +89,8 @@ def open_session(
     )
     # a journal rebuilt from the sessions may be over its bound (docs/decisions.md#pending-journal-bound)
     early = _promote_over_bound(opened, promoted.store, promoted.journal, session_id, now_ms)
-    session = _touch(remove_pending_memories(session, early.cleared_keys), now_ms)
-    store, session, rendered = _freeze(
+    session = touch(remove_pending_memories(session, early.cleared_keys), now_ms)
+    store, session, rendered = freeze(
         early.store, session, now_ms, opened.tuning, opened.caches, opened.shared
     )
     journal = early.journal
@@ -157,9 +149,9 @@ def observe_user_message(
         replace(snap, store=fixed.store, journal=fixed.journal, session=fixed.session),
         corrected.text,
     )
-    session, journal = _session_and_journal(snap, session_id, now_ms)
-    session = _touch(session, now_ms)
-    store, activity = _note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
+    session, journal = session_and_journal(snap, session_id, now_ms)
+    session = touch(session, now_ms)
+    store, activity = note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
     activity = corrected.result.emitted + activity
     found: tuple[MemoryEntry, ...] = ()
     noted: tuple[EvidenceInput, ...] = ()
@@ -184,7 +176,7 @@ def observe_user_message(
     store, journal = early.store, early.journal
     session = remove_pending_memories(session, early.cleared_keys)
     emitted += early.emitted
-    session = _append_processed(session, message_id)
+    session = append_processed(session, message_id)
     return OpResult(
         store=store,
         journal=journal,
@@ -207,9 +199,9 @@ def observe_tool_result(
     that the call's input uses is reinforced (docs/decisions.md#d19)."""
     if is_sub_agent(snap.session, parent_session_id):
         return unchanged(snap)
-    session, journal = _session_and_journal(snap, session_id, now_ms)
-    session = _touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
-    store, activity = _note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
+    session, journal = session_and_journal(snap, session_id, now_ms)
+    session = touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
+    store, activity = note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
     given = tool_input(tool_event)
     writing = tool_event.tool in WRITING_TOOLS
     uses = use_signals(session, given.acting if writing else given.whole, writing=writing, place=given.place)
@@ -244,10 +236,10 @@ def observe_compaction(
     seen = snap.session.processed_message_ids if snap.session is not None else ()
     if summary_id is not None and summary_id in seen:
         return unchanged(snap)
-    session, journal = _session_and_journal(snap, session_id, now_ms)
-    session = _touch(session, now_ms)
+    session, journal = session_and_journal(snap, session_id, now_ms)
+    session = touch(session, now_ms)
     if summary_id is not None:
-        session = _append_processed(session, summary_id)
+        session = append_processed(session, summary_id)
     from domain.extraction import parse_compaction_candidates
 
     parsed = parse_compaction_candidates(
@@ -262,10 +254,10 @@ def observe_compaction(
     if parsed.entries:
         journal, appended = append_pending(journal, parsed.entries, now_ms)
         emitted += events(appended)
-    store, activity = _note_activity(snap.store, now_ms, tuning=snap.tuning)
+    store, activity = note_activity(snap.store, now_ms, tuning=snap.tuning)
     by_id = {e.id: e for e in parsed.entries}
     requests = [(by_id[r.memory_id], r.label) for r in parsed.supersede_requests if r.memory_id in by_id]
-    store, retired, refused = _retire_for_requests(store, session, requests, now_ms)
+    store, retired, refused = retire_for_requests(store, session, requests, now_ms)
     promoted: PromotionResult = promote(
         store,
         journal,
@@ -280,10 +272,10 @@ def observe_compaction(
         caches=snap.caches,
     )
     session = remove_pending_memories(session, promoted.cleared_keys)
-    store, linked = _link_retirements(promoted.store, retired)
+    store, linked = link_retirements(promoted.store, retired)
     early = _promote_over_bound(snap, store, promoted.journal, session_id, now_ms)
     session = remove_pending_memories(session, early.cleared_keys)
-    store, session, rendered = _freeze(early.store, session, now_ms, snap.tuning, snap.caches, snap.shared)
+    store, session, rendered = freeze(early.store, session, now_ms, snap.tuning, snap.caches, snap.shared)
     emitted += activity + promoted.emitted + events(refused) + events(linked)
     emitted += early.emitted + rendered.emitted
     return OpResult(
@@ -312,7 +304,7 @@ def end_session(
     if keep_hot_state and snap.session is not None:
         return _suspend(snap, snap.session, session_id, now_ms)
     pending = snap.session.pending_memories if snap.session is not None else ()
-    store, activity = _note_activity(snap.store, now_ms, tuning=snap.tuning)
+    store, activity = note_activity(snap.store, now_ms, tuning=snap.tuning)
     promoted = promote(
         store,
         without_records_of(snap.journal, session_id),
@@ -336,6 +328,6 @@ def end_session(
 
 def _suspend(snap: Snapshot, session: SessionState, session_id: str, now_ms: int) -> OpResult:
     ended = end_session(snap, session_id, now_ms)
-    kept = _touch(replace(session, pending_memories=(), ended_at_ms=now_ms), now_ms)
+    kept = touch(replace(session, pending_memories=(), ended_at_ms=now_ms), now_ms)
     suspended = evidence.session_suspended(session_id, len(kept.active_files), len(kept.open_errors))
     return replace(ended, session=kept, delete_session=False).emitting(events((suspended,)))

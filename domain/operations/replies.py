@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import msgspec
 
 from domain.emitted import events
-from domain.operations.common import _touch
+from domain.operations.common import touch
 from domain.operations.use import reinforce_from_use, use_signals
 from domain.operations.values import OpResult, Snapshot, is_sub_agent, operation, unchanged
 
@@ -44,6 +44,6 @@ def observe_agent_reply(
     return OpResult(
         store=store,
         journal=snap.journal,
-        session=_touch(session, now_ms),
+        session=touch(session, now_ms),
         emitted=events(used).with_session(session_id),
     )

@@ -9,12 +9,13 @@ import msgspec
 from msgspec.structs import replace
 
 from domain import evidence
+from domain.enums import MemoryStatus
 from domain.keys import exact_key, key_hash
-from domain.model import EvidenceInput, MemoryEntry, MemoryStatus, SessionState, Tombstone, WorkspaceStore
+from domain.model import EvidenceInput, MemoryEntry, SessionState, Tombstone, WorkspaceStore
 from domain.timeutil import iso_from_ms
 
 
-def _resolve_survivor(store: WorkspaceStore, entry: MemoryEntry) -> MemoryEntry | None:
+def resolve_survivor(store: WorkspaceStore, entry: MemoryEntry) -> MemoryEntry | None:
     """The active store entry that now carries ``entry`` (itself, or the survivor that absorbed it)."""
     key = exact_key(entry)
     for candidate in store.entries:
@@ -27,7 +28,7 @@ def _resolve_survivor(store: WorkspaceStore, entry: MemoryEntry) -> MemoryEntry 
     return None
 
 
-def _retire(
+def retire_memory(
     store: WorkspaceStore, old_id: str, now_ms: int, reason: str
 ) -> tuple[WorkspaceStore, MemoryEntry | None]:
     """Mark the active entry ``old_id`` superseded and tombstone its key, so that dedupe ignores it
@@ -49,19 +50,19 @@ def _retire(
 
 
 def _unretire(store: WorkspaceStore, old: MemoryEntry) -> WorkspaceStore:
-    """Undo :func:`_retire` (the replacement did not make it into the store)."""
+    """Undo :func:`retire_memory` (the replacement did not make it into the store)."""
     entries = tuple(old if e.id == old.id else e for e in store.entries)
     gone = key_hash(exact_key(old))
     tombstones = tuple(t for t in store.tombstones if not (t.key_hash == gone and t.memory_id == old.id))
     return replace(store, entries=entries, tombstones=tombstones)
 
 
-def _link_replacement(store: WorkspaceStore, old_id: str, new_id: str) -> WorkspaceStore:
+def link_replacement(store: WorkspaceStore, old_id: str, new_id: str) -> WorkspaceStore:
     entries = tuple(replace(e, superseded_by=new_id) if e.id == old_id else e for e in store.entries)
     return replace(store, entries=entries)
 
 
-def _superseded_event(store: WorkspaceStore, old_id: str, new_id: str, reason: str) -> EvidenceInput:
+def superseded_event(store: WorkspaceStore, old_id: str, new_id: str, reason: str) -> EvidenceInput:
     old = next(e for e in store.entries if e.id == old_id)
     new = next((e for e in store.entries if e.id == new_id), None)
     return evidence.superseded(old, new, reason)
@@ -72,12 +73,12 @@ def supersede_entry(
 ) -> tuple[WorkspaceStore, tuple[EvidenceInput, ...]]:
     """Mark ``old_id`` superseded by ``new_id`` (already in the store), or forgotten when ``None``;
     its key is tombstoned and the event recorded (docs/decisions.md#d10)."""
-    store, old = _retire(store, old_id, now_ms, reason)
+    store, old = retire_memory(store, old_id, now_ms, reason)
     if old is None:
         return store, ()
     if new_id is not None:
-        store = _link_replacement(store, old_id, new_id)
-        return store, (_superseded_event(store, old_id, new_id, reason),)
+        store = link_replacement(store, old_id, new_id)
+        return store, (superseded_event(store, old_id, new_id, reason),)
     forgotten = next(e for e in store.entries if e.id == old_id)
     return store, (evidence.forgotten(forgotten, reason, old.text),)
 
@@ -88,7 +89,7 @@ class _Retirement(msgspec.Struct, frozen=True):
     old: MemoryEntry  # the superseded entry as it was
 
 
-def _retire_for_requests(
+def retire_for_requests(
     store: WorkspaceStore,
     session: SessionState,
     requests: Sequence[tuple[MemoryEntry, str]],
@@ -104,7 +105,7 @@ def _retire_for_requests(
         if old_id is None:
             events.append(evidence.supersede_refused(new_entry, label, "unknown_block_label"))
             continue
-        store, old = _retire(store, old_id, now_ms, "superseded_by_compaction")
+        store, old = retire_memory(store, old_id, now_ms, "superseded_by_compaction")
         if old is None:
             events.append(evidence.supersede_refused(new_entry, label, "not_active"))
             continue
@@ -112,18 +113,18 @@ def _retire_for_requests(
     return store, retired, events
 
 
-def _link_retirements(
+def link_retirements(
     store: WorkspaceStore, retired: Sequence[_Retirement]
 ) -> tuple[WorkspaceStore, list[EvidenceInput]]:
     """After promotion: point each retired memory at the entry that now carries its replacement,
     or bring it back when the replacement was not stored."""
     events: list[EvidenceInput] = []
     for item in retired:
-        survivor = _resolve_survivor(store, item.replacement)
+        survivor = resolve_survivor(store, item.replacement)
         if survivor is None or survivor.id == item.old.id:
             store = _unretire(store, item.old)
             events.append(evidence.supersede_refused(item.replacement, item.label, "replacement_not_stored"))
             continue
-        store = _link_replacement(store, item.old.id, survivor.id)
-        events.append(_superseded_event(store, item.old.id, survivor.id, "superseded_by_compaction"))
+        store = link_replacement(store, item.old.id, survivor.id)
+        events.append(superseded_event(store, item.old.id, survivor.id, "superseded_by_compaction"))
     return store, events

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from returns.result import Failure, Result, Success
 
-from domain.model import LongTermLimits
+from domain.limits import LongTermLimits
 from domain.projection.document import MemoryFile
 from domain.projection.reasons import FileReason
 from domain.safety import GateReason, admit, is_prompt_injection, redact

@@ -30,8 +30,8 @@ from typing import Final
 import msgspec
 from returns.result import Failure, Result, Success
 
+from domain.enums import MemorySource, MemoryType, Scope
 from domain.ids import hash16
-from domain.model import MemorySource, MemoryType, Scope
 from domain.projection import frontmatter
 from domain.projection.frontmatter import Value
 from domain.projection.reasons import FileReason, FileStatus

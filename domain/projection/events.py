@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from domain.enums import EventType, Outcome, Phase
 from domain.evidence import event
-from domain.model import EventType, EvidenceInput, MemoryEntry, Outcome, Phase
+from domain.model import EvidenceInput, MemoryEntry
 from domain.projection.document import Diagnostic
 from domain.projection.reasons import message_for
 from domain.safety import preview

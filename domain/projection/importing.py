@@ -28,12 +28,9 @@ from returns.result import Failure, Success
 from domain import evidence
 from domain.consolidation import normalize_store
 from domain.emitted import Emitted, events
+from domain.enums import MemoryStatus, Scope
 from domain.ids import memory_id, stable_suffix
-from domain.model import (
-    MemoryEntry,
-    MemoryStatus,
-    Scope,
-)
+from domain.model import MemoryEntry
 from domain.operations.values import OpResult, Snapshot, operation, unchanged
 from domain.projection import events as projection_events
 from domain.projection.checks import gate

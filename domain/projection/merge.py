@@ -27,8 +27,8 @@ import msgspec
 from msgspec.structs import replace
 from returns.result import Success
 
+from domain.enums import MemorySource, MemoryType, Scope
 from domain.keys import key_hash
-from domain.model import MemorySource, MemoryType, Scope
 from domain.projection.document import KNOWN_KEYS, MemoryFile, parse, render
 from domain.projection.frontmatter import Value
 from domain.projection.reasons import STATUS_ORDER, FileStatus

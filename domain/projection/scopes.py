@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from domain.model import MemoryEntry, MemoryType, Scope
+from domain.enums import MemoryType, Scope
+from domain.model import MemoryEntry
 
 #: A memory's scope when it names none: a person's feedback is theirs; decisions, project facts and
 #: references belong to the team.

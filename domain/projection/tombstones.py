@@ -17,7 +17,8 @@ from typing import Final
 
 import msgspec
 
-from domain.model import MemoryEntry, Scope, Tombstone, WorkspaceStore
+from domain.enums import Scope
+from domain.model import MemoryEntry, Tombstone, WorkspaceStore
 from domain.projection.document import Diagnostic
 from domain.projection.reasons import FileReason
 from domain.projection.records import TombstoneLine

@@ -13,8 +13,9 @@ from typing import Any, Final, NamedTuple
 
 import msgspec
 
+from domain.enums import MemoryStatus, Scope
 from domain.ids import hash16, sha256
-from domain.model import MemoryEntry, MemoryStatus, Scope, WorkspaceStore
+from domain.model import MemoryEntry, WorkspaceStore
 from domain.projection.document import MemoryFile, file_path, render
 from domain.projection.frontmatter import Value
 from domain.projection.reasons import FileStatus

@@ -12,8 +12,9 @@ from typing import Final
 from msgspec.structs import replace
 
 from domain import evidence
+from domain.enums import MemoryStatus, Scope
 from domain.keys import exact_key, key_hash
-from domain.model import EvidenceInput, MemoryEntry, MemoryStatus, Scope, Tombstone, WorkspaceStore
+from domain.model import EvidenceInput, MemoryEntry, Tombstone, WorkspaceStore
 from domain.projection.reasons import FileStatus
 from domain.projection.records import TombstoneLine
 from domain.projection.scopes import projects

@@ -18,9 +18,11 @@ from msgspec.structs import replace
 from domain import safety
 from domain.caches import Caches
 from domain.consolidation import Absorption, AbsorptionReason
+from domain.enums import MemoryStatus
 from domain.key_index import stored_index
 from domain.keys import exact_key, identity_key
-from domain.model import LongTermLimits, MemoryEntry, MemoryStatus
+from domain.limits import LongTermLimits
+from domain.model import MemoryEntry
 from domain.text import memory_key
 
 

@@ -10,15 +10,10 @@ from msgspec.structs import replace
 from domain import consolidation
 from domain.caches import Caches
 from domain.emitted import Emits, events
+from domain.enums import MemoryStatus
 from domain.key_index import stored_index
 from domain.keys import exact_key, first_per_key, key_hash
-from domain.model import (
-    EvidenceInput,
-    MemoryEntry,
-    MemoryStatus,
-    PendingJournal,
-    WorkspaceStore,
-)
+from domain.model import EvidenceInput, MemoryEntry, PendingJournal, WorkspaceStore
 from domain.pending import (
     clear_pending,
     is_request,

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 # The underscored names are internals that tests and the benchmark reach for under their old names:
 # the JavaScript pattern registry and its translator, the unfiltered redaction, the preview memo.
-from domain.jsregex import JS_PATTERNS as _JS_PATTERNS, translate as _translate
 from domain.safety.gate import Rejected, admit
 from domain.safety.injection import is_prompt_injection
 from domain.safety.quality import (
@@ -48,21 +47,17 @@ from domain.safety.quality import (
     is_progress_snapshot_violation,
 )
 from domain.safety.reasons import GateReason, QualityReason, RejectionReason
-from domain.safety.redaction import REDACTED, _preview_memo, _redact_unfiltered, preview, redact, stored_text
+from domain.safety.redaction import REDACTED, preview, preview_memo, redact, redact_unfiltered, stored_text
 
 __all__ = [
     "HARD_QUALITY_REASONS",
     "QUALITY_REASON_ORDER",
     "REDACTED",
-    "_JS_PATTERNS",
     "GateReason",
     "QualityAssessment",
     "QualityReason",
     "Rejected",
     "RejectionReason",
-    "_preview_memo",
-    "_redact_unfiltered",
-    "_translate",
     "admit",
     "assess_memory_quality",
     "has_future_rule",
@@ -74,6 +69,8 @@ __all__ = [
     "is_progress_snapshot_violation",
     "is_prompt_injection",
     "preview",
+    "preview_memo",
     "redact",
+    "redact_unfiltered",
     "stored_text",
 ]

@@ -9,8 +9,9 @@ import msgspec
 from returns.result import Failure, Result, Success
 
 from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
+from domain.enums import MemorySource, MemoryType
 from domain.jsregex import js_compile as _js
-from domain.model import LongTermLimits, MemorySource, MemoryType
+from domain.limits import LongTermLimits
 from domain.safety.injection import is_prompt_injection
 from domain.safety.quality import assess_memory_quality
 from domain.safety.reasons import GateReason, RejectionReason

@@ -12,8 +12,8 @@ from typing import Final
 
 import msgspec
 
+from domain.enums import MemoryType
 from domain.jsregex import js_compile as _js
-from domain.model import MemoryType
 from domain.safety.reasons import QualityReason
 from domain.safety.redaction import REDACTED
 from domain.text import js_trim

@@ -190,7 +190,7 @@ def _redact_once(text: str) -> str:
     return text
 
 
-def _redact_unfiltered(text: str) -> str:
+def redact_unfiltered(text: str) -> str:
     """All passes, repeated until nothing changes (bounded), without the pre-filter."""
     text = strip_controls(text)
     for _ in range(6):
@@ -219,7 +219,7 @@ def redact(text: str) -> str:
         or (not text.isascii() and CJK_LABEL_TRIGGER.search(text) is not None)
     ):
         return text
-    return _redact_unfiltered(text)
+    return redact_unfiltered(text)
 
 
 #: A long text is cut (at a whitespace) this far beyond the excerpt it is shown or stored as, before
@@ -246,7 +246,7 @@ def stored_text(text: str, limit: int = 260) -> str:
     return _stable_cut(truncate(redact(cut_at_whitespace(text, limit + _CUT_MARGIN)), limit), limit)
 
 
-#: Texts up to this length have their previews remembered (:func:`_preview_memo`).
+#: Texts up to this length have their previews remembered (:func:`preview_memo`).
 _PREVIEW_MEMO_CHARS: Final = 2048
 
 
@@ -258,14 +258,14 @@ def preview(text: str, limit: int = 120) -> str:
     redacted again until it is stable.
     """
     if len(text) <= _PREVIEW_MEMO_CHARS:
-        return _preview_memo(text, limit)
+        return preview_memo(text, limit)
     return _preview(text, limit)
 
 
 # A memo over plain strings: a pure function of its arguments, so it may serve every caller of the
 # process (the core keeps no other state between calls, docs/decisions.md#d14).
 @lru_cache(maxsize=16384)
-def _preview_memo(text: str, limit: int) -> str:
+def preview_memo(text: str, limit: int) -> str:
     """:func:`_preview`, remembered for short texts: every render previews each block entry's text
     again for its evidence (docs/performance.md, "Simulation"). A pure function of its arguments."""
     return _preview(text, limit)

@@ -7,7 +7,7 @@ its keywords; its secret is its ``secret_group`` (else the first non-empty group
 match); a secret whose Shannon entropy is not above the rule's threshold, or that the global or the
 rule's allowlists allow, is not one. What differs is written down in the decision.
 
-Cost: the table is built once per process on first use (:func:`_corpus`: an immutable value of a pure
+Cost: the table is built once per process on first use (:func:`compiled_corpus`: an immutable value of a pure
 function of no arguments, cached) and each rule's pattern is compiled the first time a text holds one
 of its keywords, so a process that only sees ordinary text compiles the keyword scanner alone. The
 hook server is a long-lived process, so it keeps all of it warm.
@@ -102,7 +102,7 @@ def _trie(words: Iterable[str]) -> str:
 
 
 @cache
-def _corpus() -> _Corpus:
+def compiled_corpus() -> _Corpus:
     """The compiled table, built once per process on first use. A pure function of no arguments whose
     value is immutable (tuples, a read-only mapping, patterns compiled on first use): the one piece of
     state the domain keeps (docs/decisions.md#credential-rule-corpus)."""
@@ -146,7 +146,7 @@ def _any_of(words: Iterable[str]) -> _Words | None:
 
 def rule_ids() -> tuple[str, ...]:
     """The ids of the corpus's rules, in their order."""
-    return tuple(rule.id for rule in _corpus().rules)
+    return tuple(rule.id for rule in compiled_corpus().rules)
 
 
 def shannon_entropy(text: str) -> float:
@@ -169,10 +169,10 @@ def _active_rules(corpus: _Corpus, text: str) -> list[int]:
 
 def has_active_rules(text: str) -> bool:
     """Whether a keyword of some rule occurs in ``text`` (the cheap test before :func:`secret_spans`)."""
-    return _corpus().keywords.search(text.lower()) is not None
+    return compiled_corpus().keywords.search(text.lower()) is not None
 
 
-def _secret(match: re.Match[str], rule: _Rule) -> tuple[int, int]:
+def secret_span(match: re.Match[str], rule: _Rule) -> tuple[int, int]:
     """The span of the secret of ``match``: the rule's secret group, else the first non-empty
     group, else the whole match without leading and trailing newlines."""
     if rule.secret_group and (match.re.groups or 0) >= rule.secret_group:
@@ -218,13 +218,13 @@ def _allowed(corpus: _Corpus, rule: _Rule, text: str, match: re.Match[str], secr
 def secret_spans(text: str) -> list[tuple[int, int]]:
     """The spans of the secrets the corpus finds in ``text``, sorted, overlapping ones merged. A span
     that overlaps a ``[REDACTED]`` marker already in the text is left out."""
-    corpus = _corpus()
+    corpus = compiled_corpus()
     markers = [(m.start(), m.end()) for m in re.finditer(re.escape(_MARKER), text)] if _MARKER in text else []
     spans: list[tuple[int, int]] = []
     for index in _active_rules(corpus, text):
         rule = corpus.rules[index]
         for match in rule.pattern.finditer(text):
-            start, end = _secret(match, rule)
+            start, end = secret_span(match, rule)
             if end <= start or any(s < end and start < e for s, e in markers):
                 continue
             secret = text[start:end]

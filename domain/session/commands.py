@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from domain.model import ErrorCategory
+from domain.enums import ErrorCategory
 from domain.text import lazy_compile
 
 _CATEGORY_PRIORITY: Final = (

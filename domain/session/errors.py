@@ -10,8 +10,10 @@ from typing import Final
 
 from msgspec.structs import replace
 
+from domain.enums import ErrorCategory, ErrorStatus
 from domain.ids import sha1
-from domain.model import ErrorCategory, ErrorStatus, HotStateLimits, OpenError, SessionState
+from domain.limits import HotStateLimits
+from domain.model import OpenError, SessionState
 from domain.safety import redact
 from domain.session.commands import classify_command
 from domain.session.files import paths_match, relative_path
@@ -93,7 +95,7 @@ def extract_errors_from_bash(command: str, output: str, now_ms: int) -> tuple[Op
     )
 
 
-def _redact_error(error: OpenError) -> OpenError:
+def redact_error(error: OpenError) -> OpenError:
     command = None if error.command is None else redact(error.command)
     summary = redact(error.summary)
     if summary == error.summary and command == error.command:
@@ -105,7 +107,7 @@ def _error_order(error: OpenError) -> tuple[bool, float]:
     return (error.status != ErrorStatus.OPEN, -error.last_seen)
 
 
-def _order_errors(errors: Iterable[OpenError]) -> tuple[OpenError, ...]:
+def order_errors(errors: Iterable[OpenError]) -> tuple[OpenError, ...]:
     """Open errors before maybe-fixed ones, each group most recently seen first
     (docs/decisions.md#hot-session-state-errors)."""
     return tuple(sorted(errors, key=_error_order))
@@ -115,7 +117,7 @@ def upsert_open_error(state: SessionState, error: OpenError, now_ms: int) -> Ses
     """Record ``error``. One with the same fingerprint is refreshed in place (new summary, command and
     file when given, seen now, open again, seen once more); a new one goes first. Then the errors are
     ordered and the first 5 kept."""
-    error = _redact_error(error)
+    error = redact_error(error)
     errors: list[OpenError] = []
     found = False
     for item in state.open_errors:
@@ -138,7 +140,7 @@ def upsert_open_error(state: SessionState, error: OpenError, now_ms: int) -> Ses
         )
     return replace(
         state,
-        open_errors=_order_errors(errors)[: HotStateLimits.MAX_OPEN_ERRORS_STORED],
+        open_errors=order_errors(errors)[: HotStateLimits.MAX_OPEN_ERRORS_STORED],
         updated_at=iso_from_ms(now_ms),
     )
 
@@ -164,7 +166,7 @@ def mark_errors_maybe_fixed_for_file(
         errors.append(error)
     if not changed:
         return state
-    return replace(state, open_errors=_order_errors(errors), updated_at=iso_from_ms(now_ms))
+    return replace(state, open_errors=order_errors(errors), updated_at=iso_from_ms(now_ms))
 
 
 def clear_errors_for_successful_command(state: SessionState, command: str) -> SessionState:

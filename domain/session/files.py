@@ -9,7 +9,9 @@ from typing import Final
 from msgspec.structs import replace
 
 from domain.bounds import cut_at_whitespace
-from domain.model import ActiveFile, FileAction, HotStateLimits, SessionState
+from domain.enums import FileAction
+from domain.limits import HotStateLimits
+from domain.model import ActiveFile, SessionState
 from domain.safety import redact
 from domain.text import truncate
 from domain.timeutil import iso_from_ms
@@ -27,7 +29,7 @@ def _file_score(item: ActiveFile) -> int:
     return ACTION_WEIGHT[item.action] + 3 * item.count
 
 
-def _rank_files(files: Iterable[ActiveFile]) -> tuple[ActiveFile, ...]:
+def rank_files(files: Iterable[ActiveFile]) -> tuple[ActiveFile, ...]:
     """Score (action weight + 3 x count) descending, then most recently seen; stable otherwise."""
     return tuple(sorted(files, key=lambda f: (-_file_score(f), -f.last_seen)))
 
@@ -57,7 +59,7 @@ def touch_active_file(state: SessionState, path: str, action: FileAction, now_ms
         files.append(ActiveFile(path=path, action=action, count=1, last_seen=now_ms))
     return replace(
         state,
-        active_files=_rank_files(files)[: HotStateLimits.MAX_ACTIVE_FILES_STORED],
+        active_files=rank_files(files)[: HotStateLimits.MAX_ACTIVE_FILES_STORED],
         updated_at=iso_from_ms(now_ms),
     )
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import Final
 
+from domain.enums import ErrorStatus
 from domain.keys import first_per_key
-from domain.model import ErrorStatus, HotStateLimits, OpenError, SessionState
+from domain.limits import HotStateLimits
+from domain.model import OpenError, SessionState
 from domain.safety import redact
-from domain.session.errors import _order_errors
-from domain.session.files import _rank_files, display_path
-from domain.session.notes import _entry_key
+from domain.session.errors import order_errors
+from domain.session.files import display_path, rank_files
+from domain.session.notes import entry_key
 from domain.text import single_line
 
 HEADER: Final = "Hot session state (current session):"
@@ -30,10 +32,10 @@ def render_hot_state(state: SessionState, workspace_root: str) -> str:
     header; empty sections are left out; the whole block is cut at 700 characters. Line breaks inside
     an item become spaces (the reference prints them as they are).
     """
-    files = _rank_files(state.active_files)[: HotStateLimits.MAX_ACTIVE_FILES_RENDERED]
-    errors = _order_errors(state.open_errors)[: HotStateLimits.MAX_OPEN_ERRORS_RENDERED]
+    files = rank_files(state.active_files)[: HotStateLimits.MAX_ACTIVE_FILES_RENDERED]
+    errors = order_errors(state.open_errors)[: HotStateLimits.MAX_OPEN_ERRORS_RENDERED]
     decisions = state.recent_decisions[-HotStateLimits.MAX_RECENT_DECISIONS_STORED :]
-    pending = first_per_key(state.pending_memories, _entry_key)[
+    pending = first_per_key(state.pending_memories, entry_key)[
         -HotStateLimits.MAX_PENDING_MEMORIES_RENDERED :
     ]
     if not (files or errors or decisions or pending):

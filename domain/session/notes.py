@@ -8,9 +8,11 @@ from typing import TypeVar
 
 from msgspec.structs import replace
 
+from domain.enums import DecisionSource
 from domain.ids import decision_id
 from domain.keys import first_per_key
-from domain.model import DecisionSource, HotStateLimits, MemoryEntry, SessionDecision, SessionState
+from domain.limits import HotStateLimits
+from domain.model import MemoryEntry, SessionDecision, SessionState
 from domain.safety import redact
 from domain.text import collapse_whitespace, memory_key
 from domain.timeutil import iso_from_ms
@@ -24,7 +26,7 @@ def _decision_norm(text: str) -> str:
 _Noted = TypeVar("_Noted", SessionDecision, MemoryEntry)
 
 
-def _redacted(noted: _Noted) -> _Noted:
+def redacted_entry(noted: _Noted) -> _Noted:
     """``noted`` with its text and rationale redacted (the same object when nothing changed)."""
     text = redact(noted.text)
     rationale = None if noted.rationale is None else redact(noted.rationale)
@@ -33,11 +35,11 @@ def _redacted(noted: _Noted) -> _Noted:
     return replace(noted, text=text, rationale=rationale)
 
 
-def _redact_decision(decision: SessionDecision) -> SessionDecision:
-    return _redacted(decision)
+def redact_decision(decision: SessionDecision) -> SessionDecision:
+    return redacted_entry(decision)
 
 
-def _newest_decisions(decisions: Iterable[SessionDecision]) -> tuple[SessionDecision, ...]:
+def newest_decisions(decisions: Iterable[SessionDecision]) -> tuple[SessionDecision, ...]:
     return tuple(decisions)[-HotStateLimits.MAX_RECENT_DECISIONS_STORED :]
 
 
@@ -76,19 +78,19 @@ def add_recent_decision(
                 created_at=now_ms,
             )
         )
-    return replace(state, recent_decisions=_newest_decisions(decisions), updated_at=iso_from_ms(now_ms))
+    return replace(state, recent_decisions=newest_decisions(decisions), updated_at=iso_from_ms(now_ms))
 
 
-def _entry_key(entry: MemoryEntry) -> str:
+def entry_key(entry: MemoryEntry) -> str:
     return memory_key(entry.type.value, entry.text)
 
 
-def _redact_memory(entry: MemoryEntry) -> MemoryEntry:
-    return _redacted(entry)
+def redact_memory(entry: MemoryEntry) -> MemoryEntry:
+    return redacted_entry(entry)
 
 
-def _pending_window(entries: Iterable[MemoryEntry]) -> tuple[MemoryEntry, ...]:
-    return tuple(first_per_key(entries, _entry_key)[-HotStateLimits.MAX_PENDING_MEMORIES_STORED :])
+def pending_window(entries: Iterable[MemoryEntry]) -> tuple[MemoryEntry, ...]:
+    return tuple(first_per_key(entries, entry_key)[-HotStateLimits.MAX_PENDING_MEMORIES_STORED :])
 
 
 def add_pending_memories(state: SessionState, entries: Sequence[MemoryEntry]) -> SessionState:
@@ -96,11 +98,11 @@ def add_pending_memories(state: SessionState, entries: Sequence[MemoryEntry]) ->
     the newest 12 distinct ones are kept."""
     return replace(
         state,
-        pending_memories=_pending_window((*state.pending_memories, *map(_redact_memory, entries))),
+        pending_memories=pending_window((*state.pending_memories, *map(redact_memory, entries))),
     )
 
 
 def remove_pending_memories(state: SessionState, keys: Collection[str]) -> SessionState:
     """Drop the pending memories whose ``memory_key(type, text)`` is in ``keys``."""
-    kept = tuple(entry for entry in state.pending_memories if _entry_key(entry) not in keys)
+    kept = tuple(entry for entry in state.pending_memories if entry_key(entry) not in keys)
     return state if len(kept) == len(state.pending_memories) else replace(state, pending_memories=kept)

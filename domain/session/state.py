@@ -8,10 +8,11 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from domain.model import HotStateLimits, SessionState
-from domain.session.errors import _order_errors, _redact_error
-from domain.session.files import _rank_files
-from domain.session.notes import _newest_decisions, _pending_window, _redact_decision, _redact_memory
+from domain.limits import HotStateLimits
+from domain.model import SessionState
+from domain.session.errors import order_errors, redact_error
+from domain.session.files import rank_files
+from domain.session.notes import newest_decisions, pending_window, redact_decision, redact_memory
 from domain.timeutil import iso_from_ms
 
 
@@ -41,10 +42,10 @@ def normalize_session(state: SessionState, now_ms: int) -> SessionState:
     return replace(
         state,
         updated_at=iso_from_ms(now_ms),
-        active_files=_rank_files(state.active_files)[: HotStateLimits.MAX_ACTIVE_FILES_STORED],
-        open_errors=_order_errors(_redact_error(e) for e in state.open_errors)[
+        active_files=rank_files(state.active_files)[: HotStateLimits.MAX_ACTIVE_FILES_STORED],
+        open_errors=order_errors(redact_error(e) for e in state.open_errors)[
             : HotStateLimits.MAX_OPEN_ERRORS_STORED
         ],
-        recent_decisions=_newest_decisions(_redact_decision(d) for d in state.recent_decisions),
-        pending_memories=_pending_window(_redact_memory(m) for m in state.pending_memories),
+        recent_decisions=newest_decisions(redact_decision(d) for d in state.recent_decisions),
+        pending_memories=pending_window(redact_memory(m) for m in state.pending_memories),
     )

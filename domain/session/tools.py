@@ -9,7 +9,8 @@ import re
 from typing import Final
 
 from domain.bounds import tool_output_window
-from domain.model import FileAction, SessionState
+from domain.enums import FileAction
+from domain.model import SessionState
 from domain.session.errors import (
     clear_errors_for_successful_command,
     extract_errors_from_bash,

@@ -19,7 +19,9 @@ from typing import Final
 
 import msgspec
 
-from domain.model import DAY_MS, MemoryEntry, MemoryStatus, PendingJournal, WorkspaceStore
+from domain.enums import MemoryStatus
+from domain.limits import DAY_MS
+from domain.model import MemoryEntry, PendingJournal, WorkspaceStore
 from domain.render import render_workspace_block
 from domain.retention import dormancy_at, strength
 from domain.simulation import texts

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Final
 import msgspec
 from returns.result import Failure, Result, Success
 
-from domain.model import MemoryType
+from domain.enums import MemoryType
 from domain.retention import DEFAULT_TUNING, Tuning
 
 Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]

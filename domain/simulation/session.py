@@ -14,7 +14,8 @@ import datetime as dt
 from collections.abc import Sequence
 
 from domain.commands import Compacted, EndSession, Forget, OpenSession, Remember, ToolResult, UserMessage
-from domain.model import MemoryEntry, MemoryType
+from domain.enums import MemoryType
+from domain.model import MemoryEntry
 from domain.session import ToolEvent
 from domain.simulation import texts
 from domain.simulation.rng import Rng, below, chance, poisson, uniform

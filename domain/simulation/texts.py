@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from domain.model import MemoryType
+from domain.enums import MemoryType
 from domain.simulation.rng import Rng, below, chance, pick, uniform, weighted
 
 MODULES: Final = (

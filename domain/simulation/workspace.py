@@ -14,15 +14,9 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Final
 
-from domain.model import (
-    DAY_MS,
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    PendingJournal,
-    WorkspaceRef,
-    WorkspaceStore,
-)
+from domain.enums import EventType
+from domain.limits import DAY_MS
+from domain.model import EvidenceInput, MemoryEntry, PendingJournal, WorkspaceRef, WorkspaceStore
 from domain.retention import Tuning
 from domain.timeutil import iso_from_ms
 from domain.workspace_port import InMemoryWorkspace

@@ -32,7 +32,7 @@ from adapters.api import WorkingMemory
 from adapters.paths import WorkspacePaths, session_file_name, workspace_paths
 from domain.codec import decode_journal, decode_session, decode_store
 from domain.commands import Remember
-from domain.model import MemoryStatus, MemoryType
+from domain.enums import MemoryStatus, MemoryType
 from tests.reliability.damage import DAMAGES, damage
 
 #: 2026-05-01T09:00:00.000Z

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapters.jsonl import rotate_if_larger
-from domain.model import DAY_MS
+from domain.limits import DAY_MS
 from tests.support.cli import T0, Cli, events, layout
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.model import MemorySource, MemoryType
+from domain.enums import MemorySource, MemoryType
 from domain.safety import REDACTED, admit, preview, redact, stored_text
 from domain.text import strip_controls
 from tests.reliability.corpus import SECRETS, SecretCase

@@ -11,20 +11,14 @@ from collections.abc import Iterable, Sequence
 from itertools import count
 from typing import Any, Final
 
+from domain.enums import EventType, MemorySource, MemoryStatus, MemoryType, Outcome, Phase, RelationRole
 from domain.model import (
-    EventType,
     EvidenceEvent,
     EvidenceInput,
     MemoryEntry,
     MemoryRef,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    Outcome,
     PendingJournal,
-    Phase,
     Relation,
-    RelationRole,
     SessionState,
     WorkspaceRef,
     WorkspaceStore,

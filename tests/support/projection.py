@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import Final
 
 from domain.commands import ImportProjection
-from domain.model import PendingJournal, Scope, WorkspaceRef, WorkspaceStore
+from domain.enums import Scope
+from domain.model import PendingJournal, WorkspaceRef, WorkspaceStore
 from domain.projection import tombstones
 from domain.projection.records import ProjectionFile
 from domain.projection.tombstones import TOMBSTONES_FILE, projected_tombstones
@@ -18,7 +19,7 @@ from domain.workspace_port import InMemoryWorkspace
 EPOCH_ISO: Final = "2026-01-01T00:00:00.000Z"
 
 
-def empty_workspace(root: str = "/work/project") -> InMemoryWorkspace:
+def empty_workspace(root: str = "/srv/project") -> InMemoryWorkspace:
     ref = WorkspaceRef(root=root, key="0123456789abcdef")
     return InMemoryWorkspace(
         WorkspaceStore(workspace=ref, updated_at=EPOCH_ISO),

@@ -20,9 +20,10 @@ from domain.commands import (
     ToolResult,
     UserMessage,
 )
-from domain.consolidation import MigrationAudit
+from domain.emitted import MigrationAudit
+from domain.enums import MemoryType
 from domain.extraction import RejectionRecord
-from domain.model import EvidenceInput, MemoryEntry, MemoryType, WorkspaceStore
+from domain.model import EvidenceInput, MemoryEntry, WorkspaceStore
 from domain.operations import OpResult
 from domain.pending import empty_journal
 from domain.session import ToolEvent
