@@ -134,3 +134,23 @@ def test_through_the_api_a_tool_result_read_on_the_head_still_reinforces(tmp_pat
     assert wm.agent_reply("s1", f"used {kept.id}").decisions == ()
     used = [line for line in wm.workspace().paths.evidence.read_text().splitlines() if "memory_used" in line]
     assert len(used) == 1 and '"where":"tool:bash"' in used[0]
+
+
+def test_claude_code_file_tools_hand_the_text_they_write_never_the_replaced_text() -> None:
+    from adapters.hosts.claude_code import tool_event
+
+    def event(name: str, **tool_input: object) -> ToolEvent | None:
+        return tool_event({"hook_event_name": "PostToolUse", "tool_name": name, "tool_input": tool_input})
+
+    edit = event("Edit", file_path="/w/a.py", old_string="old()", new_string="new()")
+    assert edit is not None and edit.args == {"filePath": "/w/a.py", "content": "new()"}
+    multi = event(
+        "MultiEdit",
+        file_path="/w/a.py",
+        edits=[{"old_string": "x", "new_string": "y1"}, {"new_string": "y2"}],
+    )
+    assert multi is not None and multi.args["content"] == "y1\ny2"
+    notebook = event("NotebookEdit", notebook_path="/w/n.ipynb", new_source="make check-all")
+    assert notebook is not None and notebook.args["content"] == "make check-all"
+    read = event("Read", file_path="/w/a.py")
+    assert read is not None and read.args == {"filePath": "/w/a.py"}
