@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from adapters.api_values import (
     CompactionPrompt,
     Decision,
@@ -81,6 +83,7 @@ from domain.consolidation import normalize_store
 from domain.diagnostics.words import explain_all, format_explained
 from domain.enums import Importance, MemoryType, Scope
 from domain.operations.pinning import Pin, Unpin
+from domain.operations.replies import AgentReply
 from domain.render import render_workspace_block
 from domain.session import ToolEvent
 
@@ -113,8 +116,10 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------------
 
 
-def _observed(result: OpResult | None) -> Observed:
-    return Observed(decisions(result.events)) if result is not None else Observed()
+def _observed(result: OpResult | None, *, note: bool = False) -> Observed:
+    if result is None:
+        return Observed()
+    return Observed(decisions(result.events), note=result.output if note and result.output else msgspec.UNSET)
 
 
 def _outcome(result: OpResult) -> str:
@@ -216,7 +221,7 @@ class WorkingMemory:
             message_id=message_id,
             parent=parent,
         )
-        return _observed(self.execute(command))
+        return _observed(self.execute(command), note=True)
 
     def tool_result(
         self,
@@ -236,6 +241,15 @@ class WorkingMemory:
         return _observed(
             self.execute(ToolResult(session=checked_session_id(session), event=event, parent=parent))
         )
+
+    def agent_reply(self, session: str, text: str, *, parent: str | None = None) -> Observed:
+        """Observe the agent's reply: a memory shown to the session that it cites by id was used, and
+        is reinforced once for the session (docs/decisions.md#d19). The text is read, not stored."""
+
+        command = AgentReply(
+            session=checked_session_id(session), text=checked_text(text, "the reply"), parent=parent
+        )
+        return _observed(self.execute(command))
 
     def compacted(self, session: str, summary: str, *, parent: str | None = None) -> Observed:
         """Observe the host's compaction summary: its ``Memory candidates:`` go through the gate,

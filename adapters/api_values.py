@@ -96,9 +96,12 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Observed(msgspec.Struct, frozen=True):
-    """The result of observing a message, a tool result, a compaction or a session end."""
+    """The result of observing a message, a tool result, a compaction or a session end. ``note``:
+    what a message's requests to forget or correct memories did, for the host to hand the agent
+    (docs/decisions.md#d19); unset (falsy, and left out of a ``serve`` answer) when there were none."""
 
     decisions: tuple[Decision, ...] = ()
+    note: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class Remembered(msgspec.Struct, frozen=True, kw_only=True):

@@ -151,6 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--output", metavar="TEXT", help="tool output ('-' reads stdin)")
     p.add_argument("--exit-code", type=int, metavar="N", help="exit code of a command")
+    p = _command(
+        sub, "reply", "session:reply", "observe the agent's reply (memories it cites by id)", json_flag=True
+    )
+    _session_args(p)
+    p.add_argument("text", nargs="?", default="-", metavar="TEXT", help="reply text ('-' or absent: stdin)")
     p = _command(sub, "compacted", "session:compacted", "observe a compaction summary", json_flag=True)
     _session_args(p)
     p.add_argument("file", nargs="?", default="-", metavar="FILE", help="summary file ('-' or absent: stdin)")

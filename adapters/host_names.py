@@ -23,3 +23,4 @@ class HookEvent(StrEnum):
     PRE_COMPACT = "PreCompact"
     POST_COMPACT = "PostCompact"
     SESSION_END = "SessionEnd"
+    STOP = "Stop"

@@ -66,6 +66,10 @@ class ToolRequest(_InSession, kw_only=True):
     exit_code: int | None = None
 
 
+class ReplyRequest(_InSession, kw_only=True):
+    text: str
+
+
 class CompactedRequest(_InSession, kw_only=True):
     summary: str
 
@@ -129,6 +133,7 @@ OPS: Final[dict[str, tuple[type[_InWorkspace], Handler]]] = {
             r.session, r.tool, args=r.args, output=r.output, exit_code=r.exit_code, parent=r.parent
         ),
     ),
+    "reply": (ReplyRequest, lambda m, r: m.agent_reply(r.session, r.text, parent=r.parent)),
     "compacted": (CompactedRequest, lambda m, r: m.compacted(r.session, r.summary, parent=r.parent)),
     "end-session": (
         EndRequest,

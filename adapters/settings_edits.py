@@ -30,6 +30,7 @@ CLAUDE_EVENTS: Final[tuple[tuple[str, str | None], ...]] = (
     (HookEvent.PRE_COMPACT, None),
     (HookEvent.POST_COMPACT, None),
     (HookEvent.SESSION_END, None),
+    (HookEvent.STOP, None),
 )
 CODEX_EVENTS: Final[tuple[tuple[str, str | None], ...]] = (
     (HookEvent.SESSION_START, None),
@@ -37,6 +38,7 @@ CODEX_EVENTS: Final[tuple[tuple[str, str | None], ...]] = (
     (HookEvent.POST_TOOL_USE, None),
     (HookEvent.POST_COMPACT, None),
     (HookEvent.SESSION_END, None),
+    (HookEvent.STOP, None),
 )
 MCP_NAME: Final = "workmem"
 _EXECUTABLE_NAMES: Final = frozenset({"workmem", "workmem.exe"})

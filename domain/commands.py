@@ -23,14 +23,17 @@ from msgspec.structs import replace
 
 from domain import operations
 from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
+from domain.command_keys import message_key as message_key, summary_key as summary_key
 from domain.enums import Importance, MemoryType, Scope
 from domain.ids import hash16
 from domain.model import SessionState
 from domain.operations import OpResult, Snapshot
 from domain.operations.pinning import Pin, Unpin, set_pinned
+from domain.operations.replies import AgentReply, observe_agent_reply
 from domain.projection.records import ProjectionFile, TombstoneLine
 from domain.recovery import Held, restore_held
 from domain.session import ToolEvent, render_hot_state
+from domain.text import may_hold_correction
 from domain.workspace_merge import MergeWorkspace, merged
 
 
@@ -161,10 +164,11 @@ Command = (
     | ImportProjection
     | Pin
     | Unpin
+    | AgentReply
     | Batch
 )
 
-SessionCommand = OpenSession | UserMessage | ToolResult | Compacted | EndSession
+SessionCommand = OpenSession | UserMessage | ToolResult | Compacted | EndSession | AgentReply
 
 
 class Footprint(NamedTuple):
@@ -186,8 +190,9 @@ def footprint(command: Command) -> Footprint | None:
     match command:
         case OpenSession() | Compacted():
             return None if command.parent is not None else Footprint(command.session, True, False)
-        case UserMessage() | ToolResult():
-            return None if command.parent is not None else Footprint(command.session, False, True)
+        case UserMessage() | ToolResult() | AgentReply():
+            head = not isinstance(command, UserMessage) or not may_hold_correction(command.text)
+            return None if command.parent is not None else Footprint(command.session, False, head)
         case EndSession():
             return None if command.parent is not None else Footprint(command.session, False, False)
         case Batch(steps=steps):
@@ -210,28 +215,6 @@ def _batch_footprint(steps: tuple[Command, ...]) -> Footprint | None:
     )
 
 
-def message_key(message_id: str | None, text: str, now_ms: int) -> str:
-    """The id a message is recorded under: the host's id for it, else one made of its time and text
-    (the same text at another time is another message)."""
-    return message_id if message_id is not None else "msg_" + hash16(f"{now_ms}:{text}")
-
-
-#: A longer summary is identified by its length and its first and last this many characters
-#: (hashing 50 MB costs a quarter of a second; no host sends two summaries alike at both ends).
-_SUMMARY_KEY_WINDOW: Final = 1 << 20
-
-
-def summary_key(summary: str) -> str | None:
-    """The id a compaction summary is recorded under; ``None`` for an empty summary (never skipped:
-    it leaves a ``compaction_summary_missing`` event each time)."""
-    if not summary.strip():
-        return None
-    window = _SUMMARY_KEY_WINDOW
-    if len(summary) <= 2 * window:
-        return "cmp_" + hash16(summary)
-    return "cmp_" + hash16(f"{len(summary)}\x1f{summary[:window]}\x1f{summary[-window:]}")
-
-
 def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
     """What ``command`` does to the workspace ``snap`` at ``now_ms``: the one place a command meets
     the core operations (:mod:`domain.operations`)."""
@@ -248,10 +231,17 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
             seen = operations.observe_user_message(
                 snap, command.session, mid, command.text, now_ms, parent_session_id=command.parent
             )
-            return _changes_since_handed_out(seen) if command.context is ContextMode.APPENDED else seen
+            if command.context is not ContextMode.APPENDED:
+                return seen  # its output: the note on forget and correct (docs/decisions.md#d19)
+            shown = _changes_since_handed_out(replace(seen, output=""))
+            return replace(shown, output="\n\n".join(t for t in (seen.output, shown.output) if t))
         case ToolResult():
             return operations.observe_tool_result(
                 snap, command.session, command.event, now_ms, parent_session_id=command.parent
+            )
+        case AgentReply():
+            return observe_agent_reply(
+                snap, command.session, command.text, now_ms, parent_session_id=command.parent
             )
         case Compacted():
             return operations.observe_compaction(

@@ -130,6 +130,9 @@ class EventType(StrEnum):
     MEMORY_UNPINNED = "memory_unpinned"
     #: a manual memory the quality gate refused was kept because the user insisted (``--force``)
     MEMORY_GATE_OVERRIDDEN = "memory_gate_overridden"
+    #: a memory shown to a session was used in it: cited by id, or its rare terms in a tool's input
+    #: (docs/decisions.md#d19)
+    MEMORY_USED = "memory_used"
 
 
 class Phase(StrEnum):

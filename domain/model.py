@@ -227,6 +227,15 @@ class SessionDecision(_Base):
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
+class UseCue(_Base):
+    """A memory shown to this session and the terms of it that are rare in its store: the signs of
+    its use in a tool's input (docs/decisions.md#d19)."""
+
+    memory_id: str
+    terms: tuple[str, ...] = ()
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
+
+
 class SessionState(_Base):
     """``sessions/<sha256(session)[:32]>.json``."""
 
@@ -261,6 +270,10 @@ class SessionState(_Base):
     #: it is handed to its conversation (docs/decisions.md#hook-injection).
     injected_block_hash: str | None = None
     injected_hot_state_hash: str | None = None
+    #: the memories shown to this session (every epoch's block) with their cues, and the ones its
+    #: use reinforced already (at most once per session, docs/decisions.md#d19)
+    use_cues: tuple[UseCue, ...] = ()
+    used_memory_ids: tuple[str, ...] = ()
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 

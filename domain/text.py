@@ -225,3 +225,21 @@ def one_line(text: str) -> str:
     """``text`` with every run of line-breaking characters (as ``str.splitlines`` sees them) shown
     as one space, so that one decision stays one line of output."""
     return _LINE_BREAKS.sub(" ", text)
+
+
+#: Words without which a message cannot hold a correction (so most messages skip the patterns of
+#: ``domain.extraction.corrections``, and the service reads them on the store's head only,
+#: docs/decisions.md#d19).
+CORRECTION_WORDS: Final = (
+    "forget", "no longer", "anymore", "any more", "instead of", "from now on", "going forward",
+    "忘", "不再", "从现在开始", "從現在開始", "以后", "以後", "今后", "今後",
+    "不对", "不對", "过时", "過時", "而不是", "代替", "取代", "改用", "换成", "換成",
+    "もう", "ではなく", "じゃなくて", "代わりに",
+    "잊어", "잊지", "더 이상", "대신", "말고",
+)  # fmt: skip
+
+
+def may_hold_correction(text: str) -> bool:
+    """``False`` when ``text`` cannot hold a correction."""
+    lowered = text.lower()
+    return any(word in lowered for word in CORRECTION_WORDS)

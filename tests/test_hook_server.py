@@ -240,7 +240,8 @@ def test_a_socket_path_too_long_is_no_server(short_tmp: Path) -> None:
 @pytest.mark.parametrize(
     ("payload", "worth"),
     [
-        ({"hook_event_name": "Stop"}, False),
+        ({"hook_event_name": "Stop"}, True),  # the reply, read for the memories it cites
+        ({"hook_event_name": "Notification"}, False),
         ({"hook_event_name": "PostToolUse", "tool_name": "WebFetch"}, False),
         ({"hook_event_name": "PostToolUse", "tool_name": "Edit"}, True),
         ({"hook_event_name": "UserPromptSubmit", "agent_id": "a1"}, False),

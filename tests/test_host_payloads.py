@@ -300,3 +300,99 @@ def test_a_hook_call_leaves_the_garbage_collector_as_it_found_it(cli: Cli) -> No
     assert gc.isenabled()
     send(cli, "claude-code", recorded("claude_code", "Stop", cli))
     assert gc.isenabled()
+
+
+# ---------------------------------------------------------------------------------------------
+# Forget and correct in the conversation (docs/decisions.md#d19), both dialects
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("host", "fixtures", "start"), [
+    ("claude-code", "claude_code", "SessionStart-startup"),
+    ("codex", "codex", "SessionStart.startup"),
+])  # fmt: skip
+def test_forget_and_correct_in_user_prompt_submit(cli: Cli, host: str, fixtures: str, start: str) -> None:
+    cli.ok("remember", "--type", "project", "We install dependencies with yarn in this repo")
+    cli.ok("remember", "--type", "project", "The API server listens on port 8080 in development")
+    cli.ok("remember", "--type", "feedback", "Run the linters with yarn lint before every push")
+    cli.at_ms(T0 + 1 * MIN)
+    assert "port 8080" in context(send(cli, host, recorded(fixtures, start, cli)), "SessionStart")
+
+    def prompt(text: str, n: int) -> str:
+        ids = {"prompt_id": f"p{n}"} if host == "claude-code" else {"turn_id": f"t{n}"}
+        payload = recorded(fixtures, "UserPromptSubmit", cli, prompt=text, **ids)
+        return context(send(cli, host, payload), "UserPromptSubmit")
+
+    ambiguous = prompt("we don't use yarn anymore", 1)
+    assert "matches several memories" in ambiguous and len(cli.memories()) == 3
+    forgot = prompt("that's no longer true: the API listens on port 8080", 2)
+    assert "forgot mem_" in forgot and "workmem restore mem_" in forgot
+    corrected = prompt("actually, use pnpm instead of yarn\nyarn lint stays", 3)
+    assert "matches several memories" in corrected  # two memories say yarn: nothing changed
+    replaced = prompt("from now on pnpm install, not yarn in this repo", 4)
+    assert "replaced mem_" in replaced
+    texts = sorted(m["text"] for m in cli.memories())
+    assert texts == [
+        "Run the linters with yarn lint before every push",
+        "We install dependencies with pnpm install",
+    ]
+    forgotten_id = forgot.split("forgot ")[1].split()[0]
+    cli.ok("restore", forgotten_id)
+    assert any("port 8080" in m["text"] for m in cli.memories())
+    kinds = evidence_types(cli)
+    assert "memory_forgotten" in kinds and "memory_superseded" in kinds and "hook_failed" not in kinds
+
+
+# ---------------------------------------------------------------------------------------------
+# Reinforcement from use (docs/decisions.md#d19), both dialects
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("host", "fixtures", "start"), [
+    ("claude-code", "claude_code", "SessionStart-startup"),
+    ("codex", "codex", "SessionStart.startup"),
+])  # fmt: skip
+def test_use_in_post_tool_use_and_stop(cli: Cli, host: str, fixtures: str, start: str) -> None:
+    checks = cli.ok(
+        "remember", "--json", "--type", "project", "Run the full checks with make check-all"
+    ).json()
+    deploy = cli.ok(
+        "remember", "--json", "--type", "project", "Deploy with scripts/deploy.sh --env staging"
+    ).json()
+    commits = cli.ok("remember", "--json", "--type", "feedback", "Prefer small focused commits").json()
+    idle = cli.ok("remember", "--json", "--type", "project", "Benchmarks run with python -m bench.run").json()
+    cli.at_ms(T0 + 30 * 24 * 60 * MIN)
+    send(cli, host, recorded(fixtures, start, cli))
+    before = {m["id"]: m["strength"] for m in cli.memories()}
+    bash = {"tool_name": "Bash", "tool_input": {"command": "make check-all && make check-all"}}
+    send(cli, host, recorded(fixtures, "PostToolUse", cli, **bash))
+    send(cli, host, recorded(fixtures, "PostToolUse", cli, **bash))  # once per session
+    if host == "claude-code":  # the text a Write puts in
+        write = {
+            "tool_input": {
+                "file_path": str(cli.workspace / "run.sh"),
+                "content": "scripts/deploy.sh --env staging",
+            }
+        }
+        send(cli, host, recorded(fixtures, "PostToolUse", cli, **write))
+    else:
+        bash = {
+            "tool_name": "Bash",
+            "tool_input": {"command": "cat README && scripts/deploy.sh --env staging"},
+        }
+        send(cli, host, recorded(fixtures, "PostToolUse", cli, **bash))
+    stop = send(
+        cli, host, recorded(fixtures, "Stop", cli, last_assistant_message=f"Split per {commits['id']}.")
+    )
+    assert stop.out == ""  # a Stop hook prints nothing (anything else could block the agent)
+    after = {m["id"]: m["strength"] for m in cli.memories()}
+    for used in (checks, deploy, commits):
+        assert after[used["id"]] > before[used["id"]], used
+    assert after[idle["id"]] == before[idle["id"]]  # shown, not used
+    log = paths.workspace_paths(cli.home, str(cli.workspace)).evidence
+    signals = sorted(
+        json.loads(line)["details"]["signal"]
+        for line in log.read_text().splitlines()
+        if json.loads(line)["type"] == "memory_used"
+    )
+    assert signals == ["cited_id", "rare_term", "rare_term"]

@@ -36,6 +36,7 @@ CLAUDE_EVENTS = [
     "PreCompact",
     "PostCompact",
     "SessionEnd",
+    "Stop",
 ]
 
 
@@ -97,7 +98,7 @@ def test_claude_install_merges_keeps_the_text_and_uninstall_gives_it_back(
     os.chmod(path.parent, 0o755)
     text = (
         '{\r\n\t"permissions": {"allow": ["Bash(ls)", "Read"], "deny": []},\r\n'
-        '\t"hooks": {\r\n\t\t"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}],\r\n'
+        '\t"hooks": {\r\n\t\t"Notification": [{"hooks": [{"type": "command", "command": "echo mine"}]}],\r\n'
         '\t\t"SessionStart": [\r\n'
         '\t\t\t{"matcher": "startup", "hooks": [{"type": "command", "command": "echo s"}]}\r\n'
         "\t\t]\r\n\t},\r\n"

@@ -24,7 +24,7 @@ from tests.support.install import (
     runner,
 )
 
-CODEX_EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostCompact", "SessionEnd"]
+CODEX_EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostCompact", "SessionEnd", "Stop"]
 
 
 @pytest.fixture

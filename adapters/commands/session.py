@@ -21,13 +21,20 @@ if TYPE_CHECKING:
 
 
 def _print(args: argparse.Namespace, observed: Observed | None, empty: str = "") -> None:
-    """The decisions of an observation, one line each; with ``--json`` ``{"decisions": [...]}``
-    (a sub-agent's event, ``observed`` ``None``, decides nothing)."""
+    """The decisions of an observation, one line each, then what a correction said in the message did
+    (docs/decisions.md#d19); with ``--json`` ``{"decisions": [...], "note": ...}`` (a sub-agent's
+    event, ``observed`` ``None``, decides nothing)."""
     decisions = observed.decisions if observed is not None else ()
+    note = observed.note if observed is not None else ""
     if getattr(args, "json", False):
-        write_json({"decisions": [msgspec.to_builtins(d) for d in decisions]})
+        found: dict[str, object] = {"decisions": [msgspec.to_builtins(d) for d in decisions]}
+        if note:
+            found["note"] = note
+        write_json(found)
         return
     lines = [d.line() for d in decisions]
+    if note:
+        lines.append(note)
     write("\n".join(lines) if lines else empty)
 
 
@@ -52,6 +59,14 @@ def message(args: argparse.Namespace) -> int:
         _parent(args, "decisions")
         return EXIT_OK
     _print(args, memory(context(args)).user_message(args.session, text, message_id=args.message_id or None))
+    return EXIT_OK
+
+
+def reply(args: argparse.Namespace) -> int:
+    """The agent's reply: the memories shown to the session it cites by id were used."""
+    text = text_arg(args.text)
+    if not args.parent:
+        _print(args, memory(context(args)).agent_reply(args.session, text))
     return EXIT_OK
 
 

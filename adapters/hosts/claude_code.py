@@ -8,8 +8,10 @@ SessionStart          ``open_session`` (a resumed session gets its kept hot stat
                       only opens the epoch: the summary does not exist yet at that point.
 UserPromptSubmit      ``observe_user_message`` for prompts typed by a person (``source`` absent,
                       ``user`` or ``sdk``); message id from ``prompt_id``. Prints the block again
-                      when a compaction changed it, else the hot state when it changed.
-PostToolUse(Failure)  ``observe_tool_result`` for Read/Edit/Write/NotebookEdit, Grep and Bash.
+                      when a compaction changed it, else the hot state when it changed; a note
+                      of what the prompt forgot or corrected comes first (docs/decisions.md#d19).
+PostToolUse(Failure)  ``observe_tool_result`` for Read/Edit/Write/NotebookEdit, Grep and Bash (the
+                      text an edit or a write puts in is read for use, docs/decisions.md#d19).
 PreCompact            read-only: prints an addendum to Claude Code's own summary prompt (the
                       ``Memory candidates:`` rules, after ``</summary>``) with the numbered block
                       and hot state as background, within Claude Code's 10,000-character cut.
@@ -18,6 +20,7 @@ PostCompact           ``observe_compaction`` of ``compact_summary`` (an empty or
                       the new block reaches the model with the next prompt.
 SessionEnd            ``end_session``: promotes what the session owns; keeps its hot state for a
                       resume unless ``reason`` is ``clear`` or ``logout``.
+Stop                  ``reply`` with ``last_assistant_message`` (the ids it cites); prints nothing.
 every other event     a silent no-op (the names of ``HOOK_EVENTS`` in the Agent SDK's types).
 ===================== ==========================================================================
 """
@@ -27,15 +30,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from adapters.hosts.dialect import Dialect
 from adapters.hosts.hook_dialect import (
     UNKNOWN_EVENT,
-    Dialect,
     HookEnv,
     HookResult,
     run_hook as _run_hook,
     text_field,
-    tool_event as _tool_event,
 )
+from adapters.hosts.hook_tools import tool_event as _tool_event
 
 if TYPE_CHECKING:
     from domain.model import SessionState

@@ -22,7 +22,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from adapters.hosts.hook_dialect import Dialect, HookEnv, HookResult, run_hook as _run_hook, text_field
+from adapters.hosts.dialect import Dialect
+from adapters.hosts.hook_dialect import HookEnv, HookResult, run_hook as _run_hook, text_field
 from adapters.hosts.transcripts import flatten_text, records
 
 __all__ = ["DIALECT", "HOST", "compaction_summary", "rollout_exit_code", "run_hook"]

@@ -22,19 +22,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from adapters.host_names import HookEvent
-from adapters.hosts.transcripts import flatten_text
+from adapters.hosts.dialect import Dialect
+from adapters.hosts.hook_tools import tool_event
+from adapters.hosts.use_input import reply_text
 
 if TYPE_CHECKING:
     from adapters.filestore import Workspace
     from domain.commands import SessionCommand
-    from domain.model import SessionState
-    from domain.session import ToolEvent
 
 #: Reason code of a payload whose event is unreadable or not one the host defines.
 UNKNOWN_EVENT: Final = "unknown_hook_event"
@@ -47,9 +46,10 @@ POST_TOOL_USE_FAILURE: Final = HookEvent.POST_TOOL_USE_FAILURE
 PRE_COMPACT: Final = HookEvent.PRE_COMPACT
 POST_COMPACT: Final = HookEvent.POST_COMPACT
 SESSION_END: Final = HookEvent.SESSION_END
+STOP: Final = HookEvent.STOP
 #: The events that become a command (PreCompact only reads; every other event is a no-op).
 COMMAND_EVENTS: Final = frozenset(
-    {SESSION_START, USER_PROMPT_SUBMIT, POST_TOOL_USE, POST_TOOL_USE_FAILURE, POST_COMPACT, SESSION_END}
+    {SESSION_START, USER_PROMPT_SUBMIT, POST_TOOL_USE, POST_TOOL_USE_FAILURE, POST_COMPACT, SESSION_END, STOP}
 )
 #: ``SessionEnd.reason`` values after which the session cannot come back: its state is dropped.
 FINAL_END_REASONS: Final = frozenset({"clear", "logout"})
@@ -57,18 +57,6 @@ FINAL_END_REASONS: Final = frozenset({"clear", "logout"})
 #: ``UserPromptSubmit.source`` values typed by a person (absent counts too); the others
 #: (``system``, ``loop_wakeup``, ``schedule_wakeup``, ``poll_event``) are written by the host.
 TYPED_PROMPT_SOURCES: Final = frozenset({"user", "sdk"})
-
-#: Host tool name -> (core tool name, key of the file path in ``tool_input``). ``MultiEdit`` is gone
-#: from current Claude Code; older versions still send it.
-FILE_TOOLS: Final[Mapping[str, tuple[str, str]]] = {
-    "Read": ("read", "file_path"),
-    "Edit": ("edit", "file_path"),
-    "MultiEdit": ("edit", "file_path"),
-    "Write": ("write", "file_path"),
-    "NotebookEdit": ("edit", "notebook_path"),
-}
-_EXIT_CODE_FIELDS: Final = ("exit_code", "exitCode", "returnCode", "return_code", "code")
-_EXIT_CODE_IN_ERROR: Final = re.compile(r"exit(?:[ _]?code)?[\s:=]*(-?[0-9]+)", re.IGNORECASE)
 
 
 class HookError(Exception):
@@ -96,21 +84,6 @@ class HookEnv(NamedTuple):
     #: an ``adapters.service.CachesByWorkspace`` of a long-running caller (the hook server):
     #: the core's speed state, one per workspace (docs/decisions.md#d14)
     caches: Any = None
-
-
-class Dialect(NamedTuple):
-    """What one host does differently.
-
-    ``summary(payload)`` is the PostCompact summary text (``""`` when none could be read);
-    ``bash_exit_code(payload, tool_use_id)`` a PostToolUse exit code the payload lacks (``None``:
-    unknown); ``pre_compact(session, root)`` what PreCompact prints (``None``: nothing, the host
-    cannot use it)."""
-
-    host: str
-    known_events: frozenset[str]
-    summary: Callable[[Mapping[str, Any]], str]
-    pre_compact: Callable[[SessionState | None, str], str] | None = None
-    bash_exit_code: Callable[[Mapping[str, Any], str | None], int | None] | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,93 +145,6 @@ def host_message_id(payload: Mapping[str, Any]) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Tool events
-# ---------------------------------------------------------------------------------------------
-
-
-def _grep_output(response: Any) -> str:
-    """Grep results as ``path:`` lines: ``content`` mode keeps its ``path:line:text`` lines; file
-    lists (``filenames``) become one ``path:`` line each."""
-    if isinstance(response, str):
-        return response
-    if not isinstance(response, dict):
-        return ""
-    parts: list[str] = []
-    content = flatten_text(response.get("content"))
-    if content:
-        parts.append(content)
-    names = response.get("filenames")
-    if isinstance(names, list):
-        parts.extend(f"{name}:" for name in names if isinstance(name, str))
-    return "\n".join(parts)
-
-
-def _exit_code_field(response: Mapping[str, Any]) -> int | None:
-    for key in _EXIT_CODE_FIELDS:
-        value = response.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None
-
-
-def _bash_event(
-    payload: Mapping[str, Any], tool_input: Mapping[str, Any], dialect: Dialect
-) -> ToolEvent | None:
-    # start-up time: a hook call loads only what its event needs (docs/performance.md)
-    from domain.session import ToolEvent
-
-    command = tool_input.get("command")
-    if not isinstance(command, str) or not command:
-        return None
-    response = payload.get("tool_response")
-    if payload.get("hook_event_name") == POST_TOOL_USE_FAILURE:
-        # Claude Code reports a non-zero exit through PostToolUseFailure, with an ``error`` text.
-        error = flatten_text(payload.get("error")) or flatten_text(response)
-        match = _EXIT_CODE_IN_ERROR.search(error)
-        failed = int(match.group(1)) if match else 1
-        return ToolEvent(tool="bash", args={"command": command}, output=error, exit_code=failed or 1)
-    code: int | None = None
-    if isinstance(response, dict):
-        streams = (flatten_text(response.get("stdout")), flatten_text(response.get("stderr")))
-        output = "\n".join(p for p in streams if p)
-        code = _exit_code_field(response)
-    else:
-        output = flatten_text(response)
-    if code is None and dialect.bash_exit_code is not None:
-        code = dialect.bash_exit_code(payload, text_field(payload, "tool_use_id"))
-    elif code is None:
-        code = 0  # Claude Code: PostToolUse fires only for commands that succeeded
-    return ToolEvent(tool="bash", args={"command": command}, output=output, exit_code=code)
-
-
-def tool_event(payload: Mapping[str, Any], dialect: Dialect) -> ToolEvent | None:
-    """The core :class:`ToolEvent` for a PostToolUse(Failure) payload, or ``None`` for tools (and
-    inputs) the hot state does not follow."""
-    # start-up time: a hook call loads only what its event needs (docs/performance.md)
-    from domain.session import ToolEvent
-
-    name = payload.get("tool_name")
-    tool_input = payload.get("tool_input")
-    if not isinstance(name, str) or not isinstance(tool_input, dict):
-        return None
-    failed = payload.get("hook_event_name") == POST_TOOL_USE_FAILURE
-    if name in FILE_TOOLS:
-        if failed:
-            return None
-        core, key = FILE_TOOLS[name]
-        path = tool_input.get(key)
-        return ToolEvent(tool=core, args={"filePath": path}) if isinstance(path, str) and path else None
-    if name == "Grep":
-        if failed:
-            return None
-        output = _grep_output(payload.get("tool_response"))
-        return ToolEvent(tool="grep", args=dict(tool_input), output=output)
-    if name == "Bash":
-        return _bash_event(payload, tool_input, dialect)
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
 # Dispatch
 # ---------------------------------------------------------------------------------------------
 
@@ -275,13 +161,21 @@ def command_of(payload: Mapping[str, Any], event: str, dialect: Dialect) -> Sess
     """The command a hook event asks for (the door's one job); ``None`` for events, tools and
     prompts workmem does not use. A sub-agent's event (``agent_id``) names its parent: the service
     then reads and writes nothing."""
-    # start-up time: a hook call loads only what its event needs (docs/performance.md)
-    from domain.commands import ContextMode, EndSession, OpenSession, ToolResult, UserMessage
-
     sid = session_id(payload)
     if sid is None:
         raise HookError("payload has no session_id")
     parent = text_field(payload, "agent_id")
+    if event == STOP:
+        reply = reply_text(payload)
+        if not reply:
+            return None  # nothing to read: the core is not even imported
+        # start-up time: a hook call loads only what its event needs (docs/performance.md)
+        from domain.operations.replies import AgentReply
+
+        return AgentReply(session=sid, parent=parent, text=reply)
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
+    from domain.commands import ContextMode, EndSession, OpenSession, ToolResult, UserMessage
+
     if event == SESSION_START:
         resumed = payload.get("source") == "resume"  # the conversation still holds what it was handed
         return OpenSession(session=sid, parent=parent, context=ContextMode.APPENDED, resumed=resumed)

@@ -14,6 +14,7 @@ from domain.emitted import NOTHING, Emitted, events
 from domain.enums import MemoryStatus
 from domain.limits import CacheLimits, PendingJournalLimits, SessionFileLimits
 from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
+from domain.operations.use import record_cues
 from domain.operations.values import Snapshot
 from domain.pending import journal_key, promoted_for, without_records_of
 from domain.render import RenderResult, number_block, render_workspace_block
@@ -155,6 +156,7 @@ def freeze(
         block_ids=tuple(e.id for e in result.rendered),
         frozen_at_ms=now_ms,
     )
+    frozen = record_cues(frozen, result.rendered, store.entries)  # what use looks for (docs/decisions.md#d19)
     return stamp_rendered(store, result.rendered, now_ms), frozen, result
 
 

@@ -22,6 +22,7 @@ from domain.operations.common import (
     touch,
 )
 from domain.operations.supersession import link_retirements, retire_for_requests
+from domain.operations.use import WRITING_TOOLS, reinforce_from_use, tool_input, use_signals
 from domain.operations.values import OpResult, Snapshot, is_sub_agent, operation, unchanged
 from domain.pending import append_pending, without_records_of
 from domain.promotion import PromotionResult, promote, promote_over_bound
@@ -132,16 +133,26 @@ def observe_user_message(
     *,
     parent_session_id: str | None = None,
 ) -> OpResult:
-    """Explicit memory requests become pending memories owned by this session; the same message id
-    twice is a no-op. Requests pushed over the journal's bound are promoted early
-    (docs/decisions.md#pending-journal-bound)."""
+    """Explicit memory requests become pending memories owned by this session, and requests to forget
+    or correct a stored memory are carried out (the output is the note about them,
+    docs/decisions.md#d19); the same message id twice is a no-op. Requests pushed over the journal's
+    bound are promoted early (docs/decisions.md#pending-journal-bound)."""
     if is_sub_agent(snap.session, parent_session_id):
         return unchanged(snap)
     if snap.session is not None and message_id in snap.session.processed_message_ids:
         return unchanged(snap)
+    from domain.operations.conversation import correct_in_conversation
+
+    corrected = correct_in_conversation(snap, text, now_ms)  # forget and correct (docs/decisions.md#d19)
+    fixed = corrected.result
+    snap, text = (
+        replace(snap, store=fixed.store, journal=fixed.journal, session=fixed.session),
+        corrected.text,
+    )
     session, journal = session_and_journal(snap, session_id, now_ms)
     session = touch(session, now_ms)
     store, activity = note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
+    activity = corrected.result.emitted + activity
     found: tuple[MemoryEntry, ...] = ()
     noted: tuple[EvidenceInput, ...] = ()
     if may_hold_memory_request(text):  # else nothing to extract, and no trigger pattern to compile
@@ -166,7 +177,13 @@ def observe_user_message(
     session = remove_pending_memories(session, early.cleared_keys)
     emitted += early.emitted
     session = append_processed(session, message_id)
-    return OpResult(store=store, journal=journal, session=session, emitted=emitted.with_session(session_id))
+    return OpResult(
+        store=store,
+        journal=journal,
+        session=session,
+        emitted=emitted.with_session(session_id),
+        output=corrected.note,
+    )
 
 
 @operation
@@ -178,13 +195,21 @@ def observe_tool_result(
     *,
     parent_session_id: str | None = None,
 ) -> OpResult:
-    """Active files and open errors follow the agent's tool calls."""
+    """Active files and open errors follow the agent's tool calls, and a memory shown to the session
+    that the call's input uses is reinforced (docs/decisions.md#d19)."""
     if is_sub_agent(snap.session, parent_session_id):
         return unchanged(snap)
     session, journal = session_and_journal(snap, session_id, now_ms)
     session = touch(observe_tool(session, tool_event, snap.store.workspace.root, now_ms), now_ms)
     store, activity = note_activity(snap.store, now_ms, always=False, tuning=snap.tuning)
-    return OpResult(store=store, journal=journal, session=session, emitted=activity.with_session(session_id))
+    given = tool_input(tool_event)
+    writing = tool_event.tool in WRITING_TOOLS
+    uses = use_signals(session, given.acting if writing else given.whole, writing=writing, place=given.place)
+    store, session, used = reinforce_from_use(
+        store, session, uses, f"tool:{tool_event.tool}", now_ms, snap.tuning
+    )
+    emitted = (activity + events(used)).with_session(session_id)
+    return OpResult(store=store, journal=journal, session=session, emitted=emitted)
 
 
 @operation

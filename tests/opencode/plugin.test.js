@@ -2,7 +2,7 @@
 // WORKMEM_COMMAND (a JSON array) names the workmem command; default: `workmem` on PATH.
 // tests/test_opencode_plugin.py runs this file with a scratch WORKMEM_HOME and a fixed WORKMEM_NOW.
 import assert from "node:assert/strict"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, describe, test } from "node:test"
@@ -11,6 +11,8 @@ import { WorkmemPlugin } from "../../adapters/hosts/opencode/index.js"
 import {
   isHelperAgent,
   messageFields,
+  notePart,
+  replyText,
   summaryText,
   systemEntries,
   toolFields,
@@ -25,6 +27,16 @@ const scratch = mkdtempSync(join(tmpdir(), "workmem-opencode-test-"))
 process.env.WORKMEM_HOME = process.env.WORKMEM_HOME || join(scratch, "home")
 const ENV = { ...process.env }
 after(() => rmSync(scratch, { recursive: true, force: true }))
+
+// every evidence event of every workspace under the scratch WORKMEM_HOME
+function evidenceLines() {
+  const root = join(process.env.WORKMEM_HOME, "workspaces")
+  if (!existsSync(root)) return []
+  return readdirSync(root).flatMap((key) => {
+    const file = join(root, key, "evidence", "events.jsonl")
+    return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []
+  })
+}
 
 const SUMMARY = [
   "## Goal",
@@ -86,7 +98,15 @@ describe("mapping", () => {
       { tool: "write", sessionID: "s", args: { filePath: "src/a.sh", content: "x".repeat(9999) } },
       { output: "Wrote file successfully.", metadata: { filepath: "/p/src/a.sh" } },
     )
-    assert.deepEqual(write, { session: "s", tool: "write", args: { filePath: "/p/src/a.sh" } })
+    const content = "x".repeat(9999) // what a write puts in: read for the memories it uses
+    assert.deepEqual(write, { session: "s", tool: "write", args: { filePath: "/p/src/a.sh", content } })
+    const edit = toolFields(
+      { tool: "edit", sessionID: "s", args: { filePath: "a.py", oldString: "old()", newString: "new()" } },
+      { output: "Edit applied.", metadata: {} },
+    )
+    assert.deepEqual(edit.args, { filePath: "a.py", content: "new()" }) // never the replaced text
+    const read = toolFields({ tool: "read", sessionID: "s", args: { filePath: "a.py" } }, { output: "x", metadata: {} })
+    assert.deepEqual(read.args, { filePath: "a.py" })
     const bash = toolFields(
       { tool: "bash", sessionID: "s", args: { command: "make" } },
       { output: "Error: x\n", metadata: { output: "Error: x\n", exit: 3 } },
@@ -106,6 +126,23 @@ describe("mapping", () => {
     ]
     assert.equal(summaryText(messages), "a\nb")
     assert.equal(summaryText([]), null)
+  })
+
+  test("a note becomes a synthetic text part of the user's message", () => {
+    const [, output] = userMessage("ses_1", "msg_1", "forget that x")
+    assert.deepEqual(notePart({ decisions: [], note: "N" }, output), {
+      type: "text", text: "N", synthetic: true, id: "prt_msg_1wm", messageID: "msg_1", sessionID: "ses_1",
+    })
+    assert.equal(notePart({ decisions: [] }, output), null)
+    assert.equal(notePart(null, output), null)
+  })
+
+  test("the reply is the last assistant message's own text", () => {
+    const assistant = (parts, extra = {}) => ({ info: { role: "assistant", ...extra }, parts })
+    assert.equal(replyText([assistant([{ type: "text", text: "used mem_1_a" }, { type: "tool" }, { type: "text", text: "b" }])]), "used mem_1_a\nb")
+    assert.equal(replyText([assistant([{ type: "text", text: "x" }]), { info: { role: "user" }, parts: [] }]), null)
+    assert.equal(replyText([assistant([{ type: "text", text: "sum" }], { summary: true })]), null)
+    assert.equal(replyText(undefined), null)
   })
 
   test("the block and the hot state are separate system entries", () => {
@@ -171,6 +208,51 @@ describe("with a real workmem serve", () => {
     await hooks.event({ event: { type: "session.deleted", properties: { info: { id: "ses_b", directory: project } } } })
     texts = (await probe.request("list", { workspace: project })).memories.map((m) => m.text)
     assert.ok(texts.includes("staging lives at stage.internal.example"), texts)
+    assert.deepEqual(client.logs, [])
+  })
+
+  test("forget and correct in chat.message: done, and the note joins the message as a synthetic part", async () => {
+    await probe.request("remember", { workspace: project, text: "We install dependencies with yarn in this repo", type: "project" })
+    const [input, output] = userMessage("ses_c", "msg_c1", "that's no longer true: the staging dashboard at grafana.internal/d/deploys")
+    await hooks["chat.message"](input, output)
+    const note = output.parts.at(-1)
+    assert.equal(note.synthetic, true)
+    assert.match(note.text, /forgot mem_\S+ .*grafana\.internal\/d\/deploys/)
+    assert.equal(note.messageID, "msg_c1")
+    const [input2, output2] = userMessage("ses_c", "msg_c2", "actually, use pnpm instead of yarn")
+    await hooks["chat.message"](input2, output2)
+    assert.match(output2.parts.at(-1).text, /replaced mem_\S+ "We install dependencies with yarn/)
+    const texts = (await probe.request("list", { workspace: project })).memories.map((m) => m.text)
+    assert.ok(!texts.some((t) => t.includes("grafana.internal/d/deploys")), texts)
+    assert.ok(texts.includes("We install dependencies with pnpm in this repo"), texts)
+    assert.ok(!texts.includes("We install dependencies with yarn in this repo"), texts)
+    const [input3, output3] = userMessage("ses_c", "msg_c3", "please run the tests")
+    await hooks["chat.message"](input3, output3)
+    assert.equal(output3.parts.length, 1) // no request, no note
+    assert.deepEqual(client.logs, [])
+  })
+
+  test("use: a memory's rare term in a tool's input and its id in the reply reinforce it, once", async () => {
+    const checks = await probe.request("remember", { workspace: project, text: "Run the full checks with make check-all", type: "project" })
+    const bench = await probe.request("remember", { workspace: project, text: "Benchmarks run with python -m bench.run --runs 5", type: "project" })
+    const idle = await probe.request("remember", { workspace: project, text: "The nightly job lives in .github/workflows/nightly.yml", type: "project" })
+    await system(hooks, "ses_u") // the block shows them
+    const bash = (command, callID) => hooks["tool.execute.after"](
+      { tool: "bash", sessionID: "ses_u", callID, args: { command } },
+      { title: command, output: "ok\n", metadata: { exit: 0, output: "ok\n" } },
+    )
+    await bash("make check-all", "u1")
+    await bash("make check-all", "u2")
+    messages.ses_u = [
+      { info: { role: "user" }, parts: [{ type: "text", text: "speed?" }] },
+      { info: { role: "assistant" }, parts: [{ type: "text", text: `Measured as ${bench.id} says.` }] },
+    ]
+    await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_u" } } })
+    const used = evidenceLines()
+      .filter((e) => e.type === "memory_used")
+      .map((e) => [e.memory.memoryId, e.details.signal, e.details.where])
+    assert.deepEqual(used, [[checks.id, "rare_term", "tool:bash"], [bench.id, "cited_id", "reply"]])
+    assert.ok(!used.some(([id]) => id === idle.id)) // shown, not used
     assert.deepEqual(client.logs, [])
   })
 

@@ -19,6 +19,35 @@ export function messageFields(input, output) {
   return typeof id === "string" && id ? { session, text, messageId: id } : { session, text }
 }
 
+// The note of a "message" answer (what the message's requests to forget or correct memories did) as
+// a synthetic text part of the user's message, or null when there is none.
+export function notePart(observed, output) {
+  const note = observed && typeof observed.note === "string" ? observed.note : ""
+  if (!note || !output || !Array.isArray(output.parts)) return null
+  const message = output.message || {}
+  const last = output.parts[output.parts.length - 1] || {}
+  const part = { type: "text", text: note, synthetic: true }
+  if (typeof last.id === "string") part.id = `${last.id}wm`
+  if (typeof (last.messageID || message.id) === "string") part.messageID = last.messageID || message.id
+  if (typeof (last.sessionID || message.sessionID) === "string") part.sessionID = last.sessionID || message.sessionID
+  return part
+}
+
+const MAX_INPUT = 20000
+
+// The text of the last assistant message of a turn (client.session.messages), or null: read for
+// the memories it cites by id (docs/decisions.md#d19), never stored.
+export function replyText(messages) {
+  if (!Array.isArray(messages)) return null
+  const last = messages.at(-1)
+  if (!last || !last.info || last.info.role !== "assistant" || last.info.summary) return null
+  const text = (last.parts || [])
+    .filter((p) => p && p.type === "text" && typeof p.text === "string" && !p.synthetic)
+    .map((p) => p.text)
+    .join("\n")
+  return text ? text.slice(0, MAX_INPUT) : null
+}
+
 const FILE_TOOLS = new Set(["read", "edit", "write"])
 
 // tool.execute.after(input: {tool, sessionID, args}, output: {output, metadata}) -> "tool" fields.
@@ -33,7 +62,10 @@ export function toolFields(input, output) {
   const text = typeof (output && output.output) === "string" ? output.output : ""
   if (FILE_TOOLS.has(tool)) {
     const path = typeof meta.filepath === "string" && meta.filepath ? meta.filepath : args.filePath
-    return typeof path === "string" && path ? { session, tool, args: { filePath: path } } : null
+    if (typeof path !== "string" || !path) return null
+    // the text an edit or a write puts in (never the text it replaces): a memory's terms in it are use
+    const written = tool === "read" ? "" : [args.content, args.newString].filter((t) => typeof t === "string").join("\n")
+    return { session, tool, args: written ? { filePath: path, content: written.slice(0, MAX_INPUT) } : { filePath: path } }
   }
   if (tool === "grep") return text ? { session, tool, output: text } : null
   if (tool === "bash") {

@@ -3,7 +3,7 @@
 // or its child died, the hooks do nothing (no memory, no crash) and the failure is logged once.
 import { isAbsolute, resolve } from "node:path"
 
-import { isHelperAgent, messageFields, summaryText, systemEntries, toolFields } from "./mapping.js"
+import { isHelperAgent, messageFields, notePart, replyText, summaryText, systemEntries, toolFields } from "./mapping.js"
 import { ServeClient } from "./serve-client.js"
 
 function logger(client) {
@@ -61,7 +61,11 @@ export function createHooks(ctx = {}, options = {}) {
   return {
     "chat.message": guard("chat.message", async (input, output) => {
       const fields = messageFields(input, output)
-      if (fields) await send("message", fields.session, fields)
+      if (!fields) return
+      const observed = await send("message", fields.session, fields)
+      // what "forget that …" / "use X instead of Y" did, handed to the agent with the message
+      const part = notePart(observed, output)
+      if (part) output.parts.push(part)
     }),
 
     "experimental.chat.system.transform": guard("system.transform", async (input, output) => {
@@ -103,8 +107,14 @@ export function createHooks(ctx = {}, options = {}) {
         if (!parents.has(sessionID)) parents.set(sessionID, info.parentID || null)
         await send("end-session", sessionID, { session: sessionID })
         parents.delete(sessionID)
+      } else if (type === "session.idle") {
+        // after every turn (not the end of a session): the agent's reply, for the memories it cites
+        const sessionID = props.sessionID
+        if (typeof sessionID !== "string" || !sessionID || (await parentOf(sessionID))) return
+        const messages = unwrap(await client.session.messages({ path: { id: sessionID } }))
+        const text = replyText(messages)
+        if (text) await send("reply", sessionID, { session: sessionID, text })
       }
-      // session.idle fires after every turn: it is not the end of a session.
     }),
 
     dispose: async () => {
