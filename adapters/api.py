@@ -45,9 +45,11 @@ from adapters.api_values import (
     storage_error_from,
 )
 from adapters.filestore import DEFAULT_LOCK_TIMEOUT_S, StorageError
+from adapters.search_door import SearchMethods
 from domain.caches import Caches
 from domain.model import Importance, MemoryType, Scope
 from domain.operations import CommandOutcome
+from domain.search.values import SearchAnswer, ShowAnswer
 
 if TYPE_CHECKING:
     from adapters.filestore import SnapshotCache, Workspace
@@ -66,6 +68,8 @@ __all__ = [
     "Memory",
     "Observed",
     "Remembered",
+    "SearchAnswer",
+    "ShowAnswer",
     "StorageError",
     "WorkingMemory",
 ]
@@ -85,8 +89,8 @@ def _outcome(result: OpResult) -> str:
     return result.outcome.value if result.outcome is not None else "unknown"
 
 
-class WorkingMemory:
-    """Working memory of one workspace.
+class WorkingMemory(SearchMethods):
+    """Working memory of one workspace (``search`` and ``show``: :class:`SearchMethods`).
 
     ``workspace`` is a directory of the project: the workspace is the repository that holds it
     (:func:`adapters.paths.workspace_root_of`); a directory that does not exist is

@@ -172,6 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
     # --- memories ---------------------------------------------------------------------------------
     p = _command(sub, "list", "memories:list_memories", "list stored memories (read-only)", json_flag=True)
     p.add_argument("--all", action="store_true", help="include superseded and forgotten memories")
+    p = _command(sub, "search", "search:search", "find memories by their words (read-only)", json_flag=True)
+    p.add_argument("query", metavar="QUERY", help="any text: words, a phrase, a path, a question")
+    p.add_argument("--type", choices=TYPES, help="only memories of this type")
+    p.add_argument("--limit", type=int, default=5, metavar="K", help="at most K hits (default 5)")
+    p.add_argument("--all", action="store_true", help="include superseded and forgotten memories")
+    p = _command(sub, "show", "search:show", "one memory in full: by id or short id (R12)", json_flag=True)
+    p.add_argument("id", metavar="ID")
     p = _command(sub, "forget", "memories:forget", "stop using a memory (kept, can be restored)")
     p.add_argument("id", metavar="ID")
     p = _command(sub, "supersede", "memories:supersede", "replace a memory by a new text")

@@ -30,13 +30,14 @@ from typing import TYPE_CHECKING, Final
 
 from msgspec.structs import replace
 
-from adapters import projection_steps, user_scope
+from adapters import projection_steps, search_index, user_scope
 from adapters.paths import workspace_root_hash
 from adapters.storage_io import KIND_JOURNAL
 from domain.caches import Caches
 from domain.commands import Batch, Command, Compacted, OpenSession, footprint, handle
 from domain.operations import OpResult, Snapshot
 from domain.pending import rebuild_from_sessions
+from domain.search.shortids import numbered
 from domain.workspace_port import apply_result
 
 if TYPE_CHECKING:
@@ -45,11 +46,15 @@ if TYPE_CHECKING:
     from domain.model import MemoryEntry, PendingJournal
 
 #: Steps that may widen a command before its transaction, in order.
-BEFORE: Final[tuple[Callable[[Workspace, Command, int], Command], ...]] = (projection_steps.before,)
+BEFORE: Final[tuple[Callable[[Workspace, Command, int], Command], ...]] = (
+    projection_steps.before,
+    search_index.narrowed,
+)
 
 #: What is derived from the store, brought up to date after each commit, in order.
 AFTER_COMMIT: Final[tuple[Callable[[Workspace, Command, OpResult, int], None], ...]] = (
     projection_steps.after,
+    search_index.after,
     user_scope.handover,
 )
 
@@ -136,8 +141,18 @@ def _transaction(ws: Workspace, command: Command, now_ms: int, caches: Caches | 
                 shared=shared,
             )
             result = handle(snap, command, now_ms)
+        result = _numbered(snap, result)
         apply_result(tx, snap, reads.session_id, _labelled(ws, result))
     return result
+
+
+def _numbered(snap: Snapshot, result: OpResult) -> OpResult:
+    """A store the command changed is written with every memory's short number
+    (docs/decisions.md#d16)."""
+    if result.store is snap.store:
+        return result
+    store = numbered(result.store)
+    return result if store is result.store else replace(result, store=store)
 
 
 def _journal(tx: Transaction, now_ms: int) -> PendingJournal:

@@ -29,6 +29,7 @@ from domain.model import Importance, MemoryType, Scope, SessionState
 from domain.operations import OpResult, Snapshot
 from domain.projection.records import ProjectionFile, TombstoneLine
 from domain.recovery import Held, restore_held
+from domain.search.commands import ReadCommand, Search, Show, run_read
 from domain.session import ToolEvent, render_hot_state
 
 
@@ -158,6 +159,7 @@ Command = (
     | Restore
     | RestoreSetAside
     | ImportProjection
+    | ReadCommand
     | Batch
 )
 
@@ -165,10 +167,9 @@ SessionCommand = OpenSession | UserMessage | ToolResult | Compacted | EndSession
 
 
 class Footprint(NamedTuple):
-    """What a command reads: the session it runs for (``None``: the workspace only), whether the
-    other sessions are needed (to adopt idle owners, docs/decisions.md#d7), and whether the store
-    without its entries usually suffices (a message or a tool result changes the store at most once
-    a day; the service re-runs the command on the full store when it did)."""
+    """What a command reads: its session (``None``: the workspace only), whether the other sessions
+    are needed (idle owners, docs/decisions.md#d7), and whether the store without its entries usually
+    suffices (the service re-runs the command on the full store when it changed it)."""
 
     session_id: str | None
     other_sessions: bool
@@ -190,6 +191,8 @@ def footprint(command: Command) -> Footprint | None:
             return None if command.parent is not None else Footprint(command.session, False, False)
         case Remember() | Forget() | Supersede() | Restore() | RestoreSetAside() | ImportProjection():
             return Footprint(None, False, False)
+        case Search() | Show():  # a read: the store, and an evidence event
+            return Footprint(None, False, False)
         case Batch(steps=steps):
             return _batch_footprint(steps)
 
@@ -209,8 +212,7 @@ def _batch_footprint(steps: tuple[Command, ...]) -> Footprint | None:
 
 
 def message_key(message_id: str | None, text: str, now_ms: int) -> str:
-    """The id a message is recorded under: the host's id for it, else one made of its time and text
-    (the same text at another time is another message)."""
+    """The id a message is recorded under: the host's id, else a hash of its time and its text."""
     return message_id if message_id is not None else "msg_" + hash16(f"{now_ms}:{text}")
 
 
@@ -221,8 +223,7 @@ _SUMMARY_KEY_WINDOW: Final = 1 << 20
 
 
 def summary_key(summary: str) -> str | None:
-    """The id a compaction summary is recorded under; ``None`` for an empty summary (never skipped:
-    it leaves a ``compaction_summary_missing`` event each time)."""
+    """The id a summary is recorded under (``None`` when empty: a ``compaction_summary_missing``)."""
     if not summary.strip():
         return None
     window = _SUMMARY_KEY_WINDOW
@@ -300,6 +301,8 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
                 tombstones_removed=command.tombstones_removed,
                 projected=command.projected,
             )
+        case Search() | Show():
+            return run_read(snap, command, now_ms)
         case Batch(steps=steps):
             return _batch(snap, steps, now_ms)
 

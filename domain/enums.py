@@ -125,6 +125,13 @@ class EventType(StrEnum):
     PROJECTION_FILE_IMPORTED = "projection_file_imported"
     PROJECTION_FILE_REJECTED = "projection_file_rejected"
     PROJECTION_FILE_QUARANTINED = "projection_file_quarantined"
+    #: a search was answered (the query's hash, counts and timing; never the query,
+    #: docs/decisions.md#d16)
+    SEARCH_ANSWERED = "search_answered"
+    #: memories added to a turn's context because the user's prompt matched them
+    MEMORY_RECALLED = "memory_recalled"
+    #: the search index was missing, stale or unreadable and was built again from the store
+    SEARCH_INDEX_REBUILT = "search_index_rebuilt"
 
 
 class Phase(StrEnum):
@@ -141,6 +148,7 @@ class Phase(StrEnum):
     MIGRATION = "migration"
     LIFECYCLE = "lifecycle"
     PROJECTION = "projection"
+    SEARCH = "search"
 
 
 class Outcome(StrEnum):
@@ -165,6 +173,9 @@ class Outcome(StrEnum):
     FORGOTTEN = "forgotten"
     RESTORED = "restored"
     RECORDED = "recorded"
+    ANSWERED = "answered"
+    RECALLED = "recalled"
+    REBUILT = "rebuilt"
     REDACTED = "redacted"
     IMPORTED = "imported"
 

@@ -105,6 +105,8 @@ class MemoryEntry(_Base):
     absorbed_ids: tuple[str, ...] | None = None
     #: who the memory is for; ``None``: the default of its type (docs/decisions.md#d17).
     scope: Scope | None = None
+    #: the short number of the memory in its store, shown as ``R12`` (docs/decisions.md#d16).
+    short_id: int | None = None
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
@@ -167,6 +169,8 @@ class WorkspaceStore(_Base):
     dormant_spans: tuple[DormantSpan, ...] = ()
     tombstones: tuple[Tombstone, ...] = ()
     archived: tuple[ArchiveMarker, ...] = ()
+    #: the last short number given to a memory of this store (docs/decisions.md#d16).
+    last_short_id: int | None = None
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 

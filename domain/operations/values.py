@@ -18,7 +18,7 @@ from domain.model import MemoryEntry, PendingJournal, SessionState, WorkspaceSto
 from domain.retention import DEFAULT_TUNING, Tuning
 
 if TYPE_CHECKING:
-    pass
+    from domain.search.values import Answer
 
 
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
@@ -76,6 +76,8 @@ class OpResult(Emits, frozen=True, kw_only=True):
     memory_id: str | None = None
     reasons: tuple[str, ...] = ()
     basis: Snapshot | None = None
+    #: what a read command (``search``, ``show``) answered (docs/decisions.md#d16)
+    answer: Answer | None = None
 
     def emitting(self, more: Emitted) -> OpResult:
         """The same result with ``more`` emitted after what it emitted already."""
