@@ -81,7 +81,9 @@ __all__ = [
 
 
 def _observed(result: OpResult | None) -> Observed:
-    return Observed(decisions(result.events)) if result is not None else Observed()
+    from adapters.search_index import recalled_text
+
+    return Observed(decisions(result.events), recalled_text(result)) if result is not None else Observed()
 
 
 def _outcome(result: OpResult) -> str:
@@ -363,10 +365,13 @@ class WorkingMemory(SearchMethods):
     def block(self) -> Injection:
         """The workspace block a new session would start with now, rendered from the stored memories.
         Read-only: nothing is written and no epoch starts."""
+        from adapters.search_index import disclosure
         from domain.render import render_workspace_block
+        from domain.search.disclosure import tagged_block
 
         store, now = self.normalized_store()
-        text = render_workspace_block(store, now).text
+        rendered = render_workspace_block(store, now)
+        text = tagged_block(rendered, store, now) if disclosure().tags else rendered.text
         return Injection(text, block=text)
 
     def list(self, *, include_all: bool = False) -> tuple[Memory, ...]:

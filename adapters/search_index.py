@@ -24,12 +24,13 @@ import functools
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from domain.commands import Batch, Command
 from domain.search.commands import STALE_INDEX, Search
+from domain.search.disclosure import DEFAULT_DISCLOSURE, Disclosure
 from domain.search.rank import document
 from domain.search.tokens import fts_literal, query_terms, terms
 
@@ -41,6 +42,16 @@ if TYPE_CHECKING:
 INDEX_FILE: Final = "search-index.sqlite3"
 TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
 SCHEMA: Final = 1
+
+
+def disclosure(environ: Mapping[str, str] | None = None) -> Disclosure:
+    """The user's settings of progressive disclosure: ``WORKMEM_BLOCK=reference`` restores the
+    reference's block byte for byte, ``WORKMEM_RECALL=off`` turns just-in-time recall off
+    (docs/decisions.md#d16). Any other value keeps the default."""
+    env = os.environ if environ is None else environ
+    tags = env.get("WORKMEM_BLOCK", "").strip().lower() != "reference"
+    recall = env.get("WORKMEM_RECALL", "").strip().lower() not in ("off", "0", "no", "false")
+    return DEFAULT_DISCLOSURE if tags and recall else Disclosure(tags=tags, recall=recall)
 
 
 @functools.cache
@@ -124,6 +135,92 @@ def narrowed(ws: Workspace, command: Command, now_ms: int) -> Command:
         revision=state.revision,
         index_ms=(time.perf_counter() - started) * 1000,
     )
+
+
+def term_rows(path: Path, wanted: Iterable[str]) -> tuple[dict[str, set[int]], IndexState] | None:
+    """For each term, the rows of the memories holding it; ``None`` when the index cannot be read."""
+    if not path.is_file():
+        return None
+    try:
+        with _open(path) as db:
+            state = _state(db)
+            rows = {
+                t: {r[0] for r in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (fts_literal(t),))}
+                for t in wanted
+            }
+            return rows, state
+    except (sqlite3.Error, ValueError, KeyError, TypeError, OSError):
+        return None
+
+
+def _ids(path: Path, rows: Iterable[int]) -> tuple[str, ...]:
+    with _open(path) as db:
+        wanted = sorted(set(rows))
+        found: list[str] = []
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            found += [r[0] for r in db.execute(f"SELECT id FROM docs WHERE n IN ({marks})", part)]
+        return tuple(found)
+
+
+def promising(rows: dict[str, set[int]], documents: int) -> bool:
+    """Whether any memory holds enough of a prompt's terms to be recalled (a loose first look: the
+    core decides, :mod:`domain.search.recall`)."""
+    import math
+
+    from domain.search.recall import MIN_RECALL_COVERAGE, MIN_TERMS
+
+    idf = {t: math.log(1.0 + (documents - len(r) + 0.5) / (len(r) + 0.5)) for t, r in rows.items()}
+    weight = sum(idf.values()) or 1.0
+    held: dict[int, list[str]] = {}
+    for term, found in rows.items():
+        for row in found:
+            held.setdefault(row, []).append(term)
+    loose = MIN_RECALL_COVERAGE * 0.8
+    return any(len(ts) >= MIN_TERMS and sum(idf[t] for t in ts) / weight >= loose for ts in held.values())
+
+
+def recalling(ws: Workspace, command: Command, now_ms: int) -> Command:
+    """A prompt typed in a session (not a sub-agent's) whose terms some memory holds well enough is
+    followed, in the same transaction, by its recall search (docs/decisions.md#d16). Any other
+    command, and every prompt when recall is off or there is no index, as it is."""
+    from domain.commands import UserMessage
+    from domain.search.recall import LOOK_AT
+
+    if not isinstance(command, UserMessage) or command.parent is not None or not has_fts5():
+        return command
+    if not disclosure().recall:
+        return command
+    started = time.perf_counter()
+    path = index_path(ws)
+    wanted = query_terms(command.text)
+    found = term_rows(path, wanted) if len(wanted) >= 2 else None
+    if found is None or not promising(found[0], found[1].documents):
+        return command
+    rows, state = found
+    try:
+        ids = _ids(path, set().union(*rows.values()))
+    except (sqlite3.Error, OSError):
+        return command
+    search = Search(
+        query=command.text,
+        limit=LOOK_AT,
+        recall=True,
+        candidates=ids,
+        corpus=(state.documents, state.total),
+        revision=state.revision,
+        index_ms=(time.perf_counter() - started) * 1000,
+    )
+    return Batch(steps=(command, search))
+
+
+def recalled_text(result: OpResult | None) -> str:
+    """The text a prompt's recall adds to its turn ("" when it added nothing)."""
+    from domain.search.values import Recalled
+
+    answer = result.answer if result is not None else None
+    return answer.text if isinstance(answer, Recalled) else ""
 
 
 def _row(entry: MemoryEntry) -> tuple[str, str, int]:

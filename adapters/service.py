@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 BEFORE: Final[tuple[Callable[[Workspace, Command, int], Command], ...]] = (
     projection_steps.before,
     search_index.narrowed,
+    search_index.recalling,
 )
 
 #: What is derived from the store, brought up to date after each commit, in order.
@@ -111,6 +112,7 @@ def _transaction(ws: Workspace, command: Command, now_ms: int, caches: Caches | 
     if caches is None:
         caches = Caches()
     shared: tuple[MemoryEntry, ...] = user_scope.shared_entries(ws, now_ms) if _shows_block(command) else ()
+    settings = search_index.disclosure()
     with ws.transaction(now_ms) as tx:
         journal = _journal(tx, now_ms)
         session = tx.session(reads.session_id) if reads.session_id is not None else None
@@ -123,7 +125,13 @@ def _transaction(ws: Workspace, command: Command, now_ms: int, caches: Caches | 
         head = tx.store_head() if reads.store_head else None
         if head is not None:
             snap = Snapshot(
-                store=head, journal=journal, session=session, others=others, caches=caches, shared=shared
+                store=head,
+                journal=journal,
+                session=session,
+                others=others,
+                caches=caches,
+                shared=shared,
+                disclosure=settings,
             )
             result = handle(snap, command, now_ms)
             if result.store is not head:
@@ -139,6 +147,7 @@ def _transaction(ws: Workspace, command: Command, now_ms: int, caches: Caches | 
                 archive=archive,
                 caches=caches,
                 shared=shared,
+                disclosure=settings,
             )
             result = handle(snap, command, now_ms)
         result = _numbered(snap, result)

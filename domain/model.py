@@ -273,6 +273,9 @@ class SessionState(_Base):
     #: it is handed to its conversation (docs/decisions.md#hook-injection).
     injected_block_hash: str | None = None
     injected_hot_state_hash: str | None = None
+    #: ids of the memories just-in-time recall added to a turn of this session, each once
+    #: (docs/decisions.md#d16)
+    recalled_ids: tuple[str, ...] = ()
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 

@@ -16,6 +16,7 @@ from domain.emitted import Emits, Emitted
 from domain.keys import exact_key, key_hash
 from domain.model import MemoryEntry, PendingJournal, SessionState, WorkspaceStore
 from domain.retention import DEFAULT_TUNING, Tuning
+from domain.search.disclosure import DEFAULT_DISCLOSURE, Disclosure
 
 if TYPE_CHECKING:
     from domain.search.values import Answer
@@ -41,6 +42,8 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     #: memories of the user's own store (scope ``user``), shown in the block beside the workspace's
     #: own (docs/decisions.md#d17); never written back through this snapshot.
     shared: tuple[MemoryEntry, ...] = ()
+    #: the user's settings of progressive disclosure (docs/decisions.md#d16)
+    disclosure: Disclosure = DEFAULT_DISCLOSURE
 
 
 class CommandOutcome(StrEnum):

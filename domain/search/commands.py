@@ -22,7 +22,8 @@ from domain.operations.values import OpResult, Snapshot, unchanged
 from domain.render import age_days
 from domain.retention import dormancy_at, strength
 from domain.search import shortids
-from domain.search.rank import DEFAULT_LIMIT, Corpus, cites, search
+from domain.search.rank import DEFAULT_LIMIT, MIN_COVERAGE, Corpus, cites, search
+from domain.search.recall import MIN_RECALL_COVERAGE
 from domain.search.values import Reinforcement, SearchAnswer, ShowAnswer
 from domain.timeutil import iso_from_ms, timestamp_ms
 
@@ -43,6 +44,8 @@ class Search(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", tag="sea
     revision: int | None = None
     #: milliseconds the index lookup took (for the evidence event)
     index_ms: float | None = None
+    #: the text is a prompt of the session being run: recall what matches it (domain.search.recall)
+    recall: bool = False
 
 
 class Show(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", tag="show"):
@@ -92,7 +95,12 @@ def run_search(snap: Snapshot, command: Search, now_ms: int) -> OpResult:
         include_all=command.include_all,
         corpus=corpus,
         indexed=usable,
+        min_coverage=MIN_RECALL_COVERAGE if command.recall else MIN_COVERAGE,
     )
+    if command.recall:
+        from domain.search.recall import recall
+
+        return recall(snap, answer)
     reasons = (answer.verdict.value, answer.mode.value) + (() if usable else (STALE_INDEX,))
     details: dict[str, str | int | float | bool | None] = {
         "queryHash": answer.query_hash,

@@ -134,6 +134,7 @@ def search(
     include_all: bool = False,
     corpus: Corpus | None = None,
     indexed: bool = False,
+    min_coverage: float = MIN_COVERAGE,
 ) -> SearchAnswer:
     """Answer ``query`` from ``entries`` (every entry of the store, or, with ``corpus``, at least every
     entry holding a query term). ``numbers``: short numbers by id; ``strengths``: current strength by
@@ -182,7 +183,7 @@ def search(
         scored.append(_Scored(score, entry, matched, coverage))
     shown = [s for s in scored if include_all or visible(s.entry)]
     hidden = len(scored) - len(shown)
-    above = [s for s in shown if mode is MatchMode.ALL or s.coverage >= MIN_COVERAGE]
+    above = [s for s in shown if mode is MatchMode.ALL or s.coverage >= min_coverage]
     below = len(shown) - len(above)
     above.sort(key=lambda s: (-s.score, -numbers.get(s.entry.id, 0), s.entry.id))
     hits = tuple(_hit(s, now_ms, numbers, strengths) for s in above[:limit])
@@ -208,4 +209,5 @@ def _hit(s: _Scored, now_ms: int, numbers: Mapping[str, int], strengths: Mapping
         snippet=snippet(entry.text, s.matched),
         matched=s.matched,
         cites=cites(entry.text),
+        coverage=round(s.coverage, 4),
     )

@@ -40,6 +40,8 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     cites: tuple[str, ...] = ()
     #: ``file:line`` of the memory in the shared projection, where it exists (set by the shell)
     location: str | None = None
+    #: the share of the query's term weight (idf) the memory holds
+    coverage: float = 1.0
 
 
 class SearchAnswer(msgspec.Struct, frozen=True, kw_only=True):
@@ -94,4 +96,11 @@ class ShowAnswer(msgspec.Struct, frozen=True, kw_only=True):
     explain: str | None = None
 
 
-Answer = SearchAnswer | ShowAnswer
+class Recalled(msgspec.Struct, frozen=True, kw_only=True):
+    """What a prompt recalled (just-in-time recall): the memories added to its turn, and the text."""
+
+    hits: tuple[Hit, ...]
+    text: str
+
+
+Answer = SearchAnswer | ShowAnswer | Recalled
