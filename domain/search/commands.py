@@ -126,15 +126,19 @@ def run_search(snap: Snapshot, command: Search, now_ms: int) -> OpResult:
 def _chain(store: WorkspaceStore, entry: MemoryEntry) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The ids this memory replaced (oldest first) and the ids that replaced it (newest last)."""
     by_id = {e.id: e for e in store.entries}
+    replaced: dict[str, list[str]] = {}
+    for e in store.entries:
+        if e.superseded_by:
+            replaced.setdefault(e.superseded_by, []).append(e.id)
     back: list[str] = []
-    todo = list(entry.supersedes or ())
+    todo = [*replaced.get(entry.id, ()), *(entry.supersedes or ())]
     while todo and len(back) < 50:
         old = todo.pop(0)
         if old in back or old == entry.id:
             continue
         back.append(old)
         found = by_id.get(old)
-        todo.extend(found.supersedes or () if found is not None else ())
+        todo.extend([*replaced.get(old, ()), *((found.supersedes or ()) if found is not None else ())])
     forward: list[str] = []
     at = entry
     while at.superseded_by and at.superseded_by not in forward and len(forward) < 50:
