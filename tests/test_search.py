@@ -156,7 +156,7 @@ def test_short_ids_are_stored_stable_and_never_reused(tmp_path: Path) -> None:
     m.forget(ids[1])
     m.remember(REFERENCES[3], type="reference")
     store, _ = m.normalized_store()
-    assert {e.id: e.short_id for e in store.entries}[ids[0]] == 1
+    assert {e.id: e.short_id for e in store.entries}[str(ids[0])] == 1
     assert sorted(e.short_id or 0 for e in store.entries) == [1, 2, 3, 4]
     assert m.show("R2").id == ids[1] and m.show("r2").id == ids[1]
 
