@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Final
 from domain.commands import Batch, Command
 from domain.search.commands import STALE_INDEX, Search
 from domain.search.disclosure import DEFAULT_DISCLOSURE, Disclosure
-from domain.search.rank import document
+from domain.search.rank import PREFIX_MIN, document
 from domain.search.tokens import fts_literal, query_terms, terms
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 INDEX_FILE: Final = "search-index.sqlite3"
 TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
-SCHEMA: Final = 1
+SCHEMA: Final = 2
 
 
 def disclosure(environ: Mapping[str, str] | None = None) -> Disclosure:
@@ -104,7 +104,7 @@ def lookup(path: Path, wanted: Iterable[str]) -> tuple[tuple[str, ...], IndexSta
     try:
         with _open(path) as db:
             state = _state(db)
-            match = " OR ".join(fts_literal(t) for t in wanted)
+            match = " OR ".join(fts_literal(t) for t in _expanded(db, wanted))
             rows = (
                 db.execute(
                     "SELECT docs.id FROM fts JOIN docs ON docs.rowid = fts.rowid WHERE fts MATCH ?", (match,)
@@ -115,6 +115,19 @@ def lookup(path: Path, wanted: Iterable[str]) -> tuple[tuple[str, ...], IndexSta
             return tuple(r[0] for r in rows), state
     except (sqlite3.Error, ValueError, KeyError, TypeError, OSError):
         return None
+
+
+def _expanded(db: sqlite3.Connection, wanted: Iterable[str]) -> list[str]:
+    """The query terms and every stored term they begin (:func:`domain.search.rank.prefix_matches`),
+    found in the index's vocabulary; each is then an exact FTS5 term on both sides."""
+    found: dict[str, None] = {}
+    for term in wanted:
+        found.setdefault(term, None)
+        if len(term) >= PREFIX_MIN:
+            upper = term + "\U0010ffff"
+            for (longer,) in db.execute("SELECT term FROM vocab WHERE term > ? AND term < ?", (term, upper)):
+                found.setdefault(longer, None)
+    return list(found)
 
 
 def narrowed(ws: Workspace, command: Command, now_ms: int) -> Command:
@@ -144,10 +157,10 @@ def term_rows(path: Path, wanted: Iterable[str]) -> tuple[dict[str, set[int]], I
     try:
         with _open(path) as db:
             state = _state(db)
-            rows = {
-                t: {r[0] for r in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (fts_literal(t),))}
-                for t in wanted
-            }
+            rows: dict[str, set[int]] = {}
+            for term in wanted:
+                match = " OR ".join(fts_literal(t) for t in _expanded(db, (term,)))
+                rows[term] = {r[0] for r in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (match,))}
             return rows, state
     except (sqlite3.Error, ValueError, KeyError, TypeError, OSError):
         return None
@@ -242,6 +255,7 @@ def rebuild(path: Path, store: WorkspaceStore, revision: int) -> None:
                 f"""PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;
                 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 CREATE TABLE docs(n INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, length INTEGER NOT NULL);
+                CREATE TABLE vocab(term TEXT PRIMARY KEY) WITHOUT ROWID;
                 CREATE VIRTUAL TABLE fts USING fts5(terms, tokenize='{TOKENIZER}', detail=none);"""
             )
             db.execute("BEGIN")
@@ -252,6 +266,8 @@ def rebuild(path: Path, store: WorkspaceStore, revision: int) -> None:
             db.executemany(
                 "INSERT INTO fts(rowid, terms) VALUES (?, ?)", [(n, t) for n, (_, t, _) in enumerate(rows, 1)]
             )
+            vocab = {t for _, found, _ in rows for t in found.split()}
+            db.executemany("INSERT INTO vocab VALUES (?)", [(t,) for t in sorted(vocab)])
             db.executemany(
                 "INSERT INTO meta VALUES (?, ?)",
                 [("schema", str(SCHEMA)), ("tokenizer", TOKENIZER), ("revision", str(revision))],
@@ -296,6 +312,7 @@ def update(path: Path, before: WorkspaceStore, after_: WorkspaceStore, revision:
         for memory_id, found, length in map(_row, changed):
             rowid = db.execute("INSERT INTO docs(id, length) VALUES (?, ?)", (memory_id, length)).lastrowid
             db.execute("INSERT INTO fts(rowid, terms) VALUES (?, ?)", (rowid, found))
+            db.executemany("INSERT OR IGNORE INTO vocab VALUES (?)", [(t,) for t in set(found.split())])
         db.execute("UPDATE meta SET value = ? WHERE key = 'revision'", (str(revision),))
         db.execute("COMMIT")
     return True

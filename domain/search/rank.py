@@ -32,8 +32,10 @@ from domain.text import single_line
 K1: Final = 1.2
 B: Final = 0.75
 #: the share of the query's idf weight a hit of an ``any`` query must hold
-MIN_COVERAGE: Final = 0.6
+MIN_COVERAGE: Final = 0.5
 SNIPPET_CHARS: Final = 160
+#: a query term this long or longer also finds the longer terms it begins
+PREFIX_MIN: Final = 3
 DEFAULT_LIMIT: Final = 5
 MAX_LIMIT: Final = 100
 
@@ -91,7 +93,7 @@ def snippet(text: str, matched: Iterable[str]) -> str:
     spans = [
         (m.start(), m.end())
         for m in re.finditer(r"[^\W_]+", line)
-        if any(stem(w) in wanted or w in wanted for w in words(m.group()))
+        if any(prefix_matches(t, stem(w)) for w in words(m.group()) for t in wanted)
     ]
     start = 0
     if spans and spans[0][0] > SNIPPET_CHARS // 3:
@@ -109,6 +111,24 @@ def snippet(text: str, matched: Iterable[str]) -> str:
         at = e
     out.append(line[at:end])
     return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(line) else "")
+
+
+def prefix_matches(term: str, found: str) -> bool:
+    """Whether a memory's term ``found`` answers the query term ``term``: the same term, or, for a
+    query term of :data:`PREFIX_MIN` letters or more, a longer term it begins (``own`` finds
+    ``ownership``, ``deploy`` finds ``deployment``)."""
+    return found == term or (len(term) >= PREFIX_MIN and found.startswith(term))
+
+
+def query_counts(wanted: Sequence[str], found: Sequence[str]) -> dict[str, int]:
+    """How often each query term (by :func:`prefix_matches`) occurs among a memory's terms."""
+    counts = Counter(found)
+    held: dict[str, int] = {}
+    for term in wanted:
+        n = sum(c for d, c in counts.items() if prefix_matches(term, d))
+        if n:
+            held[term] = n
+    return held
 
 
 def _idf(documents: int, df: int) -> float:
@@ -148,15 +168,15 @@ def search(
             hidden=0, below_threshold=0, searched=corpus.documents if corpus else len(entries),
             query_hash=qhash, indexed=indexed,
         )  # fmt: skip
-    wanted_set = set(wanted)
-    docs: list[tuple[MemoryEntry, Counter[str], int]] = []
+    docs: list[tuple[MemoryEntry, dict[str, int], int]] = []
     all_docs: list[list[str]] = []
     for entry in entries:
         found = terms(document(entry))
         if corpus is None:
             all_docs.append(found)
-        if wanted_set.intersection(found):
-            docs.append((entry, Counter(found), len(found)))
+        held = query_counts(wanted, found)
+        if held:
+            docs.append((entry, held, len(found)))
     stats = corpus if corpus is not None else corpus_of(all_docs)
     n = max(stats.documents, 1)
     avgdl = stats.total_terms / n if stats.total_terms else 1.0
