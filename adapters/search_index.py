@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 INDEX_FILE: Final = "search-index.sqlite3"
 TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
-SCHEMA: Final = 2
+SCHEMA: Final = 3
 
 
 def disclosure(environ: Mapping[str, str] | None = None) -> Disclosure:
@@ -92,8 +92,7 @@ def _state(db: sqlite3.Connection) -> IndexState:
     meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
     if int(meta.get("schema", -1)) != SCHEMA or meta.get("tokenizer") != TOKENIZER:
         raise sqlite3.DatabaseError("another index schema")
-    documents, total = db.execute("SELECT count(*), coalesce(sum(length), 0) FROM docs").fetchone()
-    return IndexState(int(meta["revision"]), int(documents), int(total))
+    return IndexState(int(meta["revision"]), int(meta["documents"]), int(meta["total"]))
 
 
 def lookup(path: Path, wanted: Iterable[str]) -> tuple[tuple[str, ...], IndexState] | None:
@@ -270,7 +269,13 @@ def rebuild(path: Path, store: WorkspaceStore, revision: int) -> None:
             db.executemany("INSERT INTO vocab VALUES (?)", [(t,) for t in sorted(vocab)])
             db.executemany(
                 "INSERT INTO meta VALUES (?, ?)",
-                [("schema", str(SCHEMA)), ("tokenizer", TOKENIZER), ("revision", str(revision))],
+                [
+                    ("schema", str(SCHEMA)),
+                    ("tokenizer", TOKENIZER),
+                    ("revision", str(revision)),
+                    ("documents", str(len(rows))),
+                    ("total", str(sum(k for _, _, k in rows))),
+                ],
             )
             db.execute("COMMIT")
         finally:
@@ -313,7 +318,11 @@ def update(path: Path, before: WorkspaceStore, after_: WorkspaceStore, revision:
             rowid = db.execute("INSERT INTO docs(id, length) VALUES (?, ?)", (memory_id, length)).lastrowid
             db.execute("INSERT INTO fts(rowid, terms) VALUES (?, ?)", (rowid, found))
             db.executemany("INSERT OR IGNORE INTO vocab VALUES (?)", [(t,) for t in set(found.split())])
-        db.execute("UPDATE meta SET value = ? WHERE key = 'revision'", (str(revision),))
+        documents, total = db.execute("SELECT count(*), coalesce(sum(length), 0) FROM docs").fetchone()
+        db.executemany(
+            "UPDATE meta SET value = ? WHERE key = ?",
+            [(str(revision), "revision"), (str(documents), "documents"), (str(total), "total")],
+        )
         db.execute("COMMIT")
     return True
 

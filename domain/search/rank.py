@@ -120,14 +120,19 @@ def prefix_matches(term: str, found: str) -> bool:
     return found == term or (len(term) >= PREFIX_MIN and found.startswith(term))
 
 
-def query_counts(wanted: Sequence[str], found: Sequence[str]) -> dict[str, int]:
-    """How often each query term (by :func:`prefix_matches`) occurs among a memory's terms."""
-    counts = Counter(found)
+def query_counts(
+    wanted: Sequence[str], found: Sequence[str], seen: dict[str, tuple[str, ...]] | None = None
+) -> dict[str, int]:
+    """How often each query term (by :func:`prefix_matches`) occurs among a memory's terms. ``seen``:
+    the query terms each memory term answers, filled as it goes (one table per query)."""
+    table = {} if seen is None else seen
     held: dict[str, int] = {}
-    for term in wanted:
-        n = sum(c for d, c in counts.items() if prefix_matches(term, d))
-        if n:
-            held[term] = n
+    for term in found:
+        answers = table.get(term)
+        if answers is None:
+            answers = table[term] = tuple(t for t in wanted if prefix_matches(t, term))
+        for t in answers:
+            held[t] = held.get(t, 0) + 1
     return held
 
 
@@ -170,11 +175,12 @@ def search(
         )  # fmt: skip
     docs: list[tuple[MemoryEntry, dict[str, int], int]] = []
     all_docs: list[list[str]] = []
+    seen: dict[str, tuple[str, ...]] = {}
     for entry in entries:
         found = terms(document(entry))
         if corpus is None:
             all_docs.append(found)
-        held = query_counts(wanted, found)
+        held = query_counts(wanted, found, seen)
         if held:
             docs.append((entry, held, len(found)))
     stats = corpus if corpus is not None else corpus_of(all_docs)

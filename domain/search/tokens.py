@@ -10,6 +10,7 @@ quotes, NUL, lone surrogates, a megabyte of text — gives terms or none, never 
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Final
@@ -124,7 +125,13 @@ def words(text: str) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """The index terms of ``text`` in order (stop words dropped, every other word stemmed)."""
-    return [stem(w) for w in words(text) if w not in STOPWORDS]
+    return list(_terms(text))
+
+
+@functools.lru_cache(maxsize=32768)
+def _terms(text: str) -> tuple[str, ...]:
+    """:func:`terms` remembered by text (a memory's text is tokenised once per process)."""
+    return tuple(stem(w) for w in words(text) if w not in STOPWORDS)
 
 
 def query_terms(query: str) -> tuple[str, ...]:
@@ -244,6 +251,7 @@ def _step4(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The Porter stem of an ASCII word of three letters or more; any other word unchanged."""
     if len(word) < 3 or not _ASCII_WORD.fullmatch(word):
