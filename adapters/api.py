@@ -24,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from msgspec import UNSET
+
 from adapters.api_values import (
     CompactionPrompt,
     Decision,
@@ -81,9 +83,9 @@ __all__ = [
 
 
 def _observed(result: OpResult | None) -> Observed:
-    from adapters.search_index import recalled_text
+    from adapters.search_index import recalled_text  # just-in-time recall (docs/decisions.md#d16)
 
-    return Observed(decisions(result.events), recalled_text(result)) if result is not None else Observed()
+    return Observed(decisions(result.events), recalled_text(result) or UNSET) if result else Observed()
 
 
 def _outcome(result: OpResult) -> str:

@@ -90,9 +90,9 @@ class Observed(msgspec.Struct, frozen=True):
     """The result of observing a message, a tool result, a compaction or a session end."""
 
     decisions: tuple[Decision, ...] = ()
-    #: for a message: memories just-in-time recall adds to this turn's context ("" when none,
-    #: docs/decisions.md#d16)
-    recalled: str = ""
+    #: for a message: the memories just-in-time recall adds to this turn's context (unset, and left
+    #: out of JSON, when none; docs/decisions.md#d16)
+    recalled: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class Remembered(msgspec.Struct, frozen=True, kw_only=True):
