@@ -382,3 +382,23 @@ def test_recall_in_codex(cli: Cli) -> None:
     assert run.code == 0 and run.err == "", run
     assert RUNBOOK in json.loads(run.out)["hookSpecificOutput"]["additionalContext"]
     assert os.path.exists(layout(cli).directory / INDEX_FILE)
+
+
+def test_the_mcp_tools(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")  # the extra (CI installs it)
+    import anyio
+
+    from tests.test_mcp_server import call_tools
+
+    project = tmp_path / "project"
+    project.mkdir()
+    for text in REFERENCES:
+        WorkingMemory(project, home=tmp_path / "home").remember(text, type="reference")
+    found, shown = anyio.run(
+        call_tools,
+        tmp_path / "home",
+        project,
+        [("search", {"query": "grafana checkout"}), ("show", {"id": "R2"})],
+    )
+    assert found.startswith("1 of 1 matches") and "R2 [reference]" in found
+    assert REFERENCES[1] in shown and "workmem trace" in shown
