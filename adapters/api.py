@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
+from msgspec import UNSET
 
 from adapters.api_values import (
     CompactionPrompt,
@@ -60,6 +60,8 @@ from adapters.paths import (
     workspace_paths_for_key,
     workspace_root_of,
 )
+from adapters.search_door import SearchMethods
+from adapters.search_index import disclosure, recalled_text
 from adapters.service import execute
 from adapters.storage_io import StorageError
 from adapters.sync import sync_workspace
@@ -85,6 +87,8 @@ from domain.enums import Importance, MemoryType, Scope
 from domain.operations.pinning import Pin, Unpin
 from domain.operations.replies import AgentReply
 from domain.render import render_workspace_block
+from domain.search.disclosure import tagged_block
+from domain.search.values import SearchAnswer, ShowAnswer
 from domain.session import ToolEvent
 
 if TYPE_CHECKING:
@@ -106,6 +110,8 @@ __all__ = [
     "Observed",
     "Pinning",
     "Remembered",
+    "SearchAnswer",
+    "ShowAnswer",
     "StorageError",
     "WorkingMemory",
 ]
@@ -119,7 +125,11 @@ __all__ = [
 def _observed(result: OpResult | None, *, note: bool = False) -> Observed:
     if result is None:
         return Observed()
-    return Observed(decisions(result.events), note=result.output if note and result.output else msgspec.UNSET)
+    return Observed(
+        decisions(result.events),
+        note=result.output if note and result.output else UNSET,
+        recalled=recalled_text(result) or UNSET,
+    )
 
 
 def _outcome(result: OpResult) -> str:
@@ -127,8 +137,8 @@ def _outcome(result: OpResult) -> str:
     return result.outcome.value if result.outcome is not None else "unknown"
 
 
-class WorkingMemory:
-    """Working memory of one workspace.
+class WorkingMemory(SearchMethods):
+    """Working memory of one workspace (``search`` and ``show``: :class:`SearchMethods`).
 
     ``workspace`` is a directory of the project: the workspace is the repository that holds it
     (:func:`adapters.paths.workspace_root_of`); a directory that does not exist is
@@ -401,7 +411,8 @@ class WorkingMemory:
         Read-only: nothing is written and no epoch starts."""
 
         store, now = self.normalized_store()
-        text = render_workspace_block(store, now).text
+        rendered = render_workspace_block(store, now)
+        text = tagged_block(rendered, store, now) if disclosure().tags else rendered.text
         return Injection(text, block=text)
 
     def list(self, *, include_all: bool = False) -> tuple[Memory, ...]:

@@ -102,6 +102,9 @@ class Observed(msgspec.Struct, frozen=True):
 
     decisions: tuple[Decision, ...] = ()
     note: str | msgspec.UnsetType = msgspec.UNSET
+    #: for a message: the memories just-in-time recall adds to this turn's context (unset, and left
+    #: out of JSON, when none; docs/decisions.md#d16)
+    recalled: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class Remembered(msgspec.Struct, frozen=True, kw_only=True):

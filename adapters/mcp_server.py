@@ -2,10 +2,11 @@
 
 MCP cannot observe messages, tools or compactions (hooks do that); it gives the agent deliberate
 access to the user's commands on memories: the tools ``remember``, ``forget``, ``supersede``,
-``restore``, ``pin``, ``unpin``, ``list`` and ``explain``, and the current workspace block as the resource
-``workmem://block``. Every tool is one call of :class:`adapters.api.WorkingMemory`, so a memory written
-by a tool call passes the same safety gate as any other; a refusal, an unknown id or a storage failure
-comes back as a tool error with its reason, and the server keeps serving.
+``restore``, ``pin``, ``unpin``, ``list``, ``explain``, ``search`` and ``show``
+(docs/decisions.md#d16), and the current workspace block as the resource ``workmem://block``. Every
+tool is one call of :class:`adapters.api.WorkingMemory`, so a memory written by a tool call passes the
+same safety gate as any other; a refusal, an unknown id or a storage failure comes back as a tool error
+with its reason, and the server keeps serving.
 
 Only this module imports ``mcp``, and only the ``mcp`` command imports this module. The command
 starts behind :mod:`adapters.mcp_start`, which answers the host's handshake while the SDK (and the
@@ -30,9 +31,10 @@ BLOCK_URI: Final = "workmem://block"
 INSTRUCTIONS: Final = (
     "workmem keeps durable, decaying working memory for this workspace. Use `remember` only when the "
     "user asks you to remember something lasting (a decision, a preference, a project fact, a "
-    "reference); `list` and `explain` show what is stored and why; `forget`, `supersede`, "
-    "`restore`, `pin` and `unpin` change it. The resource workmem://block is the block new sessions "
-    "start with."
+    "reference); `search` finds any stored memory by its words and `show` gives one in full (the "
+    "block holds only the strongest few); `list` and `explain` show what is stored and why; "
+    "`forget`, `supersede`, `restore`, `pin` and `unpin` change it. The resource workmem://block is "
+    "the block new sessions start with."
 )
 
 
@@ -59,6 +61,7 @@ def build_server(memory: WorkingMemory) -> MCPServer:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
+    # optional extra `mcp` and start-up time (module docstring)
     from adapters.api import Edit, InvalidInput, Pinning, Remembered, StorageError
 
     server: MCPServer = MCPServer(
@@ -77,6 +80,15 @@ def build_server(memory: WorkingMemory) -> MCPServer:
             if refused is not None:
                 raise ToolError(refused)
         return msgspec.to_builtins(result)
+
+    def call_value(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """One call whose typed result the tool formats itself."""
+        try:
+            return fn(*args, **kwargs)
+        except InvalidInput as exc:
+            raise ToolError(str(exc)) from None
+        except StorageError as exc:
+            raise ToolError(f"storage unavailable: {exc}") from None
 
     def record(fn: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """One call whose result is a record (remember, forget, supersede, restore)."""
@@ -140,6 +152,42 @@ def build_server(memory: WorkingMemory) -> MCPServer:
         found: dict[str, str] = call(memory.explain, id)
         return found["text"]
 
+    @server.tool(
+        name="search",
+        description=(
+            "Search every stored memory of this workspace by its words, not only the few in the block "
+            "you were given. Use it before answering a question about this project's past decisions, "
+            "conventions, people's preferences or where something lives, and when a block entry's "
+            "[R12] tag says there is more. Returns short ids, snippets and citations (memory id, "
+            "file:line, code paths); 'no match' means nothing stored answers it."
+        ),
+    )
+    def search(query: str, type: str | None = None, limit: int = 5, include_all: bool = False) -> str:
+        """``query``: any text (words, a path, a symbol, a question); ``type``: feedback, project,
+        decision or reference; ``include_all``: also superseded and forgotten memories."""
+        # optional extra `mcp` and start-up time (module docstring)
+        from adapters.search_door import format_search
+
+        return format_search(
+            call_value(memory.search, query, type=type, limit=limit, include_all=include_all)
+        )
+
+    @server.tool(
+        name="show",
+        description=(
+            "One memory in full by its id or short id (R12 from the block or a search): its text, "
+            "rationale, provenance, what it replaced or was replaced by, how often it was reinforced."
+        ),
+    )
+    def show(id: str) -> str:
+        # optional extra `mcp` and start-up time (module docstring)
+        from adapters.search_door import format_show
+
+        answer = call_value(memory.show, id)
+        if not answer.found:
+            raise ToolError(f"no memory with id {id} (search for it first)")
+        return format_show(answer)
+
     @server.resource(
         BLOCK_URI,
         name="block",
@@ -164,6 +212,7 @@ def mcp_cmd(args: argparse.Namespace) -> int:
     import importlib.util
     from pathlib import Path
 
+    # optional extra `mcp` and start-up time (module docstring)
     from adapters.commands import CommandError, lock_timeout_s
     from adapters.mcp_start import CACHE_FILE, cache_key, serve
     from adapters.paths import NoSuchWorkspace, data_home, workspace_root_of
@@ -251,6 +300,7 @@ class _Wire:
         # optional extra `mcp` and start-up time (module docstring)
         import anyio
 
+        # optional extra `mcp` and start-up time (module docstring)
         from adapters.mcp_wire import check_line
 
         while True:

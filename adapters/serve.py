@@ -113,6 +113,13 @@ class ExplainRequest(_InWorkspace, kw_only=True):
     memory: str | None = None
 
 
+class SearchRequest(_InWorkspace, kw_only=True):
+    query: str
+    type: str | None = None
+    limit: int = 5
+    all: bool = False
+
+
 Handler = Callable[[WorkingMemory, Any], msgspec.Struct | dict[str, Any]]
 
 
@@ -160,6 +167,8 @@ OPS: Final[dict[str, tuple[type[_InWorkspace], Handler]]] = {
     "sync": (SyncRequest, lambda m, r: m.sync(dry_run=r.dry_run)),
     "list": (ListRequest, lambda m, r: {"memories": m.list(include_all=r.all)}),
     "explain": (ExplainRequest, lambda m, r: m.explain(r.memory)),
+    "search": (SearchRequest, lambda m, r: m.search(r.query, type=r.type, limit=r.limit, include_all=r.all)),
+    "show": (MemoryRequest, lambda m, r: m.show(r.memory)),
 }
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Final
 
 from msgspec.structs import replace
 
-from adapters import projection_steps, user_scope
+from adapters import projection_steps, search_index, user_scope
 from adapters.evidence_log import describe_os_error, warn
 from adapters.paths import workspace_root_hash
 from adapters.storage_io import KIND_JOURNAL
@@ -39,6 +39,7 @@ from domain.caches import Caches
 from domain.commands import Batch, Command, Compacted, OpenSession, footprint, handle
 from domain.operations import OpResult, Snapshot
 from domain.pending import rebuild_from_sessions
+from domain.search.shortids import numbered
 from domain.workspace_port import apply_result
 
 if TYPE_CHECKING:
@@ -47,7 +48,11 @@ if TYPE_CHECKING:
     from domain.model import MemoryEntry, PendingJournal
 
 #: Steps that may widen a command before its transaction, in order.
-BEFORE: Final[tuple[Callable[[Workspace, Command, int], Command], ...]] = (projection_steps.before,)
+BEFORE: Final[tuple[Callable[[Workspace, Command, int], Command], ...]] = (
+    projection_steps.before,
+    search_index.narrowed,
+    search_index.recalling,
+)
 
 #: A command a derived step asks the service to run after the commit, and the workspace to run it on.
 FollowUp = tuple["Workspace", Command]
@@ -59,6 +64,7 @@ AfterCommit = Callable[["Workspace", Command, OpResult, int], "Sequence[FollowUp
 #: What is derived from the store, brought up to date after each commit, in order.
 AFTER_COMMIT: Final[tuple[AfterCommit, ...]] = (
     projection_steps.after,
+    search_index.after,
     user_scope.handover,
 )
 
@@ -135,6 +141,7 @@ def _transaction(ws: Workspace, command: Command, now_ms: int, caches: Caches | 
     if caches is None:
         caches = Caches()
     shared: tuple[MemoryEntry, ...] = user_scope.shared_entries(ws, now_ms) if _shows_block(command) else ()
+    settings = search_index.disclosure()
     with ws.transaction(now_ms) as tx:
         journal = _journal(tx, now_ms)
         session = tx.session(reads.session_id) if reads.session_id is not None else None
@@ -147,7 +154,13 @@ def _transaction(ws: Workspace, command: Command, now_ms: int, caches: Caches | 
         head = tx.store_head() if reads.store_head else None
         if head is not None:
             snap = Snapshot(
-                store=head, journal=journal, session=session, others=others, caches=caches, shared=shared
+                store=head,
+                journal=journal,
+                session=session,
+                others=others,
+                caches=caches,
+                shared=shared,
+                disclosure=settings,
             )
             result = handle(snap, command, now_ms)
             if result.store is not head:
@@ -163,10 +176,21 @@ def _transaction(ws: Workspace, command: Command, now_ms: int, caches: Caches | 
                 archive=archive,
                 caches=caches,
                 shared=shared,
+                disclosure=settings,
             )
             result = handle(snap, command, now_ms)
+        result = _numbered(snap, result)
         apply_result(tx, snap, reads.session_id, _labelled(ws, result))
     return result
+
+
+def _numbered(snap: Snapshot, result: OpResult) -> OpResult:
+    """A store the command changed is written with every memory's short number
+    (docs/decisions.md#d16)."""
+    if result.store is snap.store:
+        return result
+    store = numbered(result.store)
+    return result if store is result.store else replace(result, store=store)
 
 
 def _journal(tx: Transaction, now_ms: int) -> PendingJournal:

@@ -32,6 +32,7 @@ from domain.operations.pinning import Pin, Unpin, set_pinned
 from domain.operations.replies import AgentReply, observe_agent_reply
 from domain.projection.records import ProjectionFile, TombstoneLine
 from domain.recovery import Held, restore_held
+from domain.search.commands import ReadCommand, Search, Show, run_read
 from domain.session import ToolEvent, render_hot_state
 from domain.text import may_hold_correction
 from domain.workspace_merge import MergeWorkspace, merged
@@ -165,6 +166,7 @@ Command = (
     | Pin
     | Unpin
     | AgentReply
+    | ReadCommand
     | Batch
 )
 
@@ -297,6 +299,8 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
                 tombstones_removed=command.tombstones_removed,
                 projected=command.projected,
             )
+        case Search() | Show():
+            return run_read(snap, command, now_ms)
         case Batch(steps=steps):
             return _batch(snap, steps, now_ms)
 

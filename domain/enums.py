@@ -133,6 +133,13 @@ class EventType(StrEnum):
     #: a memory shown to a session was used in it: cited by id, or its rare terms in a tool's input
     #: (docs/decisions.md#d19)
     MEMORY_USED = "memory_used"
+    #: a search was answered (the query's hash, counts and timing; never the query,
+    #: docs/decisions.md#d16)
+    SEARCH_ANSWERED = "search_answered"
+    #: memories added to a turn's context because the user's prompt matched them
+    MEMORY_RECALLED = "memory_recalled"
+    #: the search index was missing, stale or unreadable and was built again from the store
+    SEARCH_INDEX_REBUILT = "search_index_rebuilt"
 
 
 class Phase(StrEnum):
@@ -149,6 +156,7 @@ class Phase(StrEnum):
     MIGRATION = "migration"
     LIFECYCLE = "lifecycle"
     PROJECTION = "projection"
+    SEARCH = "search"
 
 
 class Outcome(StrEnum):
@@ -173,6 +181,9 @@ class Outcome(StrEnum):
     FORGOTTEN = "forgotten"
     RESTORED = "restored"
     RECORDED = "recorded"
+    ANSWERED = "answered"
+    RECALLED = "recalled"
+    REBUILT = "rebuilt"
     REDACTED = "redacted"
     IMPORTED = "imported"
 

@@ -97,6 +97,8 @@ class MemoryEntry(_Base):
     #: always shown first in the block and never archived, within the pinned budget
     #: (docs/decisions.md#d20); omitted when ``False``.
     pinned: bool = False
+    #: the short number of the memory in its store, shown as ``R12`` (docs/decisions.md#d16).
+    short_id: int | None = None
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
@@ -159,6 +161,8 @@ class WorkspaceStore(_Base):
     dormant_spans: tuple[DormantSpan, ...] = ()
     tombstones: tuple[Tombstone, ...] = ()
     archived: tuple[ArchiveMarker, ...] = ()
+    #: the last short number given to a memory of this store (docs/decisions.md#d16).
+    last_short_id: int | None = None
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
@@ -274,6 +278,9 @@ class SessionState(_Base):
     #: use reinforced already (at most once per session, docs/decisions.md#d19)
     use_cues: tuple[UseCue, ...] = ()
     used_memory_ids: tuple[str, ...] = ()
+    #: ids of the memories just-in-time recall added to a turn of this session, each once
+    #: (docs/decisions.md#d16)
+    recalled_ids: tuple[str, ...] = ()
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 

@@ -19,6 +19,7 @@ from domain.commands import Command, footprint, handle
 from domain.keys import exact_key, key_hash
 from domain.operations.values import OpResult, Snapshot
 from domain.retention import DEFAULT_TUNING, Tuning
+from domain.search.disclosure import DEFAULT_DISCLOSURE
 
 if TYPE_CHECKING:
     from domain.emitted import MigrationAudit
@@ -96,6 +97,8 @@ class InMemoryWorkspace:
         self.workspace_root_hash = workspace_root_hash
         self.tuning = tuning
         self.caches = Caches()
+        #: the progressive-disclosure settings every snapshot carries (docs/decisions.md#d16)
+        self.disclosure = DEFAULT_DISCLOSURE
 
     def snapshot(self, session_id: str | None) -> Snapshot:
         """What a step of ``session_id`` (``None``: a workspace command) reads: the store, the journal,
@@ -109,6 +112,7 @@ class InMemoryWorkspace:
             workspace_root_hash=self.workspace_root_hash,
             tuning=self.tuning,
             caches=self.caches,
+            disclosure=self.disclosure,
         )
 
     def execute(self, command: Command, now_ms: int) -> OpResult | None:

@@ -35,6 +35,7 @@ from domain.operations import (
     context_text,
 )
 from domain.render import render_workspace_block
+from domain.search.disclosure import tagged_block
 from domain.session import ToolEvent, render_hot_state
 from domain.text import memory_key
 from property_tests.secret_strategies import secrets
@@ -343,7 +344,9 @@ def check_epochs(before: dict[str, SessionState], world: World, op: Op, result: 
         if renews:
             assert after.epoch == (prior.epoch if prior is not None else 0) + 1
             assert after.frozen_at_ms == world.now
-            assert after.frozen_block == render_workspace_block(world.store, world.now).text
+            rendered = render_workspace_block(world.store, world.now)
+            # the block as rendered, each entry tagged with its short id (docs/decisions.md#d16)
+            assert after.frozen_block == tagged_block(rendered, world.store, world.now)
         elif prior is not None:
             assert (after.epoch, after.frozen_block, after.numbered_block, after.block_ids) == (
                 prior.epoch,

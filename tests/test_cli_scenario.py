@@ -103,7 +103,7 @@ def test_two_sessions_compaction_break_and_return(cli: Cli, tmp_path: Path) -> N
     assert all(r["rendered"] for r in rows)
     # a new cache epoch: A's block now holds both memories, its pending list is empty
     assert cli.ok("context", "--session", "A").out == (
-        f"{HEADER}\nproject:\n- {PNPM}\ndecision:\n- {MSGSPEC}\n"
+        f"{HEADER}\nproject:\n- [R1] {PNPM}\ndecision:\n- [R2] {MSGSPEC}\n"
     )
     s = summary(cli)
     assert (s["storedActive"], s["rendered"], s["pending"], s["rejectedLast7Days"]) == (2, 2, 1, 1)
@@ -163,7 +163,10 @@ def test_two_sessions_compaction_break_and_return(cli: Cli, tmp_path: Path) -> N
 
     # --- A returns: a fresh epoch with all three memories, the dormant span is recorded ------------
     out = cli.ok("context", "--session", "A").out
-    assert out == f"{HEADER}\nfeedback:\n- {BRITISH}\nproject:\n- {PNPM}\ndecision:\n- {MSGSPEC}\n"
+    # each entry tagged with its short id: PNPM and MSGSPEC keep theirs, BRITISH is the third
+    assert out == (
+        f"{HEADER}\nfeedback:\n- [R3] {BRITISH}\nproject:\n- [R1] {PNPM}\ndecision:\n- [R2] {MSGSPEC}\n"
+    )
     assert "workspace_dormancy_recorded" in event_types(cli)
     store = json.loads(layout.store.read_text())
     [span] = store["dormantSpans"]

@@ -123,7 +123,7 @@ def test_full_session(cli: Cli) -> None:
 
     # SessionStart: the frozen block (and no hot state yet) as additionalContext
     start = ok(hook(cli, "SessionStart", source="startup"))
-    assert context_of(start, "SessionStart") == f"{HEADER}\nfeedback:\n- {BRITISH}"
+    assert context_of(start, "SessionStart") == f"{HEADER}\nfeedback:\n- [R1] {BRITISH}"
 
     # UserPromptSubmit with an explicit request: pending, and the changed hot state is injected
     cli.at_ms(T0 + 1 * MIN)
@@ -183,7 +183,7 @@ def test_full_session(cli: Cli) -> None:
     block = context_of(ok(hook(cli, "UserPromptSubmit", prompt="go on")), "UserPromptSubmit")
     assert block.startswith(HEADER)
     for text in (PNPM, MSGSPEC, BRITISH):
-        assert f"- {text}" in block
+        assert f"] {text}" in block  # each line tagged with its short id
     assert "pending_memories" not in block  # promoted: no longer pending in the hot state
     assert ok(hook(cli, "UserPromptSubmit", prompt="and on")).out == ""  # injected once
     types = [e["type"] for e in events(cli)]

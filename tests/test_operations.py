@@ -51,6 +51,7 @@ from domain.operations import (
 from domain.pending import empty_journal
 from domain.render import RENDER_HEADER, render_workspace_block
 from domain.retention import NO_DORMANCY, dormancy_at, strength
+from domain.search.disclosure import REFERENCE_DISCLOSURE
 from domain.session import HEADER as HOT_HEADER, ToolEvent
 from domain.text import memory_key
 from domain.timeutil import iso_from_ms
@@ -98,6 +99,7 @@ class Workspace(InMemoryWorkspace):
             store if store is not None else new_store(),
             journal if journal is not None else empty_journal(ROOT, KEY, NOW),
         )
+        self.disclosure = REFERENCE_DISCLOSURE  # the reference's block (docs/decisions.md#d16)
         self.events: list[EvidenceInput] = []
 
     def emit(self, events: Iterable[EvidenceInput]) -> None:

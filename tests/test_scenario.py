@@ -25,6 +25,7 @@ from domain.operations import (
 )
 from domain.pending import empty_journal
 from domain.retention import dormancy_at, strength
+from domain.search.disclosure import REFERENCE_DISCLOSURE
 from domain.timeutil import iso_from_ms, parse_iso_ms
 from tests.support.builders import KEY, store
 
@@ -74,7 +75,11 @@ class World:
     def snap(self, session_id: str) -> Snapshot:
         others = tuple(s for sid, s in self.sessions.items() if sid != session_id)
         return Snapshot(
-            store=self.store, journal=self.journal, session=self.sessions.get(session_id), others=others
+            store=self.store,
+            journal=self.journal,
+            session=self.sessions.get(session_id),
+            others=others,
+            disclosure=REFERENCE_DISCLOSURE,  # the reference's scenario, byte for byte
         )
 
     def apply(self, session_id: str, result: OpResult) -> OpResult:

@@ -9,6 +9,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from domain.enums import MemoryType
+
 
 def _raw_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -31,6 +33,13 @@ def _memories(sub: Any, command: Callable[..., argparse.ArgumentParser]) -> None
         json_flag=True,
     )
     p.add_argument("--all", action="store_true", help="include superseded and forgotten memories")
+    p = command(sub, "search", "search:search", "find memories by their words (read-only)", json_flag=True)
+    p.add_argument("query", metavar="QUERY", help="any text: words, a phrase, a path, a question")
+    p.add_argument("--type", choices=[t.value for t in MemoryType], help="only memories of this type")
+    p.add_argument("--limit", type=int, default=5, metavar="K", help="at most K hits (default 5)")
+    p.add_argument("--all", action="store_true", help="include superseded and forgotten memories")
+    p = command(sub, "show", "search:show", "one memory in full: by id or short id (R12)", json_flag=True)
+    p.add_argument("id", metavar="ID")
     p = command(
         sub, "forget", "memories:forget", "stop using a memory (kept, can be restored)", json_flag=True
     )

@@ -226,7 +226,11 @@ def dispatch(payload: Mapping[str, Any], event: str, env: HookEnv, dialect: Dial
     result = execute(ws, command, env.now_ms(), env.caches.of(ws) if env.caches is not None else None)
     if result is None or event not in (SESSION_START, USER_PROMPT_SUBMIT):
         return ""
-    return additional_context(event, result.output)
+    # start-up time: a hook call loads only what its event needs (docs/performance.md)
+    from adapters.search_index import recalled_text
+
+    recalled = recalled_text(result)  # just-in-time recall (docs/decisions.md#d16)
+    return additional_context(event, "\n\n".join(p for p in (result.output, recalled) if p))
 
 
 def _pre_compact(payload: Mapping[str, Any], env: HookEnv, dialect: Dialect) -> str:

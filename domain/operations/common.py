@@ -19,6 +19,7 @@ from domain.operations.values import Snapshot
 from domain.pending import journal_key, promoted_for, without_records_of
 from domain.render import RenderResult, number_block, render_workspace_block
 from domain.retention import DEFAULT_TUNING, Tuning, mark_activity
+from domain.search.disclosure import tagged_block
 from domain.session import empty_session, render_hot_state
 from domain.timeutil import iso_from_ms, parse_iso_ms
 
@@ -143,15 +144,18 @@ def freeze(
     tuning: Tuning,
     caches: Caches,
     shared: Sequence[MemoryEntry] = (),
+    *,
+    tags: bool = True,
 ) -> tuple[WorkspaceStore, SessionState, RenderResult]:
     """Start a new cache epoch: render the block once and keep it, byte for byte, with the session.
     ``shared`` (the user's own memories) compete for the block too, except where the workspace holds
-    the same memory itself (docs/decisions.md#d17)."""
+    the same memory itself (docs/decisions.md#d17). ``tags``: each entry with its short id and a
+    closing line (docs/decisions.md#d16), else the reference's block."""
     result = render_workspace_block(with_shared(store, shared), now_ms, tuning, caches)
     frozen = replace(
         session,
         epoch=session.epoch + 1,
-        frozen_block=result.text,
+        frozen_block=tagged_block(result, store, now_ms) if tags else result.text,
         numbered_block=number_block(result, now_ms),
         block_ids=tuple(e.id for e in result.rendered),
         frozen_at_ms=now_ms,

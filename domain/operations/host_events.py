@@ -91,7 +91,7 @@ def open_session(
     early = _promote_over_bound(opened, promoted.store, promoted.journal, session_id, now_ms)
     session = touch(remove_pending_memories(session, early.cleared_keys), now_ms)
     store, session, rendered = freeze(
-        early.store, session, now_ms, opened.tuning, opened.caches, opened.shared
+        early.store, session, now_ms, opened.tuning, opened.caches, opened.shared, tags=opened.disclosure.tags
     )
     journal = early.journal
     pruned, pruned_events = prunable_sessions(journal, opened.others, session_id, now_ms)
@@ -275,7 +275,9 @@ def observe_compaction(
     store, linked = link_retirements(promoted.store, retired)
     early = _promote_over_bound(snap, store, promoted.journal, session_id, now_ms)
     session = remove_pending_memories(session, early.cleared_keys)
-    store, session, rendered = freeze(early.store, session, now_ms, snap.tuning, snap.caches, snap.shared)
+    store, session, rendered = freeze(
+        early.store, session, now_ms, snap.tuning, snap.caches, snap.shared, tags=snap.disclosure.tags
+    )
     emitted += activity + promoted.emitted + events(refused) + events(linked)
     emitted += early.emitted + rendered.emitted
     return OpResult(

@@ -16,9 +16,10 @@ from domain.emitted import Emits, Emitted
 from domain.keys import exact_key, key_hash
 from domain.model import MemoryEntry, PendingJournal, SessionState, WorkspaceStore
 from domain.retention import DEFAULT_TUNING, Tuning
+from domain.search.disclosure import DEFAULT_DISCLOSURE, Disclosure
 
 if TYPE_CHECKING:
-    pass
+    from domain.search.values import Answer
 
 
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
@@ -41,6 +42,8 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     #: memories of the user's own store (scope ``user``), shown in the block beside the workspace's
     #: own (docs/decisions.md#d17); never written back through this snapshot.
     shared: tuple[MemoryEntry, ...] = ()
+    #: the user's settings of progressive disclosure (docs/decisions.md#d16)
+    disclosure: Disclosure = DEFAULT_DISCLOSURE
 
 
 class CommandOutcome(StrEnum):
@@ -78,6 +81,8 @@ class OpResult(Emits, frozen=True, kw_only=True):
     memory_id: str | None = None
     reasons: tuple[str, ...] = ()
     basis: Snapshot | None = None
+    #: what a read command (``search``, ``show``) answered (docs/decisions.md#d16)
+    answer: Answer | None = None
 
     def emitting(self, more: Emitted) -> OpResult:
         """The same result with ``more`` emitted after what it emitted already."""

@@ -18,7 +18,7 @@ import {
   toolFields,
   userText,
 } from "../../adapters/hosts/opencode/mapping.js"
-import { createHooks } from "../../adapters/hosts/opencode/plugin.js"
+import { createHooks, recallPart } from "../../adapters/hosts/opencode/plugin.js"
 import { ServeClient } from "../../adapters/hosts/opencode/serve-client.js"
 
 const COMMAND = process.env.WORKMEM_COMMAND ? JSON.parse(process.env.WORKMEM_COMMAND) : ["workmem"]
@@ -145,6 +145,16 @@ describe("mapping", () => {
     assert.equal(replyText(undefined), null)
   })
 
+  test("a recall part only when something was recalled", () => {
+    const output = { parts: [{ type: "text", text: "q", id: "prt_1", messageID: "m", sessionID: "s" }] }
+    assert.deepEqual(recallPart({ recalled: "R" }, output), {
+      type: "text", text: "R", synthetic: true, messageID: "m", sessionID: "s", id: "prt_1wr",
+    })
+    assert.equal(recallPart({ recalled: "" }, output), null)
+    assert.equal(recallPart(undefined, output), null)
+    assert.equal(recallPart({ recalled: "R" }, {}), null)
+  })
+
   test("the block and the hot state are separate system entries", () => {
     assert.deepEqual(systemEntries({ text: "B\n\nH", block: "B", hotState: "H" }), ["B", "H"])
     assert.deepEqual(systemEntries({ text: "H", block: "", hotState: "H" }), ["H"])
@@ -263,6 +273,31 @@ describe("with a real workmem serve", () => {
     assert.deepEqual(await system(hooks, "ses_child"), []) // parent found with client.session.get
     const texts = (await probe.request("list", { workspace: project, all: true })).memories.map((m) => m.text)
     assert.ok(!texts.includes("sub-agents never write memories"))
+  })
+
+  test("just-in-time recall adds a synthetic part to the prompt's message, once", async () => {
+    const refs = [
+      "The API reference for payments is at docs/api/payments.md",
+      "Grafana dashboards for the checkout service are in ops/grafana/checkout.json",
+      "The design system tokens are documented in packages/ui/TOKENS.md",
+      "Feature flag definitions live in config/flags.yaml",
+      "The on-call rotation schedule is kept in the team wiki under Operations",
+      "Release notes template is at .github/RELEASE_TEMPLATE.md",
+    ]
+    for (const text of refs) await probe.request("remember", { workspace: project, text, type: "reference" })
+    const runbook = "The staging database failover runbook lives in docs/runbooks/failover.md"
+    await probe.request("remember", { workspace: project, text: runbook, type: "reference", importance: "low" })
+    const block = (await system(hooks, "ses_r")).join("\n")
+    assert.ok(!block.includes(runbook), block)
+    const [input, output] = userMessage("ses_r", "msg_r1", "where is the failover runbook for the staging database?")
+    await hooks["chat.message"](input, output)
+    assert.equal(output.parts.length, 2)
+    assert.equal(output.parts[1].synthetic, true)
+    assert.equal(output.parts[1].messageID, "msg_r1")
+    assert.ok(output.parts[1].text.includes(runbook), output.parts[1].text)
+    const [again, second] = userMessage("ses_r", "msg_r2", "the failover runbook for the staging database, again")
+    await hooks["chat.message"](again, second)
+    assert.equal(second.parts.length, 1) // each memory once per session
   })
 
   test("the title generator and the compaction summariser get no memory", async () => {

@@ -24,6 +24,19 @@ function unwrap(response) {
   return response && typeof response === "object" && "data" in response ? response.data : response
 }
 
+// The text part that adds a prompt's recalled memories to its message: synthetic (not typed by the
+// user), in the message's session, with an id after the message's own text part.
+export function recallPart(observed, output) {
+  const text = observed && typeof observed.recalled === "string" ? observed.recalled : ""
+  if (!text || !output || !Array.isArray(output.parts)) return null
+  const first = output.parts.find((p) => p && p.type === "text") || {}
+  const part = { type: "text", text, synthetic: true }
+  if (typeof first.messageID === "string") part.messageID = first.messageID
+  if (typeof first.sessionID === "string") part.sessionID = first.sessionID
+  if (typeof first.id === "string") part.id = `${first.id}wr`
+  return part
+}
+
 // createHooks({client, directory, worktree}, {command, serve}) -> the hooks object OpenCode expects.
 // `serve` (a ServeClient or anything with request/close) replaces the child, for tests.
 export function createHooks(ctx = {}, options = {}) {
@@ -63,9 +76,11 @@ export function createHooks(ctx = {}, options = {}) {
       const fields = messageFields(input, output)
       if (!fields) return
       const observed = await send("message", fields.session, fields)
-      // what "forget that …" / "use X instead of Y" did, handed to the agent with the message
-      const part = notePart(observed, output)
-      if (part) output.parts.push(part)
+      // what "forget that …" / "use X instead of Y" did (docs/decisions.md#d19), then just-in-time
+      // recall (docs/decisions.md#d16): memories matching the prompt, for this turn only
+      for (const part of [notePart(observed, output), recallPart(observed, output)]) {
+        if (part) output.parts.push(part)
+      }
     }),
 
     "experimental.chat.system.transform": guard("system.transform", async (input, output) => {

@@ -1,0 +1,384 @@
+"""The search index of a workspace (docs/decisions.md#d16): derived from the store, never the truth.
+
+One SQLite file beside the store (``search-index.sqlite3``, 0600, in the workspace's 0700
+directory), holding per memory the terms :mod:`domain.search.tokens` makes of it, in an FTS5 table
+with the tokenizer ``porter unicode61 remove_diacritics 2``, and the store revision it describes.
+The terms are already folded and stemmed, so the FTS5 tokenizer can only merge more of them: a term
+lookup returns at least every memory the core would match, and the core ranks and filters them
+itself (:mod:`domain.search.rank`) — an answer with the index equals the answer without it.
+
+- :func:`narrowed` (a service ``BEFORE`` step): a ``search`` carries the ids holding any of its
+  terms, the index's statistics and its revision. A missing, stale or unreadable index carries
+  nothing: the core scans every memory and says the index was stale.
+- :func:`after` (a service ``AFTER_COMMIT`` updater): after a write, the memories whose text changed
+  are updated in place when the index was at the revision the write read; otherwise, and after a
+  search that found it stale, the index is built again from the store (an evidence event says so).
+- Without FTS5 in this Python's SQLite (probed once per process) there is no index: every search
+  scans, with the same answers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from msgspec.structs import replace
+
+from adapters.evidence_log import append_events
+from adapters.paths import workspace_root_hash
+from domain.commands import Batch, Command, UserMessage
+from domain.enums import EventType, Outcome, Phase
+from domain.evidence.build import event
+from domain.search.commands import STALE_INDEX, Search
+from domain.search.disclosure import DEFAULT_DISCLOSURE, Disclosure
+from domain.search.rank import PREFIX_MIN, document
+from domain.search.recall import LOOK_AT, MIN_RECALL_COVERAGE, MIN_TERMS
+from domain.search.tokens import fts_literal, query_terms, terms
+from domain.search.values import Recalled
+
+if TYPE_CHECKING:
+    from adapters.filestore import Workspace
+    from domain.model import MemoryEntry, WorkspaceStore
+    from domain.operations import OpResult
+
+INDEX_FILE: Final = "search-index.sqlite3"
+TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
+SCHEMA: Final = 3
+
+
+def disclosure(environ: Mapping[str, str] | None = None) -> Disclosure:
+    """The user's settings of progressive disclosure: ``WORKMEM_BLOCK=reference`` restores the
+    reference's block byte for byte, ``WORKMEM_RECALL=off`` turns just-in-time recall off
+    (docs/decisions.md#d16). Any other value keeps the default."""
+    env = os.environ if environ is None else environ
+    tags = env.get("WORKMEM_BLOCK", "").strip().lower() != "reference"
+    recall = env.get("WORKMEM_RECALL", "").strip().lower() not in ("off", "0", "no", "false")
+    return DEFAULT_DISCLOSURE if tags and recall else Disclosure(tags=tags, recall=recall)
+
+
+@functools.cache
+def has_fts5() -> bool:
+    """Whether this Python's SQLite has FTS5 (probed once per process)."""
+    try:
+        with contextlib.closing(sqlite3.connect(":memory:")) as db:
+            db.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZER}')")
+        return True
+    except sqlite3.Error:
+        return False
+
+
+def index_path(ws: Workspace) -> Path:
+    return ws.paths.directory / INDEX_FILE
+
+
+@contextlib.contextmanager
+def _open(path: Path) -> Iterator[sqlite3.Connection]:
+    db = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=2.0, isolation_level=None)
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+class IndexState:
+    """What the index file says about itself: the store revision, the number of memories, their
+    total number of terms; ``None`` fields when it cannot be read."""
+
+    def __init__(self, revision: int, documents: int, total: int) -> None:
+        self.revision = revision
+        self.documents = documents
+        self.total = total
+
+
+def _state(db: sqlite3.Connection) -> IndexState:
+    meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    if int(meta.get("schema", -1)) != SCHEMA or meta.get("tokenizer") != TOKENIZER:
+        raise sqlite3.DatabaseError("another index schema")
+    return IndexState(int(meta["revision"]), int(meta["documents"]), int(meta["total"]))
+
+
+def lookup(path: Path, wanted: Iterable[str]) -> tuple[tuple[str, ...], IndexState] | None:
+    """The ids whose terms hold any of ``wanted``, and the index's state; ``None`` when the index is
+    missing or unreadable."""
+    if not path.is_file():
+        return None
+    try:
+        with _open(path) as db:
+            state = _state(db)
+            match = " OR ".join(fts_literal(t) for t in _expanded(db, wanted))
+            rows = (
+                db.execute(
+                    "SELECT docs.id FROM fts JOIN docs ON docs.rowid = fts.rowid WHERE fts MATCH ?", (match,)
+                ).fetchall()
+                if match
+                else []
+            )
+            return tuple(r[0] for r in rows), state
+    except (sqlite3.Error, ValueError, KeyError, TypeError, OSError):
+        return None
+
+
+def _expanded(db: sqlite3.Connection, wanted: Iterable[str]) -> list[str]:
+    """The query terms and every stored term they begin (:func:`domain.search.rank.prefix_matches`),
+    found in the index's vocabulary; each is then an exact FTS5 term on both sides."""
+    found: dict[str, None] = {}
+    for term in wanted:
+        found.setdefault(term, None)
+        if len(term) >= PREFIX_MIN:
+            upper = term + "\U0010ffff"
+            for (longer,) in db.execute("SELECT term FROM vocab WHERE term > ? AND term < ?", (term, upper)):
+                found.setdefault(longer, None)
+    return list(found)
+
+
+def narrowed(ws: Workspace, command: Command, now_ms: int) -> Command:
+    """A ``search`` with what the index found (module docstring); any other command as it is."""
+    if not isinstance(command, Search) or not has_fts5():
+        return command
+    started = time.perf_counter()
+    found = lookup(index_path(ws), query_terms(command.query))
+    if found is None:
+        return command
+    ids, state = found
+
+    return replace(
+        command,
+        candidates=ids,
+        corpus=(state.documents, state.total),
+        revision=state.revision,
+        index_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+def term_rows(path: Path, wanted: Iterable[str]) -> tuple[dict[str, set[int]], IndexState] | None:
+    """For each term, the rows of the memories holding it; ``None`` when the index cannot be read."""
+    if not path.is_file():
+        return None
+    try:
+        with _open(path) as db:
+            state = _state(db)
+            rows: dict[str, set[int]] = {}
+            for term in wanted:
+                match = " OR ".join(fts_literal(t) for t in _expanded(db, (term,)))
+                rows[term] = {r[0] for r in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (match,))}
+            return rows, state
+    except (sqlite3.Error, ValueError, KeyError, TypeError, OSError):
+        return None
+
+
+def _ids(path: Path, rows: Iterable[int]) -> tuple[str, ...]:
+    with _open(path) as db:
+        wanted = sorted(set(rows))
+        found: list[str] = []
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            found += [r[0] for r in db.execute(f"SELECT id FROM docs WHERE n IN ({marks})", part)]
+        return tuple(found)
+
+
+def promising(rows: dict[str, set[int]], documents: int) -> bool:
+    """Whether any memory holds enough of a prompt's terms to be recalled (a loose first look: the
+    core decides, :mod:`domain.search.recall`)."""
+
+    idf = {t: math.log(1.0 + (documents - len(r) + 0.5) / (len(r) + 0.5)) for t, r in rows.items()}
+    weight = sum(idf.values()) or 1.0
+    held: dict[int, list[str]] = {}
+    for term, found in rows.items():
+        for row in found:
+            held.setdefault(row, []).append(term)
+    loose = MIN_RECALL_COVERAGE * 0.8
+    return any(len(ts) >= MIN_TERMS and sum(idf[t] for t in ts) / weight >= loose for ts in held.values())
+
+
+def recalling(ws: Workspace, command: Command, now_ms: int) -> Command:
+    """A prompt typed in a session (not a sub-agent's) whose terms some memory holds well enough is
+    followed, in the same transaction, by its recall search (docs/decisions.md#d16). Any other
+    command, and every prompt when recall is off or there is no index, as it is."""
+
+    if not isinstance(command, UserMessage) or command.parent is not None or not has_fts5():
+        return command
+    if not disclosure().recall:
+        return command
+    started = time.perf_counter()
+    path = index_path(ws)
+    wanted = query_terms(command.text)
+    found = term_rows(path, wanted) if len(wanted) >= 2 else None
+    if found is None or not promising(found[0], found[1].documents):
+        return command
+    rows, state = found
+    try:
+        ids = _ids(path, set().union(*rows.values()))
+    except (sqlite3.Error, OSError):
+        return command
+    search = Search(
+        query=command.text,
+        limit=LOOK_AT,
+        recall=True,
+        candidates=ids,
+        corpus=(state.documents, state.total),
+        revision=state.revision,
+        index_ms=(time.perf_counter() - started) * 1000,
+    )
+    return Batch(steps=(command, search))
+
+
+def recalled_text(result: OpResult | None) -> str:
+    """The text a prompt's recall adds to its turn ("" when it added nothing)."""
+
+    answer = result.answer if result is not None else None
+    return answer.text if isinstance(answer, Recalled) else ""
+
+
+def _row(entry: MemoryEntry) -> tuple[str, str, int]:
+    found = terms(document(entry))
+    return entry.id, " ".join(found), len(found)
+
+
+def rebuild(path: Path, store: WorkspaceStore, revision: int) -> None:
+    """Build the index of ``store`` (at ``revision``) in a new file and put it in place."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    os.close(fd)
+    try:
+        db = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            db.executescript(
+                f"""PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;
+                CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                CREATE TABLE docs(n INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, length INTEGER NOT NULL);
+                CREATE TABLE vocab(term TEXT PRIMARY KEY) WITHOUT ROWID;
+                CREATE VIRTUAL TABLE fts USING fts5(terms, tokenize='{TOKENIZER}', detail=none);"""
+            )
+            db.execute("BEGIN")
+            rows = [_row(e) for e in _unique(store.entries)]
+            db.executemany(
+                "INSERT INTO docs VALUES (?, ?, ?)", [(n, i, k) for n, (i, _, k) in enumerate(rows, 1)]
+            )
+            db.executemany(
+                "INSERT INTO fts(rowid, terms) VALUES (?, ?)", [(n, t) for n, (_, t, _) in enumerate(rows, 1)]
+            )
+            vocab = {t for _, found, _ in rows for t in found.split()}
+            db.executemany("INSERT INTO vocab VALUES (?)", [(t,) for t in sorted(vocab)])
+            db.executemany(
+                "INSERT INTO meta VALUES (?, ?)",
+                [
+                    ("schema", str(SCHEMA)),
+                    ("tokenizer", TOKENIZER),
+                    ("revision", str(revision)),
+                    ("documents", str(len(rows))),
+                    ("total", str(sum(k for _, _, k in rows))),
+                ],
+            )
+            db.execute("COMMIT")
+        finally:
+            db.close()
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def _unique(entries: Iterable[MemoryEntry]) -> list[MemoryEntry]:
+    seen: dict[str, MemoryEntry] = {}
+    for entry in entries:
+        seen.setdefault(entry.id, entry)
+    return list(seen.values())
+
+
+def update(path: Path, before: WorkspaceStore, after_: WorkspaceStore, revision: int) -> bool:
+    """Bring the index from ``before`` (which it must describe) to ``after_`` at ``revision``;
+    ``False`` when it described something else (the caller rebuilds it)."""
+    with _open(path) as db:
+        state = _state(db)
+        if state.revision != (before.revision or 0) or state.documents != len(_unique(before.entries)):
+            return False
+        old = {e.id: e for e in before.entries}
+        new = {e.id: e for e in after_.entries}
+        changed = [
+            e
+            for i, e in new.items()
+            if (o := old.get(i)) is None or (o is not e and document(o) != document(e))
+        ]
+        gone = [i for i in old if i not in new]
+        db.execute("BEGIN IMMEDIATE")
+        for memory_id in [*gone, *(e.id for e in changed)]:
+            row = db.execute("SELECT rowid FROM docs WHERE id = ?", (memory_id,)).fetchone()
+            if row is not None:
+                db.execute("DELETE FROM docs WHERE rowid = ?", row)
+                db.execute("DELETE FROM fts WHERE rowid = ?", row)
+        for memory_id, found, length in map(_row, changed):
+            rowid = db.execute("INSERT INTO docs(id, length) VALUES (?, ?)", (memory_id, length)).lastrowid
+            db.execute("INSERT INTO fts(rowid, terms) VALUES (?, ?)", (rowid, found))
+            db.executemany("INSERT OR IGNORE INTO vocab VALUES (?)", [(t,) for t in set(found.split())])
+        documents, total = db.execute("SELECT count(*), coalesce(sum(length), 0) FROM docs").fetchone()
+        db.executemany(
+            "UPDATE meta SET value = ? WHERE key = ?",
+            [(str(revision), "revision"), (str(documents), "documents"), (str(total), "total")],
+        )
+        db.execute("COMMIT")
+    return True
+
+
+def _searched_stale(command: Command, result: OpResult) -> bool:
+    steps = command.steps if isinstance(command, Batch) else (command,)
+    return any(isinstance(c, Search) for c in steps) and any(
+        STALE_INDEX in e.reason_codes for e in result.events
+    )
+
+
+def after(ws: Workspace, command: Command, result: OpResult, now_ms: int) -> None:
+    """Keep the index current after a commit (module docstring)."""
+    if not has_fts5():
+        return
+    basis = result.basis.store if result.basis is not None else None
+    path = index_path(ws)
+    written = basis is not None and result.store is not basis and result.store != basis
+    if written and basis is not None and path.is_file():
+        try:
+            if update(path, basis, result.store, (result.store.revision or 0) + 1):
+                return
+        except (sqlite3.Error, ValueError, KeyError, TypeError):
+            pass
+        _rebuild(ws, result.store, (result.store.revision or 0) + 1, now_ms, "stale")
+    elif written:  # the first index of the workspace: made, not repaired (no event)
+        rebuild(path, result.store, (result.store.revision or 0) + 1)
+    elif _searched_stale(command, result):
+        _rebuild(
+            ws, result.store, result.store.revision or 0, now_ms, "missing" if not path.is_file() else "stale"
+        )
+
+
+def _rebuild(ws: Workspace, store: WorkspaceStore, revision: int, now_ms: int, why: str) -> None:
+    started = time.perf_counter()
+    rebuild(index_path(ws), store, revision)
+
+    details = {
+        "memories": len(store.entries),
+        "revision": revision,
+        "ms": round((time.perf_counter() - started) * 1000, 3),
+    }
+    append_events(
+        ws.paths.evidence,
+        [
+            event(
+                EventType.SEARCH_INDEX_REBUILT,
+                Phase.SEARCH,
+                Outcome.REBUILT,
+                (f"index_{why}",),
+                details=details,
+            )
+        ],
+        now_ms=now_ms,
+        workspace_key=ws.key,
+        workspace_root_hash=workspace_root_hash(ws.root),
+    )
