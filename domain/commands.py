@@ -25,10 +25,11 @@ from msgspec.structs import replace
 from domain import operations
 from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
 from domain.ids import hash16
-from domain.model import Importance, MemoryType, Scope, SessionState
+from domain.model import Citation, Importance, MemoryType, Scope, SessionState, Volatility
 from domain.operations import OpResult, Snapshot
 from domain.projection.records import ProjectionFile, TombstoneLine
 from domain.recovery import Held, restore_held
+from domain.reverify import Reverify, reverify
 from domain.session import ToolEvent, render_hot_state
 
 
@@ -93,14 +94,17 @@ class EndSession(_SessionCommand, frozen=True, kw_only=True, tag="end-session"):
 
 class Remember(_Command, frozen=True, kw_only=True, tag="remember"):
     """A memory the user stores by hand (``type`` ``None``: classified from the text; ``scope``
-    ``None``: the default of the type, docs/decisions.md#d17). The service keeps a ``user`` memory in
-    the user's own store."""
+    ``None``: the default of the type, docs/decisions.md#d17; freshness: docs/decisions.md#d18). The
+    service keeps a ``user`` memory in the user's own store."""
 
     text: str
     type: MemoryType | None = None
     importance: Importance | None = None
     rationale: str | None = None
     scope: Scope | None = None
+    volatility: Volatility | None = None
+    valid_until: int | None = None
+    cites: tuple[Citation, ...] = ()
 
 
 class Forget(_Command, frozen=True, kw_only=True, tag="forget"):
@@ -158,6 +162,7 @@ Command = (
     | Restore
     | RestoreSetAside
     | ImportProjection
+    | Reverify
     | Batch
 )
 
@@ -190,6 +195,8 @@ def footprint(command: Command) -> Footprint | None:
             return None if command.parent is not None else Footprint(command.session, False, False)
         case Remember() | Forget() | Supersede() | Restore() | RestoreSetAside() | ImportProjection():
             return Footprint(None, False, False)
+        case Reverify():  # what the shell saw of the cited files (docs/decisions.md#d18)
+            return Footprint(None, False, False)
         case Batch(steps=steps):
             return _batch_footprint(steps)
 
@@ -201,11 +208,8 @@ def _batch_footprint(steps: tuple[Command, ...]) -> Footprint | None:
     sessions = {f.session_id for f in found if f.session_id is not None}
     if len(sessions) > 1:
         raise MixedSessions("a batch of commands may name one session only")
-    return Footprint(
-        next(iter(sessions), None),
-        any(f.other_sessions for f in found),
-        all(f.store_head for f in found),
-    )
+    others, head = any(f.other_sessions for f in found), all(f.store_head for f in found)
+    return Footprint(next(iter(sessions), None), others, head)
 
 
 def message_key(message_id: str | None, text: str, now_ms: int) -> str:
@@ -271,15 +275,8 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
             )
         case Remember():
             complete = completed(command)
-            return operations.remember(
-                snap,
-                complete.text,
-                complete.type or MemoryType.FEEDBACK,  # always set by completed()
-                now_ms,
-                importance=complete.importance,
-                rationale=complete.rationale,
-                scope=complete.scope,
-            )
+            kind = complete.type or MemoryType.FEEDBACK  # always set by completed()
+            return operations.remember(snap, complete.text, kind, now_ms, options=complete)
         case Forget():
             return operations.forget(snap, command.memory_id, now_ms)
         case Supersede():
@@ -300,6 +297,8 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
                 tombstones_removed=command.tombstones_removed,
                 projected=command.projected,
             )
+        case Reverify():
+            return reverify(snap, command.observed, now_ms)
         case Batch(steps=steps):
             return _batch(snap, steps, now_ms)
 

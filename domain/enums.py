@@ -125,6 +125,8 @@ class EventType(StrEnum):
     PROJECTION_FILE_IMPORTED = "projection_file_imported"
     PROJECTION_FILE_REJECTED = "projection_file_rejected"
     PROJECTION_FILE_QUARANTINED = "projection_file_quarantined"
+    #: re-verification against the cited code changed a memory's freshness (docs/decisions.md#d18)
+    MEMORY_FRESHNESS_CHANGED = "memory_freshness_changed"
 
 
 class Phase(StrEnum):
@@ -141,6 +143,7 @@ class Phase(StrEnum):
     MIGRATION = "migration"
     LIFECYCLE = "lifecycle"
     PROJECTION = "projection"
+    FRESHNESS = "freshness"
 
 
 class Outcome(StrEnum):
@@ -167,6 +170,8 @@ class Outcome(StrEnum):
     RECORDED = "recorded"
     REDACTED = "redacted"
     IMPORTED = "imported"
+    VERIFIED = "verified"
+    STALE = "stale"
 
 
 class RelationRole(StrEnum):
@@ -182,3 +187,21 @@ class RelationRole(StrEnum):
     RENDERED = "rendered"
     OMITTED = "omitted"
     REMOVED = "removed"
+
+
+class Volatility(StrEnum):
+    """How fast a memory may stop being true (docs/decisions.md#d18)."""
+
+    STABLE = "stable"
+    NORMAL = "normal"
+    VOLATILE = "volatile"
+
+
+class Grade(StrEnum):
+    """How far a memory can be trusted now (docs/decisions.md#d18): by the age of its last
+    verification against its volatility window, or past its hard expiry."""
+
+    FRESH = "fresh"
+    AGING = "aging"
+    STALE = "stale"
+    EXPIRED = "expired"

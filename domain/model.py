@@ -29,6 +29,7 @@ from domain.enums import (
     Phase as Phase,
     RelationRole as RelationRole,
     Scope as Scope,
+    Volatility as Volatility,
 )
 from domain.limits import (
     DAY_MS as DAY_MS,
@@ -69,6 +70,20 @@ class _Base(msgspec.Struct, metaclass=_KeywordOnly, frozen=True, omit_defaults=T
     Subclasses declare fields only (their encoding is pinned by ``tests/test_model_encoding.py``)."""
 
 
+class Citation(_Base):
+    """A file a memory describes (docs/decisions.md#d18): a line span with the hash of its
+    whitespace-normalised text, or a whole file with the identifiers the memory names that occur in
+    it. ``path`` is relative to the workspace root. Neither hash nor identifiers: not yet read (the
+    first observation sets the baseline)."""
+
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+    span_hash: str | None = None
+    identifiers: tuple[str, ...] = ()
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
+
+
 class MemoryEntry(_Base):
     """One durable memory (``LongTermMemoryEntry`` in the reference), also used for pending memories."""
 
@@ -105,6 +120,16 @@ class MemoryEntry(_Base):
     absorbed_ids: tuple[str, ...] | None = None
     #: who the memory is for; ``None``: the default of its type (docs/decisions.md#d17).
     scope: Scope | None = None
+    #: freshness (docs/decisions.md#d18): ``None`` is the default of the type and text
+    volatility: Volatility | None = None
+    #: ms of the last confirmation that the memory is true; ``None``: when it was written
+    verified: int | float | None = None
+    #: ms after which the memory is expired (never rendered, kept stored)
+    valid_until: int | float | None = None
+    #: the code the memory describes, checked at each session start
+    cites: tuple[Citation, ...] | None = None
+    #: why re-verification marked the memory stale (the citation named); cleared by a verification
+    stale_reason: str | None = None
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from domain.caches import Caches
-from domain.model import DAY_MS, MemoryEntry
+from domain.freshness import STALE_RANK_FACTOR, WINDOW_DAYS, rank_factor, verified_ms, volatility_of
+from domain.model import DAY_MS, MemoryEntry, Volatility
 from domain.retention import (
     DEFAULT_TUNING,
     NO_DORMANCY,
@@ -40,7 +41,8 @@ def retention_sort_key(
     code point."""
     created = parse_iso_ms(entry.created_at)
     created_key = -float(created) if created is not None else math.inf
-    return (-strength(entry, now_ms, dormancy, tuning), -source_priority(entry), created_key, entry.id)
+    value = strength(entry, now_ms, dormancy, tuning) * rank_factor(entry, now_ms)
+    return (-value, -source_priority(entry), created_key, entry.id)
 
 
 #: What the retention order needs of an entry that does not depend on ``now``: the entry, its
@@ -49,7 +51,7 @@ def retention_sort_key(
 #: ``createdAt``, id) negated as the sort wants them. Filed per entry object in the caller's cache
 #: (docs/decisions.md#d14): every normalisation and render sorts the whole store again, and the
 #: entries are the same frozen objects from one operation to the next.
-StaticParts = tuple[MemoryEntry, float | None, float, int, tuple[int, float, str]]
+StaticParts = tuple[MemoryEntry, float | None, float, tuple[int, Volatility], tuple[int, float, str], float]
 
 
 class Ranking(NamedTuple):
@@ -65,28 +67,43 @@ def _static_parts(entry: MemoryEntry) -> StaticParts:
     clock = entry.retention_clock
     start = float(clock) if (type(clock) is int or type(clock) is float) and math.isfinite(clock) else None
     created = parse_iso_ms(entry.created_at)
+    volatility = volatility_of(entry)
     return (
         entry,
         start,
         initial_strength(entry),
-        reinforcement_count(entry),
+        (reinforcement_count(entry), volatility),
         (-source_priority(entry), -float(created) if created is not None else math.inf, entry.id),
+        _stale_from(entry, volatility),
     )
 
 
-class _HalfLives(dict[int, float]):
-    """Half-life per reinforcement count under one tuning: ``base / factor ** min(count, cap)``, the
-    expression of :func:`half_life_days`, worked out once per count."""
+def _stale_from(entry: MemoryEntry, volatility: Volatility) -> float:
+    """From when ``entry`` ranks as stale (docs/decisions.md#d18): minus infinity when re-verification
+    marked it, infinity when it has no valid verification time, else its verification plus its
+    window. Expired entries are never ranked by the render."""
+    since = verified_ms(entry)
+    if entry.stale_reason:
+        return -math.inf
+    if since is None:
+        return math.inf
+    return since + WINDOW_DAYS[volatility] * DAY_MS
+
+
+class _HalfLives(dict[tuple[int, Volatility], float]):
+    """Half-life per reinforcement count and volatility under one tuning:
+    ``base x volatility factor / factor ** min(count, cap)``, the expression of
+    :func:`half_life_days`, worked out once per pair."""
 
     def __init__(self, tuning: Tuning) -> None:
         super().__init__()
         self.tuning = tuning
 
-    def __missing__(self, count: int) -> float:
+    def __missing__(self, key: tuple[int, Volatility]) -> float:
         tuning = self.tuning
-        value = self[count] = tuning.half_life_days / tuning.reinforcement_factor ** min(
-            count, tuning.reinforcement_cap
-        )
+        count, volatility = key
+        base = tuning.half_life_days * tuning.volatility_factors.get(volatility, 1.0)
+        value = self[key] = base / tuning.reinforcement_factor ** min(count, tuning.reinforcement_cap)
         return value
 
 
@@ -99,16 +116,18 @@ def _negative_powers(
     half_lives = _HalfLives(tuning)
     spans = dormancy.spans
     inf = math.inf
+    stale = STALE_RANK_FACTOR
     if not spans and None not in [p[1] for p in parts]:
         # the wall age max(0, now - start), of which nothing is dormant
         return [
-            -value if 0.0 < (value := initial * 2.0 ** (-(wall / DAY_MS) / half_lives[count])) < inf else -0.0
-            for _, start, initial, count, _ in parts
+            (-value if 0.0 < (value := initial * 2.0 ** (-wall / DAY_MS / half_lives[count])) < inf else -0.0)
+            * (stale if now >= stale_from else 1.0)
+            for _, start, initial, count, _, stale_from in parts
             for wall in (now - start if now > start else 0.0,)  # type: ignore[operator]  # no start is None
         ]
     saved = dormancy.saved
     powers: list[float] = []
-    for entry, start, initial, count, _ in parts:
+    for entry, start, initial, count, _, stale_from in parts:
         if start is None:
             start = retention_start_ms(entry, now)
         wall = now - start
@@ -126,7 +145,8 @@ def _negative_powers(
         else:
             age = (wall - saved * 0.0) / DAY_MS
         value = initial * 2.0 ** (-age / half_lives[count])
-        powers.append(-value if 0.0 < value < inf else -0.0)  # max(0.0, value) when finite, else 0.0
+        power = -value if 0.0 < value < inf else -0.0  # max(0.0, value) when finite, else 0.0
+        powers.append(power * stale if now >= stale_from else power)
     return powers
 
 

@@ -4,7 +4,7 @@ docs/decisions.md#d8).
 
     strength = initial x 2 ** (-effective_age_days / half_life_days)
     initial  = TYPE_FACTOR x SOURCE_FACTOR x USER_IMPORTANCE_FACTOR
-    half_life = 45 / 0.85 ** min(reinforcements, 6)
+    half_life = 45 x VOLATILITY_FACTOR / 0.85 ** min(reinforcements, 6)
 
 Dormancy (docs/decisions.md#d3): while a workspace is unused for more than 14 days, time passes at
 a quarter of its speed for its memories. Closed dormant stretches are kept on the store
@@ -21,6 +21,7 @@ from typing import Final, NamedTuple
 import msgspec
 from msgspec.structs import replace
 
+from domain.freshness import volatility_of
 from domain.model import (
     DAY_MS,
     HOUR_MS,
@@ -30,6 +31,7 @@ from domain.model import (
     LongTermLimits,
     MemoryEntry,
     MemoryType,
+    Volatility,
     WorkspaceStore,
 )
 from domain.timeutil import iso_from_ms, parse_iso_ms, timestamp_ms, utc_day
@@ -42,6 +44,12 @@ REINFORCEMENT_MIN_INTERVAL_MS: Final = HOUR_MS
 TYPE_FACTOR: Final[dict[str, float]] = {"reference": 1.0, "project": 1.25, "feedback": 2.25, "decision": 2.5}
 SOURCE_FACTOR: Final[dict[str, float]] = {"compaction": 1.0, "manual": 1.4, "explicit": 2.0}
 USER_IMPORTANCE_FACTOR: Final[dict[str, float]] = {"low": 0.7, "normal": 1.0, "high": 1.5}
+#: The half-life per volatility (docs/decisions.md#d18): what may stop being true fades sooner.
+VOLATILITY_FACTOR: Final[dict[Volatility, float]] = {
+    Volatility.STABLE: 1.0,
+    Volatility.NORMAL: 1.0,
+    Volatility.VOLATILE: 0.5,
+}
 
 _DORMANT_AFTER_MS: Final = DormancyLimits.WORKSPACE_DORMANT_AFTER_DAYS * DAY_MS
 _DORMANT_SAVED: Final = 1.0 - DormancyLimits.DORMANT_DECAY_MULTIPLIER  # 0.75 of dormant time is forgiven
@@ -63,6 +71,9 @@ class Tuning(msgspec.Struct, frozen=True, kw_only=True):
     global_cap: int = LongTermLimits.MAX_ENTRIES
     char_budget: int = LongTermLimits.MAX_RENDERED_CHARS
     max_stored_active: int = LongTermLimits.MAX_STORED_ACTIVE
+    volatility_factors: dict[Volatility, float] = msgspec.field(
+        default_factory=lambda: dict(VOLATILITY_FACTOR)
+    )
 
     @property
     def dormant_after_ms(self) -> float:
@@ -90,9 +101,11 @@ def reinforcement_count(entry: MemoryEntry) -> int:
 
 
 def half_life_days(entry: MemoryEntry, tuning: Tuning = DEFAULT_TUNING) -> float:
-    """45 days, lengthened by 1/0.85 per reinforcement, counting at most 6 (by default)."""
+    """45 days times the volatility factor, lengthened by 1/0.85 per reinforcement, counting at most 6
+    (by default)."""
     count = min(reinforcement_count(entry), tuning.reinforcement_cap)
-    return tuning.half_life_days / tuning.reinforcement_factor**count
+    factor = tuning.volatility_factors.get(volatility_of(entry), 1.0)
+    return tuning.half_life_days * factor / tuning.reinforcement_factor**count
 
 
 def retention_start_ms(entry: MemoryEntry, now_ms: float) -> float:

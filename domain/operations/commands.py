@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Protocol
 
 from msgspec.structs import replace
 from returns.result import Failure, Success
@@ -11,9 +11,19 @@ from returns.result import Failure, Success
 from domain import evidence
 from domain.consolidation import normalize_store
 from domain.emitted import events
+from domain.freshness import confirmed, with_freshness
 from domain.ids import memory_id
 from domain.keys import exact_key, key_hash
-from domain.model import Importance, MemoryEntry, MemorySource, MemoryStatus, MemoryType, Scope
+from domain.model import (
+    Citation,
+    Importance,
+    MemoryEntry,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    Scope,
+    Volatility,
+)
 from domain.operations.supersession import (
     _link_replacement,
     _resolve_survivor,
@@ -35,6 +45,23 @@ _OUTCOME: Final[dict[PromotionClass, CommandOutcome]] = {
 }
 
 
+class RememberOptions(Protocol):
+    """What a ``remember`` command may say beside its text (``domain.commands.Remember``)."""
+
+    @property
+    def importance(self) -> Importance | None: ...
+    @property
+    def rationale(self) -> str | None: ...
+    @property
+    def scope(self) -> Scope | None: ...
+    @property
+    def volatility(self) -> Volatility | None: ...
+    @property
+    def valid_until(self) -> int | None: ...
+    @property
+    def cites(self) -> tuple[Citation, ...]: ...
+
+
 @operation
 def remember(
     snap: Snapshot,
@@ -45,10 +72,15 @@ def remember(
     importance: Importance | None = None,
     rationale: str | None = None,
     scope: Scope | None = None,
+    options: RememberOptions | None = None,
 ) -> OpResult:
     """A manual memory (source ``manual``): through the safety gate, then straight into promotion.
     A rationale is shown in every future prompt too, so it passes the same injection check. A
-    ``scope`` named here is the memory's, also when it was stored already (docs/decisions.md#d17)."""
+    ``scope`` named here is the memory's, also when it was stored already (docs/decisions.md#d17).
+    ``options`` (a command) says all of that and the memory's freshness (docs/decisions.md#d18); a
+    memory remembered again is verified now."""
+    if options is not None:
+        importance, rationale, scope = options.importance, options.rationale, options.scope
     gated = admit(type_, text, source=MemorySource.MANUAL)
     if isinstance(gated, Success) and rationale is not None and is_prompt_injection(rationale):
         gated = Failure(
@@ -81,6 +113,8 @@ def remember(
         stale_after_days=_stale_after_days(type_),
         scope=stored_scope(type_, scope),
     )
+    if options is not None:
+        entry = with_freshness(entry, options.volatility, options.valid_until, options.cites)
     result = promote(
         snap.store,
         snap.journal,
@@ -99,6 +133,10 @@ def remember(
     if scope is not None and survivor is not None and scope_of(survivor) is not scope:
         rescoped = replace(survivor, scope=stored_scope(survivor.type, scope))
         store = replace(store, entries=tuple(rescoped if e is survivor else e for e in store.entries))
+        survivor = rescoped
+    if survivor is not None and survivor.id != entry.id and options is not None:
+        again = confirmed(survivor, now_ms, options.volatility, options.valid_until, options.cites)
+        store = replace(store, entries=tuple(again if e is survivor else e for e in store.entries))
     return OpResult(
         store=store,
         journal=result.journal,
