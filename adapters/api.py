@@ -20,7 +20,7 @@ the arguments, and importable from here). Failures:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ from adapters.api_values import (
     Remembered,
     checked_session_id,
     checked_text,
+    citations_of,
     decisions,
     importance_of,
     injection_of,
@@ -43,10 +44,12 @@ from adapters.api_values import (
     memory_type_of,
     scope_of_value,
     storage_error_from,
+    valid_until_of,
+    volatility_of_value,
 )
 from adapters.filestore import DEFAULT_LOCK_TIMEOUT_S, StorageError
 from domain.caches import Caches
-from domain.model import Importance, MemoryType, Scope
+from domain.model import Importance, MemoryType, Scope, Volatility
 from domain.operations import CommandOutcome
 
 if TYPE_CHECKING:
@@ -256,11 +259,16 @@ class WorkingMemory:
         importance: Importance | str | None = None,
         rationale: str | None = None,
         scope: Scope | str | None = None,
+        volatility: Volatility | str | None = None,
+        valid_until: str | int | None = None,
+        cite: Sequence[str] = (),
     ) -> Remembered:
         """Store a manual memory, through the same safety gate as every other memory. ``type``
         defaults to the one classified from the text; ``scope`` (``team``, ``personal``, ``user``)
         to the type's (docs/decisions.md#d17): a ``user`` memory is kept in the user's own store and
-        shown in every workspace."""
+        shown in every workspace. Freshness (docs/decisions.md#d18): ``volatility`` (stable, normal,
+        volatile), ``valid_until`` (``YYYY-MM-DD``, or ms), ``cite`` (``PATH[:LINE[-LINE]]`` files of
+        the workspace the memory describes)."""
         from domain.commands import Remember, completed
 
         command = completed(
@@ -270,6 +278,9 @@ class WorkingMemory:
                 importance=importance_of(importance),
                 rationale=rationale,
                 scope=scope_of_value(scope),
+                volatility=volatility_of_value(volatility),
+                valid_until=valid_until_of(valid_until),
+                cites=citations_of(self.root, cite),
             )
         )
         result = self.execute(command)

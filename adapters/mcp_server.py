@@ -83,13 +83,26 @@ def build_server(memory: WorkingMemory) -> MCPServer:
         importance: str | None = None,
         rationale: str | None = None,
         scope: str | None = None,
+        volatility: str | None = None,
+        valid_until: str | None = None,
+        cite: list[str] | None = None,
     ) -> dict[str, Any]:
         """``type``: feedback, project, decision or reference (default: classified from the text);
         ``importance``: low, normal or high; ``scope``: team (shared with the repository), personal
         (this machine) or user (every workspace of this user) — default: personal for feedback,
-        team for the others."""
+        team for the others. ``volatility``: stable, normal or volatile (default: by type and text);
+        ``valid_until``: YYYY-MM-DD, not shown after that day; ``cite``: PATH[:LINE[-LINE]] files of
+        the workspace the memory describes (checked at each session start)."""
         return record(
-            memory.remember, text, type=type, importance=importance, rationale=rationale, scope=scope
+            memory.remember,
+            text,
+            type=type,
+            importance=importance,
+            rationale=rationale,
+            scope=scope,
+            volatility=volatility,
+            valid_until=valid_until,
+            cite=tuple(cite or ()),
         )
 
     @server.tool(name="forget", description="Stop using a memory (it is kept and can be restored).")

@@ -81,6 +81,9 @@ class RememberRequest(_InWorkspace, kw_only=True):
     importance: str | None = None
     rationale: str | None = None
     scope: str | None = None
+    volatility: str | None = None
+    valid_until: str | None = None
+    cite: tuple[str, ...] = ()
 
 
 class MemoryRequest(_InWorkspace, kw_only=True):
@@ -133,7 +136,14 @@ OPS: Final[dict[str, tuple[type[_InWorkspace], Handler]]] = {
     "remember": (
         RememberRequest,
         lambda m, r: m.remember(
-            r.text, type=r.type, importance=r.importance, rationale=r.rationale, scope=r.scope
+            r.text,
+            type=r.type,
+            importance=r.importance,
+            rationale=r.rationale,
+            scope=r.scope,
+            volatility=r.volatility,
+            valid_until=r.valid_until,
+            cite=r.cite,
         ),
     ),
     "forget": (MemoryRequest, lambda m, r: m.forget(r.memory)),

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Final
 
 from msgspec.structs import replace
 
-from adapters import projection_steps, user_scope
+from adapters import freshness_steps, projection_steps, user_scope
 from adapters.paths import workspace_root_hash
 from adapters.storage_io import KIND_JOURNAL
 from domain.caches import Caches
@@ -45,12 +45,16 @@ if TYPE_CHECKING:
     from domain.model import MemoryEntry, PendingJournal
 
 #: Steps that may widen a command before its transaction, in order.
-BEFORE: Final[tuple[Callable[[Workspace, Command, int], Command], ...]] = (projection_steps.before,)
+BEFORE: Final[tuple[Callable[[Workspace, Command, int], Command], ...]] = (
+    projection_steps.before,
+    freshness_steps.before,
+)
 
 #: What is derived from the store, brought up to date after each commit, in order.
 AFTER_COMMIT: Final[tuple[Callable[[Workspace, Command, OpResult, int], None], ...]] = (
     projection_steps.after,
     user_scope.handover,
+    freshness_steps.after,
 )
 
 

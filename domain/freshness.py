@@ -150,7 +150,7 @@ def describe(entry: MemoryEntry, now_ms: float) -> str:
     if until is not None:
         from domain.timeutil import iso_from_ms
 
-        parts.append(f"valid until {iso_from_ms(until)[:10]}")
+        parts.append(f"valid until {iso_from_ms(until - 1)[:10]}")
     if entry.stale_reason:
         parts.append(entry.stale_reason)
     return ", ".join(parts)
@@ -213,6 +213,24 @@ def parse_cite(spec: str) -> Citation | None:
 def span_hash(lines: list[str]) -> str:
     """The hash of a span of lines, whitespace-normalised (re-indenting is not a change)."""
     return hash16(" ".join(" ".join(lines).split()))
+
+
+_DATE: Final = lazy_compile(r"(\d{4})-(\d{2})-(\d{2})\Z")
+
+
+def parse_until(text: str) -> int | None:
+    """``YYYY-MM-DD`` as the end of that day (UTC, in ms): a memory valid until a date is valid
+    through it. ``None`` when it is not such a date."""
+    import datetime as dt
+
+    match = _DATE.match(text.strip())
+    if match is None:
+        return None
+    try:
+        day = dt.date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+    except ValueError:
+        return None
+    return (day.toordinal() + 1 - dt.date(1970, 1, 1).toordinal()) * int(DAY_MS)
 
 
 def cite_label(cite: Citation) -> str:

@@ -93,23 +93,28 @@ def _checked(
         if reason == entry.stale_reason and cites_now is entry.cites:
             return entry, None, False
         changed = replace(entry, stale_reason=reason, cites=cites_now)
-        note = _event(changed, Outcome.STALE, reason) if reason != entry.stale_reason else None
+        code = "cited_file_gone" if reason.startswith(GONE) else "cited_code_changed"
+        note = _event(changed, Outcome.STALE, code, reason) if reason != entry.stale_reason else None
         return changed, note, False
     last = entry.verified
     moved = last is None or utc_day(float(last)) != utc_day(now_ms)
     if not moved and entry.stale_reason is None and cites_now is entry.cites:
         return entry, None, False
     verified = replace(entry, verified=now_ms if moved else last, stale_reason=None, cites=cites_now)
-    note = _event(verified, Outcome.VERIFIED, "code unchanged") if entry.stale_reason else None
+    note = (
+        _event(verified, Outcome.VERIFIED, "cited_code_unchanged", "code unchanged")
+        if entry.stale_reason
+        else None
+    )
     return verified, note, moved
 
 
-def _event(entry: MemoryEntry, outcome: Outcome, reason: str) -> EvidenceInput:
+def _event(entry: MemoryEntry, outcome: Outcome, code: str, reason: str) -> EvidenceInput:
     return event(
         EventType.MEMORY_FRESHNESS_CHANGED,
         Phase.FRESHNESS,
         outcome,
-        ("reverified_from_code",),
+        (code,),
         memory=entry,
         details={"reason": reason},
         text=entry.text,
@@ -139,7 +144,7 @@ def reverify_store(
                 EventType.MEMORY_FRESHNESS_CHANGED,
                 Phase.FRESHNESS,
                 Outcome.VERIFIED,
-                ("reverified_from_code",),
+                ("cited_code_unchanged",),
                 details={"verified": verified},
             )
         )

@@ -323,7 +323,9 @@ def test_line_breaks_inside_a_memory_cannot_break_the_block_structure() -> None:
 def test_dormancy_applies_at_render_d3_fixes_b1() -> None:
     """docs/decisions.md#s1: the reference renders after resetting lastActivityAt, so dormancy never
     reaches the prompt. Here the open dormant stretch (and recorded spans) count at render time."""
-    explicit_old = mem("r-explicit-old", "Old explicit reference", "reference", "explicit", age_days=90, verified=NOW)
+    explicit_old = mem(
+        "r-explicit-old", "Old explicit reference", "reference", "explicit", age_days=90, verified=NOW
+    )
     recent = mem("r-recent", "Recent compaction reference", "reference", age_days=20, verified=NOW)
     # Without dormancy: 2.0 * 2^(-90/45) = 0.5 < 2^(-20/45) = 0.735.
     awake = render_workspace_block(store_of([explicit_old, recent]), NOW)

@@ -60,7 +60,13 @@ def check(args: argparse.Namespace) -> int:
 def remember(args: argparse.Namespace) -> int:
     text = text_arg(args.text)
     result = memory(context(args)).remember(
-        text, type=args.type, importance=args.importance, scope=getattr(args, "scope", None)
+        text,
+        type=args.type,
+        importance=args.importance,
+        scope=getattr(args, "scope", None),
+        volatility=getattr(args, "volatility", None),
+        valid_until=getattr(args, "valid_until", None),
+        cite=getattr(args, "cite", None) or (),
     )
     rejected = result.outcome == "rejected"
     if args.json:

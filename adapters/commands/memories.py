@@ -48,7 +48,7 @@ def list_memories(args: argparse.Namespace) -> int:
         status = "" if r.status == "active" else f" status={r.status}"
         write(
             f"{r.id} [{r.type}] {r.source} strength={r.strength:.3f} "
-            f"rendered={shown}{status}  {one_line(r.text)}"
+            f"rendered={shown}{status} grade={r.grade}  {one_line(r.text)}"
         )
     return EXIT_OK
 

@@ -25,6 +25,8 @@ from domain.diagnostics.common import (
 )
 from domain.diagnostics.snapshot import MemoryRow, Ranked, RecentEvent, build_snapshot
 from domain.diagnostics.status import promotion_limit
+from domain.enums import Grade
+from domain.freshness import grade
 from domain.ids import hash16
 from domain.model import (
     DAY_MS,
@@ -170,6 +172,8 @@ class HealthReport(msgspec.Struct, frozen=True, kw_only=True):
     #: the evidence log (docs/hosts.md)
     compactions_without_summary: int = 0
     hook_failures: int = 0
+    #: active memories per freshness grade (docs/decisions.md#d18)
+    grades: tuple[tuple[str, int], ...] = ()
 
 
 def _ratio(part: int, whole: int) -> float:
@@ -242,6 +246,7 @@ def health_report(src: DiagInput, now_ms: int) -> HealthReport:
             1 for o in snap.render.omitted if o.reason in (REASON_CHAR_BUDGET, REASON_EMPTY_BUDGET)
         ),
         stale_marked=stale,
+        grades=tuple((g.value, sum(1 for e in active if grade(e, now_ms) is g)) for g in Grade),
         older_than_30d=sum(1 for d in ages if (d or 0) > 30),
         older_than_90d=sum(1 for d in ages if (d or 0) > 90),
         last_activity_at=last_activity,
@@ -325,6 +330,7 @@ def format_health(report: HealthReport, *, raw: bool = False, include_title: boo
     out.append("")
     out.append("Age:")
     out.append(f"  stale-marked: {r.stale_marked}")
+    out.append("  freshness: " + ", ".join(f"{name} {count}" for name, count in r.grades))
     out.append(f"  older than 30d: {r.older_than_30d}")
     out.append(f"  older than 90d: {r.older_than_90d}")
     out.append("")

@@ -26,6 +26,7 @@ from domain.diagnostics.status import (
     status_from_omission,
     status_reasons,
 )
+from domain.freshness import describe
 from domain.model import EventType, EvidenceEvent, MemoryEntry, MemoryStatus, Outcome, WorkspaceStore
 from domain.render import REASON_SUPERSEDED, RenderResult, render_workspace_block, select_candidates
 from domain.retention import dormancy_at, strength
@@ -42,6 +43,8 @@ class MemoryRow(msgspec.Struct, frozen=True, kw_only=True):
     reason_codes: tuple[str, ...] = ()
     text_preview: str | None = None
     evidence_event_ids: tuple[str, ...] = ()
+    #: grade, volatility, age of the last verification, expiry, stale reason (docs/decisions.md#d18)
+    freshness: str | None = None
 
 
 class RecentEvent(msgspec.Struct, frozen=True, kw_only=True):
@@ -123,6 +126,7 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
             reason_codes=unique((*implied, *codes)),
             text_preview=shorten(clean_text(entry.text)),
             evidence_event_ids=ids,
+            freshness=describe(entry, now_ms),
         )
 
     for entry in store.entries:
