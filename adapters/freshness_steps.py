@@ -160,9 +160,9 @@ def observe(root: str, cache: _Cache) -> tuple[tuple[Observed, ...], _Cache]:
             continue
         before = cache.files.get(path)
         if before is not None and (before.size, before.mtime_ns) == (stat.st_size, stat.st_mtime_ns):
-            known = dict(before.observed)
-            if all(c in known for c in cites):
-                observed.extend(known[c] for c in cites)
+            known = {_asked(c): o for c, o in before.observed}
+            if all(_asked(c) in known for c in cites):
+                observed.extend(known[_asked(c)] for c in cites)
                 files[path] = before
                 continue
         if reads >= MAX_READS or file is None:
@@ -176,6 +176,11 @@ def observe(root: str, cache: _Cache) -> tuple[tuple[Observed, ...], _Cache]:
         observed.extend(o for _, o in seen)
         files[path] = _Seen(stat.st_size, stat.st_mtime_ns, seen)
     return tuple(observed), replace(cache, files=files)
+
+
+def _asked(cite: Citation) -> tuple[CiteKey, tuple[str, ...]]:
+    """What a citation asks of its file: its span, or whether its identifiers occur."""
+    return cite_key(cite), cite.identifiers
 
 
 def _opens_session(command: Command) -> bool:

@@ -197,7 +197,7 @@ def parse_cite(spec: str) -> Citation | None:
     """``PATH[:LINE[-LINE]]`` as a citation not read yet; ``None`` for an empty path or lines that
     are not ``1 <= start <= end``."""
     match = _CITE_SPEC.match(spec.strip())
-    if match is None or not match.group("path").strip():
+    if match is None or not match.group("path").strip() or match.group("path").startswith(":"):
         return None
     path = match.group("path").strip().removeprefix("./")
     start_text, end_text = match.group("start"), match.group("end")
