@@ -43,7 +43,7 @@ async def _session_run(home: Path, project: Path) -> dict[str, Any]:
         tools = (await session.list_tools()).tools
         seen["tools"] = {t.name for t in tools}
         seen["remember_params"] = set(
-            next(t for t in tools if t.name == "remember").inputSchema["properties"]
+            next(t for t in tools if t.name == "remember").input_schema["properties"]
         )
 
         kept = await session.call_tool(
