@@ -100,7 +100,8 @@ def _checked(
     moved = last is None or utc_day(float(last)) != utc_day(now_ms)
     if not moved and entry.stale_reason is None and cites_now is entry.cites:
         return entry, None, False
-    verified = replace(entry, verified=now_ms if moved else last, stale_reason=None, cites=cites_now)
+    stamp = now_ms if moved or entry.stale_reason else last  # clearing a reason is a verification now
+    verified = replace(entry, verified=stamp, stale_reason=None, cites=cites_now)
     note = (
         _event(verified, Outcome.VERIFIED, "cited_code_unchanged", "code unchanged")
         if entry.stale_reason

@@ -35,6 +35,7 @@ from domain.model import (
     MemorySource,
     MemoryStatus,
     MemoryType,
+    Volatility,
     WorkspaceStore,
 )
 from domain.timeutil import iso_from_ms
@@ -182,6 +183,11 @@ def entries(
         pending_owner_session_id=draw(st.sampled_from((None, None, *SESSIONS))),
         last_rendered_at=draw(st.one_of(st.none(), st.integers(now_ms - 90 * DAY_MS, now_ms))),
         tags=draw(st.sampled_from((None, ("ops",)))),
+        # freshness (docs/decisions.md#d18): mostly absent, as in stores written before it
+        volatility=draw(st.sampled_from((None, None, None, *Volatility))),
+        verified=draw(st.one_of(st.none(), st.none(), st.integers(now_ms - 400 * DAY_MS, now_ms))),
+        valid_until=draw(st.sampled_from((None, None, None, None, now_ms - DAY_MS, now_ms + DAY_MS))),
+        stale_reason=draw(st.sampled_from((None, None, None, "code changed since verified: src/a.py"))),
     )
 
 
