@@ -20,6 +20,7 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Final
 
 import msgspec
@@ -44,12 +45,14 @@ MAX_FILE_BYTES: Final = 1 << 20
 _WORD: Final = re.compile(r"\w+")
 
 
-class _Seen(msgspec.Struct, frozen=True):
-    """One file at its last look: size, mtime and, for each citation of it, what was asked and seen."""
+class _Seen(msgspec.Struct, frozen=True, array_like=True):
+    """One file at its last look: size, mtime, the citations of it that were asked about and what
+    each saw (in the same order)."""
 
     size: int
     mtime_ns: int
-    observed: tuple[tuple[Citation, Observed], ...] = ()
+    cites: tuple[Citation, ...] = ()
+    observed: tuple[Observed, ...] = ()
 
 
 class _Cache(msgspec.Struct, frozen=True, kw_only=True):
@@ -84,7 +87,17 @@ def _inside(root: str, path: str) -> Path | None:
     return found if found == base or base in found.parents else None
 
 
-def _text(file: Path) -> str | None:
+def _relative(root: str, path: str) -> str | None:
+    """``path`` under ``root`` without resolving links (one ``stat`` per file at a session start):
+    an absolute path or one with a ``..`` part, which could leave the root, is never looked at. The
+    citations were resolved inside the root when they were remembered."""
+    parts = path.split("/")
+    if not path or path.startswith("/") or ".." in parts or "\\" in path:
+        return None
+    return os.path.join(root, path)
+
+
+def _text(file: Path | str) -> str | None:
     try:
         with open(file, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
@@ -148,23 +161,27 @@ def observe(root: str, cache: _Cache) -> tuple[tuple[Observed, ...], _Cache]:
     files: dict[str, _Seen] = {}
     reads = 0
     for path, cites in by_path.items():
-        file = _inside(root, path)
+        file = _relative(root, path)
         try:
             stat = os.stat(file) if file is not None else None
         except OSError:
             stat = None
-        if stat is None or not os.path.isfile(file or ""):
+        if stat is None or not S_ISREG(stat.st_mode):
             observed.extend(
                 Observed(path=path, start_line=c.start_line, end_line=c.end_line, gone=True) for c in cites
             )
             continue
         before = cache.files.get(path)
-        if before is not None and (before.size, before.mtime_ns) == (stat.st_size, stat.st_mtime_ns):
-            known = {_asked(c): o for c, o in before.observed}
-            if all(_asked(c) in known for c in cites):
-                observed.extend(known[_asked(c)] for c in cites)
-                files[path] = before
-                continue
+        asked = tuple(cites)
+        if (
+            before is not None
+            and before.size == stat.st_size
+            and before.mtime_ns == stat.st_mtime_ns
+            and before.cites == asked
+        ):
+            observed.extend(before.observed)
+            files[path] = before
+            continue
         if reads >= MAX_READS or file is None:
             continue
         reads += 1
@@ -172,15 +189,10 @@ def observe(root: str, cache: _Cache) -> tuple[tuple[Observed, ...], _Cache]:
         if content is None:
             continue
         words = set(_WORD.findall(content))
-        seen = tuple((c, _observe(c, content, words)) for c in cites)
-        observed.extend(o for _, o in seen)
-        files[path] = _Seen(stat.st_size, stat.st_mtime_ns, seen)
+        seen = tuple(_observe(c, content, words) for c in cites)
+        observed.extend(seen)
+        files[path] = _Seen(stat.st_size, stat.st_mtime_ns, asked, seen)
     return tuple(observed), replace(cache, files=files)
-
-
-def _asked(cite: Citation) -> tuple[CiteKey, tuple[str, ...]]:
-    """What a citation asks of its file: its span, or whether its identifiers occur."""
-    return cite_key(cite), cite.identifiers
 
 
 def _opens_session(command: Command) -> bool:
@@ -191,17 +203,20 @@ def _opens_session(command: Command) -> bool:
 def before(ws: Workspace, command: Command, now_ms: int) -> Command:
     """Before the transaction: a ``remember`` gets its citations read; a session start gets the
     observations of every cited file, as a :class:`Reverify` run first."""
-    if isinstance(command, Remember):
-        cites = resolved(ws.root, command.text, command.cites)
-        return replace(command, cites=cites) if cites != command.cites else command
-    if not _opens_session(command):
+    try:
+        if isinstance(command, Remember):
+            cites = resolved(ws.root, command.text, command.cites)
+            return replace(command, cites=cites) if cites != command.cites else command
+        if not _opens_session(command):
+            return command
+        cache = _load(ws)
+        if not cache.cites:
+            return command
+        observed, after = observe(ws.root, cache)
+        if after != cache:
+            _save(ws, after)
+    except (OSError, RuntimeError):  # a file that cannot be read or a link loop costs the check only
         return command
-    cache = _load(ws)
-    if not cache.cites:
-        return command
-    observed, after = observe(ws.root, cache)
-    if after != cache:
-        _save(ws, after)
     if not observed:
         return command
     steps = command.steps if isinstance(command, Batch) else (command,)
@@ -221,12 +236,16 @@ def _store_cites(store: WorkspaceStore) -> tuple[Citation, ...]:
     return tuple(found[k] for k in sorted(found, key=lambda k: (k[0], k[1] or 0, k[2] or 0)))
 
 
-def after(ws: Workspace, command: Command, result: OpResult, now_ms: int) -> None:
-    """After a commit that changed the store: keep the cache's list of citations current."""
-    basis = result.basis.store if result.basis is not None else None
-    if basis is not None and result.store is basis:
-        return
-    cites = _store_cites(result.store)
+def record_cites(ws: Workspace, store: WorkspaceStore) -> None:
+    """Keep the cache's list of the citations of ``store`` (written only when it changed)."""
+    cites = _store_cites(store)
     cache = _load(ws)
     if cites != cache.cites:
         _save(ws, replace(cache, cites=cites))
+
+
+def after(ws: Workspace, command: Command, result: OpResult, now_ms: int) -> None:
+    """After a commit that changed the store: keep the cache's list of citations current."""
+    basis = result.basis.store if result.basis is not None else None
+    if basis is None or result.store is not basis:
+        record_cites(ws, result.store)

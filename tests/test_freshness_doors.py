@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from adapters import freshness_steps
+from adapters.filestore import Workspace
 from tests.support.cli import T0, Cli
 from tests.test_serve import Client
 
@@ -146,3 +147,17 @@ def test_serve_remember_takes_the_freshness_fields(tmp_path: Path) -> None:
         assert answer["error"]["code"] == "invalid_request" and "z.py" in answer["error"]["message"]
     finally:
         client.close()
+
+
+def test_a_damaged_stat_cache_costs_the_check_never_the_session(cli: Cli) -> None:
+    _project(cli)
+    cli.ok("remember", "Rows are loaded with the CSV loader", "--cite", "src/importer.py:1-2")
+    cache = freshness_steps.cache_path(cli_workspace(cli))
+    cache.write_bytes(b"{not json")
+    assert "Rows are loaded" in _block(cli, "s1")
+    cli.ok("remember", "Another memory to write the store again", "--type", "project")
+    assert b"src/importer.py" in cache.read_bytes()  # the next commit lists the citations again
+
+
+def cli_workspace(cli: Cli) -> Workspace:
+    return Workspace(cli.home, str(cli.workspace))
