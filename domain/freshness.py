@@ -47,7 +47,7 @@ _STABLE_TYPES: Final = frozenset({MemoryType.DECISION, MemoryType.FEEDBACK})
 #: What makes a text volatile: a version, a port, a URL with a host, a date, a word of the moment.
 _VOLATILE_TEXT: Final = lazy_compile(
     r"\bv?\d+\.\d+(?:\.\d+)+\b"  # 1.2.3, v2.0.1
-    r"|\bv\d+(?:\.\d+)?\b"  # v2, v3.1
+    r"|\bv\d+\.\d+\b"  # v3.1 (a bare "v2" is as often a path as a release: /api/v2)
     r"|\b(?:version|release|python|node|java|go|rust|postgres(?:ql)?|django|react)\s+\d+(?:\.\d+)*\b"
     r"|\bport\s*(?:is\s+|=\s*|:\s*)?\d{2,5}\b"
     r"|\b(?:localhost|\d{1,3}(?:\.\d{1,3}){3}):\d{2,5}\b"

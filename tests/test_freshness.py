@@ -39,6 +39,7 @@ from tests.support.builders import NOW, memory, store
         (MemoryType.REFERENCE, "The runbook lives in docs/ops.md", Volatility.NORMAL),
         (MemoryType.PROJECT, "The importer reads CSV files", Volatility.NORMAL),
         (MemoryType.DECISION, "Pin postgres 15.4.1 in CI", Volatility.VOLATILE),
+        (MemoryType.DECISION, "Keep the public API versioned under /v2", Volatility.STABLE),
         (MemoryType.REFERENCE, "The dev server listens on port 8080", Volatility.VOLATILE),
         (MemoryType.REFERENCE, "Staging is at https://staging.example.com/app", Volatility.VOLATILE),
         (MemoryType.PROJECT, "We are currently migrating the billing tables", Volatility.VOLATILE),
