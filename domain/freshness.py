@@ -21,6 +21,7 @@ is pure: the grade is a function of the entry and ``now_ms``.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Final
 
 from msgspec.structs import replace
@@ -45,25 +46,69 @@ STALE_RANK_FACTOR: Final = 0.5
 _STABLE_TYPES: Final = frozenset({MemoryType.DECISION, MemoryType.FEEDBACK})
 
 #: What makes a text volatile: a version, a port, a URL with a host, a date, a word of the moment.
-_VOLATILE_TEXT: Final = lazy_compile(
-    r"\bv?\d+\.\d+(?:\.\d+)+\b"  # 1.2.3, v2.0.1
-    r"|\bv\d+\.\d+\b"  # v3.1 (a bare "v2" is as often a path as a release: /api/v2)
-    r"|\b(?:version|release|python|node|java|go|rust|postgres(?:ql)?|django|react)\s+\d+(?:\.\d+)*\b"
-    r"|\bport\s*(?:is\s+|=\s*|:\s*)?\d{2,5}\b"
-    r"|\b(?:localhost|\d{1,3}(?:\.\d{1,3}){3}):\d{2,5}\b"
-    r"|\b[a-z][a-z0-9+.-]*://[^\s/:]+"  # a URL with a host
-    r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
-    r"|\b(?:currently|at the moment|right now|for now|temporarily|this (?:week|sprint|month|quarter))\b"
-    r"|目前|当前|現在|现在|本周|这周|這週|暂时|暫時|今週|今のところ|一時的|현재|지금|이번\s*주|당분간|일시적",
-    0x2,  # re.IGNORECASE
+#: Each pattern runs only when a cheap test says it may match (the ranking asks this of every memory
+#: it has not seen yet, docs/performance.md).
+_DOTTED_VERSION: Final = lazy_compile(r"\d\.\d+\.\d|\bv\d+\.\d")  # 1.2.3, v3.1 (not a bare v2: /api/v2)
+_NAMED_VERSION: Final = lazy_compile(
+    r"\b(?:version|release|python|node|java|go|rust|postgres|postgresql|django|react) \d"
 )
+_PORT_WORD: Final = lazy_compile(r"port\s*(?:is\s+|=\s*|:\s*)?\d{2,5}\b")
+_HOST_PORT: Final = lazy_compile(r"\b(?:localhost|\d{1,3}(?:\.\d{1,3}){3}):\d{2,5}\b")
+_DATE: Final = lazy_compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
+#: Cheap tests that must pass before a pattern runs: a pattern that starts with a literal is searched
+#: fast, one that starts with ``\b`` or ``\d`` is tried at every position (microseconds a text).
+_DOT_DIGIT: Final = lazy_compile(r"\.\d")
+_COLON_DIGIT: Final = lazy_compile(r":\d")
+_DASH_DIGIT: Final = lazy_compile(r"[-/]\d")
+_PRODUCTS: Final = ("version", "release", "python", "node", "java", "go ", "rust", "postgres", "django")
+_URL_WITH_HOST: Final = lazy_compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:]+", 0x2)
+_MOMENT_WORDS: Final = ("currently", "at the moment", "right now", "for now", "temporarily", "this ")
+_MOMENT: Final = lazy_compile(
+    r"\b(?:currently|at the moment|right now|for now|temporarily|this (?:week|sprint|month|quarter))\b", 0x2
+)
+_MOMENT_CJK: Final = (
+    "目前", "当前", "現在", "现在", "本周", "这周", "這週", "暂时", "暫時", "今週", "今のところ", "一時的",
+    "현재", "지금", "이번 주", "이번주", "당분간", "일시적",
+)  # fmt: skip
+
+
+# A memo over plain strings: a pure function of its argument, so it may serve every caller of the
+# process (docs/decisions.md#d14); the ranking asks it of every memory it has not ranked yet.
+@lru_cache(maxsize=65536)
+def volatile_text(text: str) -> bool:
+    """Whether ``text`` names something that changes: a version, a port, a URL with a host, a date,
+    or a word of the moment ("currently", "this week", 目前, 今週, 현재, ...)."""
+    lowered = text.lower()
+    if _DOT_DIGIT.search(text) is not None and _DOTTED_VERSION.search(lowered) is not None:
+        return True
+    if "port" in lowered and _PORT_WORD.search(lowered) is not None:
+        return True
+    if _COLON_DIGIT.search(text) is not None and _HOST_PORT.search(lowered) is not None:
+        return True
+    if _DASH_DIGIT.search(text) is not None and _DATE.search(text) is not None:
+        return True
+    if "://" in text and _URL_WITH_HOST.search(text) is not None:
+        return True
+    for word in _PRODUCTS:
+        if word in lowered:
+            if _NAMED_VERSION.search(lowered) is not None:
+                return True
+            break
+    for word in _MOMENT_WORDS:
+        if word in lowered:
+            if _MOMENT.search(text) is not None:
+                return True
+            break
+    if text.isascii():
+        return False
+    return any(word in text for word in _MOMENT_CJK)
 
 
 def default_volatility(type_: MemoryType, text: str) -> Volatility:
     """The volatility of a memory that was given none: ``volatile`` when its text names something
-    that changes (:data:`_VOLATILE_TEXT`), else ``stable`` for decisions and feedback and ``normal``
+    that changes (:func:`volatile_text`), else ``stable`` for decisions and feedback and ``normal``
     for references and project facts."""
-    if _VOLATILE_TEXT.search(text):
+    if volatile_text(text):
         return Volatility.VOLATILE
     return Volatility.STABLE if type_ in _STABLE_TYPES else Volatility.NORMAL
 
@@ -215,7 +260,7 @@ def span_hash(lines: list[str]) -> str:
     return hash16(" ".join(" ".join(lines).split()))
 
 
-_DATE: Final = lazy_compile(r"(\d{4})-(\d{2})-(\d{2})\Z")
+_ISO_DATE: Final = lazy_compile(r"(\d{4})-(\d{2})-(\d{2})\Z")
 
 
 def parse_until(text: str) -> int | None:
@@ -223,7 +268,7 @@ def parse_until(text: str) -> int | None:
     through it. ``None`` when it is not such a date."""
     import datetime as dt
 
-    match = _DATE.match(text.strip())
+    match = _ISO_DATE.match(text.strip())
     if match is None:
         return None
     try:
