@@ -19,7 +19,7 @@ the arguments, and importable from here). Failures:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,7 @@ from adapters.api_values import (
     Remembered,
     checked_session_id,
     checked_text,
+    citations_of,
     decisions,
     importance_of,
     injection_of,
@@ -47,6 +48,8 @@ from adapters.api_values import (
     remembered_of,
     scope_of_value,
     storage_error_from,
+    valid_until_of,
+    volatility_of_value,
 )
 from adapters.clock import now_ms
 from adapters.diagnostics_input import load_input, read_rejections
@@ -83,7 +86,7 @@ from domain.commands import (
 )
 from domain.consolidation import normalize_store
 from domain.diagnostics.words import explain_all, format_explained
-from domain.enums import Importance, MemoryType, Scope
+from domain.enums import Importance, MemoryType, Scope, Volatility
 from domain.operations.pinning import Pin, Unpin
 from domain.operations.replies import AgentReply
 from domain.render import render_workspace_block
@@ -307,11 +310,17 @@ class WorkingMemory(SearchMethods):
         scope: Scope | str | None = None,
         pin: bool = False,
         force: bool = False,
+        volatility: Volatility | str | None = None,
+        valid_until: str | int | None = None,
+        cite: Sequence[str] = (),
     ) -> Remembered:
         """Store a manual memory, through the same safety gate as every other memory (its quality
         rules too, unless ``force``; ``pin``: pinned, docs/decisions.md#d20). ``type`` defaults to
         the one classified from the text; ``scope`` (``team``, ``personal``, ``user``) to the
-        type's (docs/decisions.md#d17): a ``user`` memory is kept in the user's own store."""
+        type's (docs/decisions.md#d17): a ``user`` memory is kept in the user's own store.
+        Freshness (docs/decisions.md#d18): ``volatility`` (stable, normal, volatile),
+        ``valid_until`` (``YYYY-MM-DD``, or ms), ``cite`` (``PATH[:LINE[-LINE]]`` files of the
+        workspace the memory describes)."""
 
         command = completed(
             Remember(
@@ -322,6 +331,9 @@ class WorkingMemory(SearchMethods):
                 scope=scope_of_value(scope),
                 pin=bool(pin),
                 force=bool(force),
+                volatility=volatility_of_value(volatility),
+                valid_until=valid_until_of(valid_until),
+                cites=citations_of(self.root, cite),
             )
         )
         return remembered_of(self.execute(command), command)

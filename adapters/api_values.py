@@ -4,16 +4,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar
 
 import msgspec
 from msgspec.structs import force_setattr
 
 from adapters.storage_io import StorageUnavailable
-from domain.enums import EventType, Importance, MemoryStatus, MemoryType, Outcome, Scope
-from domain.model import EvidenceInput
+from domain.enums import EventType, Importance, MemoryStatus, MemoryType, Outcome, Scope, Volatility
+from domain.freshness import grade, parse_cite, parse_until, verified_ms, volatility_of
+from domain.model import Citation, EvidenceInput
 from domain.operations import CommandOutcome, context_text
 from domain.pinning import pin_budget, pinned_of
 from domain.ranking import sort_by_retention
@@ -175,6 +177,12 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
     rationale: str | None = None
     superseded_by: str | None = None
     pinned: bool = False
+    #: freshness (docs/decisions.md#d18): fresh, aging, stale or expired, and why
+    grade: str | None = None
+    volatility: str | None = None
+    verified: int | None = None
+    valid_until: int | None = None
+    stale_reason: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -248,6 +256,39 @@ def importance_of(value: Importance | str | None) -> Importance | None:
     return _member(Importance, value, "importance")
 
 
+def volatility_of_value(value: Volatility | str | None) -> Volatility | None:
+    return _member(Volatility, value, "volatility")
+
+
+def valid_until_of(value: str | int | None) -> int | None:
+    """A hard expiry named by a caller: ms, or a date (``YYYY-MM-DD``: valid through that day, UTC)."""
+
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    found = parse_until(value) if isinstance(value, str) else None
+    if found is None:
+        raise InvalidInput(f"valid-until must be a date YYYY-MM-DD, not {str(value)[:40]!r}")
+    return found
+
+
+def citations_of(root: str, specs: Sequence[str]) -> tuple[Citation, ...]:
+    """``PATH[:LINE[-LINE]]`` citations of files inside the workspace root (read by the service)."""
+
+    if isinstance(specs, str):
+        specs = (specs,)
+    found: list[Citation] = []
+    for spec in specs:
+        cite = parse_cite(spec) if isinstance(spec, str) else None
+        if cite is None:
+            raise InvalidInput(f"a citation is PATH[:LINE[-LINE]], not {str(spec)[:60]!r}")
+        base = Path(root).resolve()
+        file = (base / cite.path).resolve()
+        if base not in file.parents or not file.is_file():
+            raise InvalidInput(f"cited file not found in the workspace: {cite.path[:80]}")
+        found.append(msgspec.structs.replace(cite, path=file.relative_to(base).as_posix()))
+    return tuple(found)
+
+
 def checked_session_id(value: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput("a session id must be a non-empty string")
@@ -292,6 +333,11 @@ def memory_rows(store: WorkspaceStore, now_ms: int, *, include_all: bool) -> tup
             rationale=entry.rationale or None,
             superseded_by=entry.superseded_by or None,
             pinned=entry.pinned,
+            grade=grade(entry, now_ms).value,
+            volatility=volatility_of(entry).value,
+            verified=None if (at := verified_ms(entry)) is None else int(at),
+            valid_until=None if entry.valid_until is None else int(entry.valid_until),
+            stale_reason=entry.stale_reason,
         )
         for entry in ordered
     )

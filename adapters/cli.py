@@ -127,6 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--type", choices=TYPES, help="memory type (default: classified from the text)")
     p.add_argument("--importance", choices=("low", "normal", "high"), help="user importance")
     p.add_argument("--scope", choices=SCOPES, help="team, personal or user (default: by type; docs/hosts.md)")
+    p.add_argument("--volatility", choices=("stable", "normal", "volatile"), help="default: by type, text")
+    p.add_argument("--valid-until", metavar="DATE", help="YYYY-MM-DD: not shown after that day")
+    p.add_argument(
+        "--cite", action="append", default=[], metavar="PATH[:LINE[-LINE]]", help="code it describes"
+    )
     # start-up time: each command loads only the modules it runs (--pin, --force, pin, unpin)
     from adapters.commands.pinning import add_commands as add_pin_commands
 

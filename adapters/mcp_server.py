@@ -104,13 +104,18 @@ def build_server(memory: WorkingMemory) -> MCPServer:
         scope: str | None = None,
         pin: bool = False,
         force: bool = False,
+        volatility: str | None = None,
+        valid_until: str | None = None,
+        cite: list[str] | None = None,
     ) -> dict[str, Any]:
         """``type``: feedback, project, decision or reference (default: classified from the text);
         ``importance``: low, normal or high; ``scope``: team (shared with the repository), personal
         (this machine) or user (every workspace of this user) — default: personal for feedback,
         team for the others. ``pin``: always shown first (only when the user asks to always
         remember it); ``force``: keep it although the quality gate refuses it (only when the user
-        insists)."""
+        insists). ``volatility``: stable, normal or volatile (default: by type and text);
+        ``valid_until``: YYYY-MM-DD, not shown after that day; ``cite``: PATH[:LINE[-LINE]] files of
+        the workspace the memory describes (checked at each session start)."""
         return record(
             memory.remember,
             text,
@@ -120,6 +125,9 @@ def build_server(memory: WorkingMemory) -> MCPServer:
             scope=scope,
             pin=pin,
             force=force,
+            volatility=volatility,
+            valid_until=valid_until,
+            cite=tuple(cite or ()),
         )
 
     @server.tool(name="forget", description="Stop using a memory (it is kept and can be restored).")

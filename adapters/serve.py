@@ -90,6 +90,9 @@ class RememberRequest(_InWorkspace, kw_only=True):
     scope: str | None = None
     pin: bool = False
     force: bool = False
+    volatility: str | None = None
+    valid_until: str | None = None
+    cite: tuple[str, ...] = ()
 
 
 class MemoryRequest(_InWorkspace, kw_only=True):
@@ -157,6 +160,9 @@ OPS: Final[dict[str, tuple[type[_InWorkspace], Handler]]] = {
             scope=r.scope,
             pin=r.pin,
             force=r.force,
+            volatility=r.volatility,
+            valid_until=r.valid_until,
+            cite=r.cite,
         ),
     ),
     "pin": (MemoryRequest, lambda m, r: m.pin(r.memory)),

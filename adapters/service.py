@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Final
 
 from msgspec.structs import replace
 
-from adapters import projection_steps, search_index, user_scope
+from adapters import freshness_steps, projection_steps, search_index, user_scope
 from adapters.evidence_log import describe_os_error, warn
 from adapters.paths import workspace_root_hash
 from adapters.storage_io import KIND_JOURNAL
@@ -52,6 +52,7 @@ BEFORE: Final[tuple[Callable[[Workspace, Command, int], Command], ...]] = (
     projection_steps.before,
     search_index.narrowed,
     search_index.recalling,
+    freshness_steps.before,
 )
 
 #: A command a derived step asks the service to run after the commit, and the workspace to run it on.
@@ -66,6 +67,7 @@ AFTER_COMMIT: Final[tuple[AfterCommit, ...]] = (
     projection_steps.after,
     search_index.after,
     user_scope.handover,
+    freshness_steps.after,
 )
 
 

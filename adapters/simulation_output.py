@@ -100,6 +100,9 @@ def summary_lines(summary: Summary) -> list[str]:
         f"median {summary.churn_per_session_median:g}, max {summary.churn_per_session_max}",
         f"at the end: {summary.final_active} active, {summary.final_rendered} rendered "
         f"({summary.final_block_chars} chars), {summary.final_archived} archived",
+        f"freshness: stale among rendered {summary.stale_rendered_share:g}, expired at the end "
+        f"{summary.final_expired_share:g}, reinforced from use {summary.use_reinforcements}, "
+        f"mean strength of the last block {summary.final_rendered_strength:g}",
     ]
 
 

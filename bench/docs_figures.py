@@ -48,6 +48,7 @@ class Spec(NamedTuple):
 
 
 STEADY_DAYS: Final = 90
+FRESHNESS_DAYS: Final = 90
 SPECS: Final = {
     "steady": Spec("scenarios/steady.toml", STEADY_DAYS),
     "steady-cap": Spec("scenarios/steady.toml", STEADY_DAYS, ("global_cap=34",)),
@@ -56,9 +57,11 @@ SPECS: Final = {
     "break": Spec("scenarios/break.toml"),
     "break-flat": Spec("scenarios/break.toml", None, ("dormant_multiplier=1.0",)),
     "noisy": Spec("scenarios/noisy.toml"),
+    "freshness": Spec("scenarios/freshness.toml", FRESHNESS_DAYS),
+    "freshness-no-use": Spec("scenarios/freshness.toml", FRESHNESS_DAYS, ("freshness.use_rate=0",)),
 }
 #: The runs drawn into docs/simulation-<scenario>.png.
-CHARTED: Final = ("steady", "break", "noisy")
+CHARTED: Final = ("steady", "break", "noisy", "freshness")
 #: The small workspace of docs/simulation-from-store.png: ten days of one session a day with one
 #: candidate each, then the 60 idle days ``--from-store --days 60`` forecasts.
 SMALL_WORKSPACE: Final = Spec(
@@ -244,7 +247,7 @@ def broke(scenarios: Mapping[str, Scenario], runs: Runs) -> list[str]:
         f"(weeks 2–{first - 2}), {_span(during)} during the break (weeks {first}–{last}), "
         f"{_span(resumed)} once work resumes (weeks {last + 1}–{len(rows)});",
         f"- the block grows from {start_chars:,} characters on the last working day to {end_chars:,} on the "
-        "last idle day, as the `[Nd old, verify]` marks appear;",
+        "last idle day, as the stale marks appear;",
         f"- the store records one dormant span of {dormant:.1f} days, so a memory from before the break "
         f"that is not reinforced afterwards stays {ratio:.2f} times stronger than without the discount "
         f"(2 ** ({1 - tuning.dormant_multiplier:g} × {dormant:.1f} / {tuning.half_life_days:g})).",
@@ -277,6 +280,35 @@ def noisy(scenarios: Mapping[str, Scenario], runs: Runs) -> list[str]:
     ]
 
 
+def freshness(scenarios: Mapping[str, Scenario], runs: Runs) -> list[str]:
+    from collections import Counter
+
+    from domain.enums import MemoryStatus
+    from domain.freshness import grade
+    from domain.simulation.workspace import date_ms
+
+    run, scenario = runs["freshness"], scenarios["freshness"]
+    summary, without = summarize(run), summarize(runs["freshness-no-use"])
+    end = date_ms(scenario.start) + len(run.days) * DAY_MS
+    active = [e for e in run.final_store.entries if e.status is not MemoryStatus.SUPERSEDED]
+    grades = Counter(grade(e, end).value for e in active)
+    marked = sum(1 for e in active if e.stale_reason)
+    cited = sum(1 for e in active if e.cites)
+    return [
+        f"`{command(SPECS['freshness'])}`: at the end, of {len(active)} active memories "
+        + ", ".join(f"{grades.get(g, 0)} are {g}" for g in ("fresh", "aging", "stale", "expired"))
+        + f"; {cited} cite the simulated code and {marked} of them are stale because the code they cite "
+        f"changed. Day by day a share of {summary.stale_rendered_share:g} of the memories the block showed "
+        "were stale: a stale memory ranks at half its strength, and a busy store has fresher ones to show. "
+        f"Sessions used what they were shown {summary.use_reinforcements:,} times; the last block's mean "
+        f"strength is {summary.final_rendered_strength:g}, against {without.final_rendered_strength:g} "
+        f"with `--set freshness.use_rate=0`, and {without.never_rendered:,} memories are never shown "
+        f"without use against {summary.never_rendered:,} with it.",
+        "",
+        *_text(summary_lines(summary)),
+    ]
+
+
 FIGURES: Final[dict[str, Callable[[Mapping[str, Scenario], Runs], list[str]]]] = {
     "steady": steady,
     "steady-cap": steady_cap,
@@ -284,6 +316,7 @@ FIGURES: Final[dict[str, Callable[[Mapping[str, Scenario], Runs], list[str]]]] =
     "break": broke,
     "break-discount": break_discount,
     "noisy": noisy,
+    "freshness": freshness,
 }
 
 REGION: Final = re.compile(r"(<!-- figures:([a-z-]+) -->\n)(.*?)(<!-- /figures:\2 -->)", re.DOTALL)

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, Generic, NamedTuple, TypeVar
 
+from domain.enums import Volatility
 from domain.model import ArchiveMarker, MemoryEntry
 from domain.retention import Dormancy, Tuning
 
@@ -60,7 +61,9 @@ class MarkerIndex(NamedTuple):
 
 #: what the retention order files per entry (domain.ranking; the bool: ``high`` importance,
 #: docs/decisions.md#d20)
-StaticParts = tuple[MemoryEntry, float | None, float, int, bool, tuple[int, float, str]]
+StaticParts = tuple[
+    MemoryEntry, float | None, float, tuple[int, Volatility], bool, tuple[int, float, str], float
+]
 
 
 class Ranking(NamedTuple):

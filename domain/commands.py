@@ -24,14 +24,15 @@ from msgspec.structs import replace
 from domain import operations
 from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
 from domain.command_keys import message_key as message_key, summary_key as summary_key
-from domain.enums import Importance, MemoryType, Scope
+from domain.enums import Importance, MemoryType, Scope, Volatility
 from domain.ids import hash16
-from domain.model import SessionState
+from domain.model import Citation, SessionState
 from domain.operations import OpResult, Snapshot
 from domain.operations.pinning import Pin, Unpin, set_pinned
 from domain.operations.replies import AgentReply, observe_agent_reply
 from domain.projection.records import ProjectionFile, TombstoneLine
 from domain.recovery import Held, restore_held
+from domain.reverify import Reverify, reverify
 from domain.search.commands import ReadCommand, Search, Show, run_read
 from domain.session import ToolEvent, render_hot_state
 from domain.text import may_hold_correction
@@ -98,7 +99,8 @@ class EndSession(_SessionCommand, frozen=True, kw_only=True, tag="end-session"):
 
 class Remember(_Command, frozen=True, kw_only=True, tag="remember"):
     """A memory the user stores by hand (``type``/``scope`` ``None``: from the text / the type,
-    docs/decisions.md#d17; ``pin``, ``force``: docs/decisions.md#d20)."""
+    docs/decisions.md#d17; ``pin``, ``force``: docs/decisions.md#d20; freshness:
+    docs/decisions.md#d18)."""
 
     text: str
     type: MemoryType | None = None
@@ -107,6 +109,9 @@ class Remember(_Command, frozen=True, kw_only=True, tag="remember"):
     scope: Scope | None = None
     pin: bool = False
     force: bool = False
+    volatility: Volatility | None = None
+    valid_until: int | None = None
+    cites: tuple[Citation, ...] = ()
 
 
 class Forget(_Command, frozen=True, kw_only=True, tag="forget"):
@@ -167,6 +172,7 @@ Command = (
     | Unpin
     | AgentReply
     | ReadCommand
+    | Reverify
     | Batch
 )
 
@@ -210,11 +216,8 @@ def _batch_footprint(steps: tuple[Command, ...]) -> Footprint | None:
     sessions = {f.session_id for f in found if f.session_id is not None}
     if len(sessions) > 1:
         raise MixedSessions("a batch of commands may name one session only")
-    return Footprint(
-        next(iter(sessions), None),
-        any(f.other_sessions for f in found),
-        all(f.store_head for f in found),
-    )
+    others, head = any(f.other_sessions for f in found), all(f.store_head for f in found)
+    return Footprint(next(iter(sessions), None), others, head)
 
 
 def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
@@ -264,17 +267,8 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
             )
         case Remember():
             complete = completed(command)
-            return operations.remember(
-                snap,
-                complete.text,
-                complete.type or MemoryType.FEEDBACK,  # always set by completed()
-                now_ms,
-                importance=complete.importance,
-                rationale=complete.rationale,
-                scope=complete.scope,
-                pin=complete.pin,
-                force=complete.force,
-            )
+            kind = complete.type or MemoryType.FEEDBACK  # always set by completed()
+            return operations.remember(snap, complete.text, kind, now_ms, options=complete)
         case Forget():
             return operations.forget(snap, command.memory_id, now_ms)
         case Supersede():
@@ -301,6 +295,8 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
             )
         case Search() | Show():
             return run_read(snap, command, now_ms)
+        case Reverify():
+            return reverify(snap, command.observed, now_ms)
         case Batch(steps=steps):
             return _batch(snap, steps, now_ms)
 

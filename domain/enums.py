@@ -140,6 +140,8 @@ class EventType(StrEnum):
     MEMORY_RECALLED = "memory_recalled"
     #: the search index was missing, stale or unreadable and was built again from the store
     SEARCH_INDEX_REBUILT = "search_index_rebuilt"
+    #: re-verification against the cited code changed a memory's freshness (docs/decisions.md#d18)
+    MEMORY_FRESHNESS_CHANGED = "memory_freshness_changed"
 
 
 class Phase(StrEnum):
@@ -157,6 +159,7 @@ class Phase(StrEnum):
     LIFECYCLE = "lifecycle"
     PROJECTION = "projection"
     SEARCH = "search"
+    FRESHNESS = "freshness"
 
 
 class Outcome(StrEnum):
@@ -186,6 +189,8 @@ class Outcome(StrEnum):
     REBUILT = "rebuilt"
     REDACTED = "redacted"
     IMPORTED = "imported"
+    VERIFIED = "verified"
+    STALE = "stale"
 
 
 class RelationRole(StrEnum):
@@ -201,3 +206,21 @@ class RelationRole(StrEnum):
     RENDERED = "rendered"
     OMITTED = "omitted"
     REMOVED = "removed"
+
+
+class Volatility(StrEnum):
+    """How fast a memory may stop being true (docs/decisions.md#d18)."""
+
+    STABLE = "stable"
+    NORMAL = "normal"
+    VOLATILE = "volatile"
+
+
+class Grade(StrEnum):
+    """How far a memory can be trusted now (docs/decisions.md#d18): by the age of its last
+    verification against its volatility window, or past its hard expiry."""
+
+    FRESH = "fresh"
+    AGING = "aging"
+    STALE = "stale"
+    EXPIRED = "expired"

@@ -28,6 +28,7 @@ from domain.enums import (
     Phase,
     RelationRole,
     Scope,
+    Volatility,
 )
 from domain.limits import (
     LongTermLimits,
@@ -56,6 +57,20 @@ class _KeywordOnly(msgspec.StructMeta):
 class _Base(msgspec.Struct, metaclass=_KeywordOnly, frozen=True, omit_defaults=True, rename="camel"):
     """Shared struct configuration: immutable, keyword-only, camelCase JSON, defaults omitted.
     Subclasses declare fields only (their encoding is pinned by ``tests/test_model_encoding.py``)."""
+
+
+class Citation(_Base):
+    """A file a memory describes (docs/decisions.md#d18): a line span with the hash of its
+    whitespace-normalised text, or a whole file with the identifiers the memory names that occur in
+    it. ``path`` is relative to the workspace root. Neither hash nor identifiers: not yet read (the
+    first observation sets the baseline)."""
+
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+    span_hash: str | None = None
+    identifiers: tuple[str, ...] = ()
+    extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 
 class MemoryEntry(_Base):
@@ -99,6 +114,16 @@ class MemoryEntry(_Base):
     pinned: bool = False
     #: the short number of the memory in its store, shown as ``R12`` (docs/decisions.md#d16).
     short_id: int | None = None
+    #: freshness (docs/decisions.md#d18): ``None`` is the default of the type and text
+    volatility: Volatility | None = None
+    #: ms of the last confirmation that the memory is true; ``None``: when it was written
+    verified: int | float | None = None
+    #: ms after which the memory is expired (never rendered, kept stored)
+    valid_until: int | float | None = None
+    #: the code the memory describes, checked at each session start
+    cites: tuple[Citation, ...] | None = None
+    #: why re-verification marked the memory stale (the citation named); cleared by a verification
+    stale_reason: str | None = None
     extras: Extras = msgspec.field(default_factory=dict, name="__extras__")
 
 

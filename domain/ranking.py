@@ -14,6 +14,8 @@ import operator
 from collections.abc import Sequence
 
 from domain.caches import Caches, Ranking, StaticParts
+from domain.enums import Volatility
+from domain.freshness import STALE_RANK_FACTOR, WINDOW_DAYS, rank_factor, verified_ms, volatility_of
 from domain.limits import DAY_MS
 from domain.model import MemoryEntry
 from domain.retention import (
@@ -41,44 +43,60 @@ def retention_sort_key(
     code point."""
     created = parse_iso_ms(entry.created_at)
     created_key = -float(created) if created is not None else math.inf
-    return (-strength(entry, now_ms, dormancy, tuning), -source_priority(entry), created_key, entry.id)
+    value = strength(entry, now_ms, dormancy, tuning) * rank_factor(entry, now_ms)
+    return (-value, -source_priority(entry), created_key, entry.id)
 
 
 #: What the retention order needs of an entry that does not depend on ``now``: the entry, its
 #: retention start (``None`` when it must be worked out at ``now``), strength without the tuning's
-#: ``high`` importance factor, reinforcement count and whether it is of ``high`` importance (whose
-#: factors are the tuning's, docs/decisions.md#d20), and the tie-breakers of
-#: :func:`retention_sort_key` (source priority, ``createdAt``, id) negated as the sort wants them.
-#: Filed per entry object in the caller's cache (docs/decisions.md#d14): every normalisation and
-#: render sorts the whole store again, and the entries are the same frozen objects from one
-#: operation to the next.
+#: ``high`` importance factor, reinforcement count and volatility, whether it is of ``high``
+#: importance (whose factors are the tuning's, docs/decisions.md#d20), the tie-breakers of
+#: :func:`retention_sort_key` (source priority, ``createdAt``, id) negated as the sort wants them,
+#: and from when it ranks as stale (docs/decisions.md#d18). Filed per entry object in the caller's
+#: cache (docs/decisions.md#d14): every normalisation and render sorts the whole store again, and
+#: the entries are the same frozen objects from one operation to the next.
 def _static_parts(entry: MemoryEntry) -> StaticParts:
     clock = entry.retention_clock
     start = float(clock) if (type(clock) is int or type(clock) is float) and math.isfinite(clock) else None
     created = parse_iso_ms(entry.created_at)
+    volatility = volatility_of(entry)
     return (
         entry,
         start,
         base_strength(entry),
-        reinforcement_count(entry),
+        (reinforcement_count(entry), volatility),
         is_high_importance(entry),
         (-source_priority(entry), -float(created) if created is not None else math.inf, entry.id),
+        _stale_from(entry, volatility),
     )
 
 
-class _HalfLives(dict[int, float]):
-    """Half-life per reinforcement count under one tuning: ``base / factor ** min(count, cap)``, the
-    expression of :func:`half_life_days`, worked out once per count."""
+def _stale_from(entry: MemoryEntry, volatility: Volatility) -> float:
+    """From when ``entry`` ranks as stale (docs/decisions.md#d18): minus infinity when re-verification
+    marked it, infinity when it has no valid verification time, else its verification plus its
+    window. Expired entries are never ranked by the render."""
+    since = verified_ms(entry)
+    if entry.stale_reason:
+        return -math.inf
+    if since is None:
+        return math.inf
+    return since + WINDOW_DAYS[volatility] * DAY_MS
+
+
+class _HalfLives(dict[tuple[int, Volatility], float]):
+    """Half-life per reinforcement count and volatility under one tuning:
+    ``base x volatility factor / factor ** min(count, cap)``, the expression of
+    :func:`half_life_days`, worked out once per pair."""
 
     def __init__(self, tuning: Tuning) -> None:
         super().__init__()
         self.tuning = tuning
 
-    def __missing__(self, count: int) -> float:
+    def __missing__(self, key: tuple[int, Volatility]) -> float:
         tuning = self.tuning
-        value = self[count] = tuning.half_life_days / tuning.reinforcement_factor ** min(
-            count, tuning.reinforcement_cap
-        )
+        count, volatility = key
+        base = tuning.half_life_days * tuning.volatility_factors.get(volatility, 1.0)
+        value = self[key] = base / tuning.reinforcement_factor ** min(count, tuning.reinforcement_cap)
         return value
 
 
@@ -92,23 +110,29 @@ def _negative_powers(
     if any(p[4] for p in parts):  # ``high`` importance: the tuning's factors (docs/decisions.md#d20)
         factor, longer = tuning.high_importance_factor, tuning.high_importance_half_life
         terms = [
-            (start, base * factor, half_lives[count] * longer) if high else (start, base, half_lives[count])
-            for _, start, base, count, high, _ in parts
+            (start, base * factor, half_lives[key] * longer, stale_from)
+            if high
+            else (start, base, half_lives[key], stale_from)
+            for _, start, base, key, high, _, stale_from in parts
         ]
     else:
-        terms = [(start, base, half_lives[count]) for _, start, base, count, _, _ in parts]
+        terms = [
+            (start, base, half_lives[key], stale_from) for _, start, base, key, _, _, stale_from in parts
+        ]
     spans = dormancy.spans
     inf = math.inf
+    stale = STALE_RANK_FACTOR
     if not spans and None not in [t[0] for t in terms]:
         # the wall age max(0, now - start), of which nothing is dormant
         return [
-            -value if 0.0 < (value := initial * 2.0 ** (-(wall / DAY_MS) / life)) < inf else -0.0
-            for start, initial, life in terms
+            (-value if 0.0 < (value := initial * 2.0 ** (-(wall / DAY_MS) / life)) < inf else -0.0)
+            * (stale if now >= stale_from else 1.0)
+            for start, initial, life, stale_from in terms
             for wall in (now - start if now > start else 0.0,)  # type: ignore[operator]  # no start is None
         ]
     saved = dormancy.saved
     powers: list[float] = []
-    for (entry, *_), (start, initial, life) in zip(parts, terms, strict=True):
+    for (entry, *_), (start, initial, life, stale_from) in zip(parts, terms, strict=True):
         if start is None:
             start = retention_start_ms(entry, now)
         wall = now - start
@@ -126,7 +150,8 @@ def _negative_powers(
         else:
             age = (wall - saved * 0.0) / DAY_MS
         value = initial * 2.0 ** (-age / life)
-        powers.append(-value if 0.0 < value < inf else -0.0)  # max(0.0, value) when finite, else 0.0
+        power = -value if 0.0 < value < inf else -0.0  # max(0.0, value) when finite, else 0.0
+        powers.append(power * stale if now >= stale_from else power)
     return powers
 
 

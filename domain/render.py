@@ -40,6 +40,7 @@ from domain import evidence
 from domain.caches import Caches
 from domain.emitted import Emits, Emitted
 from domain.enums import SECTION_ORDER, MemoryStatus, MemoryType
+from domain.freshness import is_expired, stale_label
 from domain.limits import DAY_MS, LongTermLimits
 from domain.model import ArchiveMarker, EvidenceInput, MemoryEntry, WorkspaceStore
 from domain.pinning import split_pinned
@@ -65,6 +66,8 @@ class OmissionReason(StrEnum):
     GLOBAL_CAP = "global_cap"
     CHAR_BUDGET = "char_budget"
     EMPTY_BUDGET = "empty_render_budget"
+    #: past its ``valid_until`` (docs/decisions.md#d18)
+    EXPIRED = "expired"
 
 
 REASON_SUPERSEDED: Final = OmissionReason.SUPERSEDED
@@ -102,6 +105,7 @@ class Selection(msgspec.Struct, frozen=True):
     global_capped: tuple[MemoryEntry, ...]
     #: pinned entries within the pinned budget, in rank order: shown first, outside every cap
     pinned: tuple[MemoryEntry, ...] = ()
+    expired: tuple[MemoryEntry, ...] = ()  # past their valid_until: never shown (docs/decisions.md#d18)
 
 
 class RenderResult(Emits, frozen=True, kw_only=True, dict=True):
@@ -127,7 +131,8 @@ class RenderResult(Emits, frozen=True, kw_only=True, dict=True):
     @cached_property
     def losers(self) -> tuple[tuple[MemoryEntry, OmissionReason], ...]:
         """The selection losers with their reasons, in the order they were decided."""
-        found = [(e, REASON_TYPE_CAP) for e in self.selection.type_capped]
+        found = [(e, OmissionReason.EXPIRED) for e in self.selection.expired]
+        found.extend((e, REASON_TYPE_CAP) for e in self.selection.type_capped)
         found.extend((e, REASON_GLOBAL_CAP) for e in self.selection.global_capped)
         found.extend(self.budget_losers)
         return tuple(found)
@@ -169,13 +174,17 @@ def is_stale_marked(entry: MemoryEntry, now_ms: float) -> bool:
 
 
 def render_entry_line(entry: MemoryEntry, now_ms: int) -> str:
-    """``text[ Why: rationale][ [Nd old, verify]]`` (without the leading ``- ``).
+    """``text[ Why: rationale][ [Nd old, verify]]`` (without the leading ``- ``); a stale memory
+    (docs/decisions.md#d18) is marked ``[unverified N d]`` or with its reason instead.
 
     The text is cut to 260 and the rationale to 180 code points; line breaks become spaces."""
     line = single_line(truncate(entry.text, LongTermLimits.MAX_ENTRY_TEXT_CHARS))
     if entry.rationale:
         line += " Why: " + single_line(truncate(entry.rationale, LongTermLimits.MAX_RATIONALE_CHARS))
-    if is_stale_marked(entry, now_ms):
+    fresh_mark = stale_label(entry, now_ms)
+    if fresh_mark is not None:
+        line += " " + fresh_mark
+    elif is_stale_marked(entry, now_ms):
         line += f" [{age_days(entry, now_ms)}d old, verify]"
     return line
 
@@ -231,6 +240,7 @@ def _omission_events(
     # the losers of each reason, in the order the omission list gives them
     groups: list[tuple[OmissionReason, Sequence[MemoryEntry]]] = [
         (REASON_SUPERSEDED, superseded),
+        (OmissionReason.EXPIRED, selection.expired),
         (REASON_TYPE_CAP, selection.type_capped),
         (REASON_GLOBAL_CAP, selection.global_capped),
     ]
@@ -265,6 +275,9 @@ def select_candidates(
     apply the per-type caps, then the global cap (both from ``tuning``). The character budget is not
     applied here. ``caches``: the ranking's (docs/decisions.md#d14)."""
     active = [e for e in store.entries if e.status != MemoryStatus.SUPERSEDED]
+    expired = [e for e in active if e.valid_until is not None and is_expired(e, now_ms)]
+    if expired:
+        active = [e for e in active if not (e.valid_until is not None and is_expired(e, now_ms))]
     ranked = sort_by_retention(active, now_ms, dormancy_at(store, now_ms, tuning), tuning, caches)
     pinned, candidates = split_pinned(ranked) if any(e.pinned for e in active) else ([], ranked)
     caps = tuning.type_caps
@@ -288,7 +301,12 @@ def select_candidates(
                 break
     limit = tuning.global_cap
     return Selection(
-        tuple(ranked), tuple(capped[:limit]), tuple(type_capped), tuple(capped[limit:]), tuple(pinned)
+        tuple(ranked),
+        tuple(capped[:limit]),
+        tuple(type_capped),
+        tuple(capped[limit:]),
+        tuple(pinned),
+        tuple(expired),
     )
 
 

@@ -4,10 +4,10 @@ docs/decisions.md#d8).
 
     strength = initial x 2 ** (-effective_age_days / half_life_days)
     initial  = TYPE_FACTOR x SOURCE_FACTOR x USER_IMPORTANCE_FACTOR
-    half_life = 45 / 0.85 ** min(reinforcements, 6)  (x 2 for ``high`` importance)
+    half_life = 45 x VOLATILITY_FACTOR / 0.85 ** min(reinforcements, 6)  (x 2 for ``high`` importance)
 
 ``high`` importance weighs 2.0 (the reference: 1.5) and decays at half the speed (docs/decisions.md#d20),
-both numbers of the :class:`Tuning`.
+both numbers of the :class:`Tuning`; the volatility factor is docs/decisions.md#d18.
 
 Dormancy (docs/decisions.md#d3): while a workspace is unused for more than 14 days, time passes at
 a quarter of its speed for its memories. Closed dormant stretches are kept on the store
@@ -24,7 +24,8 @@ from typing import Final, NamedTuple
 import msgspec
 from msgspec.structs import replace
 
-from domain.enums import MemoryType
+from domain.enums import MemoryType, Volatility
+from domain.freshness import volatility_of
 from domain.limits import DAY_MS, HOUR_MS, RETENTION_TYPE_MAX, DormancyLimits, LongTermLimits
 from domain.model import DormantSpan, MemoryEntry, WorkspaceStore
 from domain.timeutil import iso_from_ms, parse_iso_ms, timestamp_ms, utc_day
@@ -40,6 +41,12 @@ USER_IMPORTANCE_FACTOR: Final[dict[str, float]] = {"low": 0.7, "normal": 1.0, "h
 #: ``high`` importance: its initial factor and how much longer its half-life is (docs/decisions.md#d20).
 HIGH_IMPORTANCE_FACTOR: Final = USER_IMPORTANCE_FACTOR["high"]
 HIGH_IMPORTANCE_HALF_LIFE: Final = 2.0
+#: The half-life per volatility (docs/decisions.md#d18): what may stop being true fades sooner.
+VOLATILITY_FACTOR: Final[dict[Volatility, float]] = {
+    Volatility.STABLE: 1.0,
+    Volatility.NORMAL: 1.0,
+    Volatility.VOLATILE: 0.5,
+}
 
 _DORMANT_AFTER_MS: Final = DormancyLimits.WORKSPACE_DORMANT_AFTER_DAYS * DAY_MS
 _DORMANT_SAVED: Final = 1.0 - DormancyLimits.DORMANT_DECAY_MULTIPLIER  # 0.75 of dormant time is forgiven
@@ -63,6 +70,9 @@ class Tuning(msgspec.Struct, frozen=True, kw_only=True):
     max_stored_active: int = LongTermLimits.MAX_STORED_ACTIVE
     high_importance_factor: float = HIGH_IMPORTANCE_FACTOR
     high_importance_half_life: float = HIGH_IMPORTANCE_HALF_LIFE
+    volatility_factors: dict[Volatility, float] = msgspec.field(
+        default_factory=lambda: dict(VOLATILITY_FACTOR)
+    )
 
     @property
     def dormant_after_ms(self) -> float:
@@ -99,10 +109,11 @@ def reinforcement_count(entry: MemoryEntry) -> int:
 
 
 def half_life_days(entry: MemoryEntry, tuning: Tuning = DEFAULT_TUNING) -> float:
-    """45 days, lengthened by 1/0.85 per reinforcement, counting at most 6, and doubled for ``high``
-    importance (by default)."""
+    """45 days times the volatility factor, lengthened by 1/0.85 per reinforcement, counting at most 6,
+    and doubled for ``high`` importance (by default)."""
     count = min(reinforcement_count(entry), tuning.reinforcement_cap)
-    days = tuning.half_life_days / tuning.reinforcement_factor**count
+    factor = tuning.volatility_factors.get(volatility_of(entry), 1.0)
+    days = tuning.half_life_days * factor / tuning.reinforcement_factor**count
     return days * tuning.high_importance_half_life if is_high_importance(entry) else days
 
 

@@ -25,7 +25,7 @@ from typing import Final
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from domain.enums import Importance, MemorySource, MemoryStatus, MemoryType
+from domain.enums import Importance, MemorySource, MemoryStatus, MemoryType, Volatility
 from domain.ids import memory_id
 from domain.limits import DAY_MS, HOUR_MS
 from domain.model import DormantSpan, MemoryEntry, WorkspaceStore
@@ -174,6 +174,11 @@ def entries(
         pending_owner_session_id=draw(st.sampled_from((None, None, *SESSIONS))),
         last_rendered_at=draw(st.one_of(st.none(), st.integers(now_ms - 90 * DAY_MS, now_ms))),
         tags=draw(st.sampled_from((None, ("ops",)))),
+        # freshness (docs/decisions.md#d18): mostly absent, as in stores written before it
+        volatility=draw(st.sampled_from((None, None, None, *Volatility))),
+        verified=draw(st.one_of(st.none(), st.none(), st.integers(now_ms - 400 * DAY_MS, now_ms))),
+        valid_until=draw(st.sampled_from((None, None, None, None, now_ms - DAY_MS, now_ms + DAY_MS))),
+        stale_reason=draw(st.sampled_from((None, None, None, "code changed since verified: src/a.py"))),
     )
 
 

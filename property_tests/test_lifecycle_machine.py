@@ -51,6 +51,7 @@ from domain.diagnostics import DiagInput, coverage_class, inspect, terminal_reas
 from domain.enums import EventType, MemoryStatus, MemoryType
 from domain.evidence_records import build_record
 from domain.extraction import extract_explicit, parse_compaction_candidates
+from domain.freshness import rank_factor
 from domain.keys import exact_key, identity_key, key_hash
 from domain.limits import (
     DAY_MS,
@@ -665,7 +666,9 @@ class LifecycleMachine(RuleBasedStateMachine):
                 assert o.reason in ("superseded", "archived"), o
         dormancy = dormancy_at(store, at)
         for type_ in MemoryType:
-            section = [strength(e, at, dormancy) for e in result.rendered if e.type is type_]
+            # strongest first by the ranking's strength: a stale memory ranks at half (docs/decisions.md#d18)
+            shown_of_type = [e for e in result.rendered if e.type is type_]
+            section = [strength(e, at, dormancy) * rank_factor(e, at) for e in shown_of_type]
             assert all(a >= b for a, b in pairwise(section)), (type_, section)
 
 

@@ -49,4 +49,6 @@ def test_a_pinned_memory_is_rendered_after_any_days_of_decay(
         assert pinned.pinned and pinned.status is MemoryStatus.ACTIVE
         block = render_workspace_block(memories, now, tuning)
         assert block.rendered[0] is pinned
-        assert block.text.splitlines()[1:3] == [PINNED_SECTION, f"- {PINNED_TEXT}"]
+        section, line = block.text.splitlines()[1:3]
+        # the line may carry its freshness (docs/decisions.md#d18): pinned is not verified
+        assert section == PINNED_SECTION and line.startswith(f"- {PINNED_TEXT}")

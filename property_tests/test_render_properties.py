@@ -10,6 +10,7 @@ from msgspec.structs import replace
 
 from domain.consolidation import normalize_store
 from domain.enums import SECTION_ORDER, EventType, Importance, MemorySource, MemoryStatus, MemoryType
+from domain.freshness import rank_factor
 from domain.limits import DAY_MS, RETENTION_TYPE_MAX
 from domain.model import ArchiveMarker, DormantSpan, MemoryEntry, StoreLimits, WorkspaceStore
 from domain.render import RENDER_HEADER, number_block, render_entry_line, render_workspace_block
@@ -19,7 +20,15 @@ from property_tests.store_strategies import entry_lists, stores as realistic_sto
 from tests.support.builders import memory, store
 
 NOW = 1_780_000_000_000  # 2026-05-28
-REASONS = {"superseded", "archived", "type_cap", "global_cap", "char_budget", "empty_render_budget"}
+REASONS = {
+    "superseded",
+    "archived",
+    "type_cap",
+    "global_cap",
+    "char_budget",
+    "empty_render_budget",
+    "expired",
+}
 
 words = st.sampled_from(
     [
@@ -171,10 +180,13 @@ def test_shape_and_accounting_on_realistic_normalised_stores(store: WorkspaceSto
 
 @given(stores())
 def test_sections_are_strongest_first(store: WorkspaceStore) -> None:
+    """Strongest first by the ranking's strength: a stale memory ranks lower (docs/decisions.md#d18)."""
     result = render_workspace_block(store, NOW)
     dormancy = dormancy_at(store, NOW)
     for type_ in SECTION_ORDER:
-        values = [strength(e, NOW, dormancy) for e in result.rendered if e.type == type_]
+        values = [
+            strength(e, NOW, dormancy) * rank_factor(e, NOW) for e in result.rendered if e.type == type_
+        ]
         assert values == sorted(values, reverse=True)
 
 

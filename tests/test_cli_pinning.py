@@ -62,7 +62,7 @@ def test_pin_unpin_and_the_budget_at_the_command_line(cli: Cli) -> None:
     assert unknown.code == 3 and "no active memory with id mem_none" in unknown.err
     rows = {m["id"]: m.get("pinned", False) for m in cli.memories()}
     assert [rows[i] for i in (*pinned, fifth, sixth)] == [False, True, True, True, True, False]
-    assert " pinned  " in cli.ok("list").out
+    assert " pinned " in cli.ok("list").out
 
 
 def test_health_shows_the_pinned_budget(cli: Cli) -> None:
@@ -91,4 +91,4 @@ def test_the_api_pins_and_forces(tmp_path: Path) -> None:
     assert pinning.outcome == "pinned" and pinning.budget.startswith("2/5 memories")
     assert [p.split(":")[0] for p in pinning.pinned] == [kept.id, other.id]
     assert memory.unpin(other.id).outcome == "unpinned"
-    assert memory.block().text.splitlines()[1:3] == ["pinned:", f"- {FACTS[0]}"]
+    assert memory.block().text.splitlines()[1:3] == ["pinned:", f"- [R1] {FACTS[0]}"]

@@ -216,7 +216,7 @@ def test_health_full_layout_and_redaction() -> None:
     assert "Archived memories: 0" in out
     assert "Pending journal:\n  total: 2\n  retryable: 2\n  near retry limit: 1\n  by source:\n" in out
     assert "    explicit: 1\n    manual: 1\n    compaction: 0" in out
-    assert "  stale-marked: 0\n  older than 30d: 1\n  older than 90d: 1" in out
+    assert "  stale-marked: 0\n  freshness: fresh 3, aging 0, stale 0, expired 0\n  older than 30d: 1" in out
     assert "Active memories failing offline quality checks:" in out
     assert '  - [feedback] reasons=progress_snapshot,bad_feedback "Wave 2 completed successfully"' in out
     assert "Config lives in <path>" in out
@@ -511,6 +511,7 @@ def test_explain_one_memory_by_id() -> None:
         "Workspace memory explainability\n\n"
         "Memory mem-pending-retry: pending_retry\n"
         "- strength=1.250, type=project, source=compaction\n"
+        "- freshness: fresh, normal, verified 0 d ago\n"
         "- reasons: retryable_capacity_rejection, capacity_rejected\n"
         "- evidence: (none)"
     )
@@ -640,7 +641,7 @@ def test_the_diagnostic_vocabularies_keep_their_codes() -> None:
     """Renaming a member is a type error; its code, what the reports print, stays as it is."""
     pinned: dict[type[StrEnum], str] = {
         DiagnosticStatus: "rendered omitted_superseded omitted_type_cap omitted_global_cap"
-        " omitted_char_budget omitted_archived omitted_absorbed_duplicate pending_retry"
+        " omitted_char_budget omitted_archived omitted_absorbed_duplicate omitted_expired pending_retry"
         " pending_rejected_capacity quarantined_corrupt_store unknown",
         CoverageClass: "full_lifecycle render_only no_evidence historical_absent_with_reason"
         " historical_absent_unknown_reason",

@@ -40,7 +40,11 @@ async def _session_run(home: Path, project: Path) -> dict[str, Any]:
     seen: dict[str, Any] = {}
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        seen["tools"] = {t.name for t in (await session.list_tools()).tools}
+        tools = (await session.list_tools()).tools
+        seen["tools"] = {t.name for t in tools}
+        seen["remember_params"] = set(
+            next(t for t in tools if t.name == "remember").input_schema["properties"]
+        )
 
         kept = await session.call_tool(
             "remember", {"text": "Deploy with blue-green switching", "type": "project"}
@@ -104,6 +108,7 @@ def test_the_mcp_server_through_the_sdk_client(tmp_path: Path) -> None:
     seen = anyio.run(_session_run, home, project)
 
     assert seen["tools"] >= TOOLS
+    assert {"volatility", "valid_until", "cite"} <= seen["remember_params"]  # docs/decisions.md#d18
     assert seen["kept"]["outcome"] == "promoted"
     assert seen["refused"][0] and "prompt_injection" in seen["refused"][1]
     assert seen["bad_type"][0] and "unknown memory type" in seen["bad_type"][1]

@@ -114,11 +114,13 @@ def test_a_pinned_memory_is_shown_first_outside_the_caps() -> None:
     crowded = _crowded(400.0)
     result = render_workspace_block(crowded, NOW)
     lines = result.text.splitlines()
-    assert lines[1] == PINNED_SECTION and lines[2] == "- Old decision: keep the monorepo layout"
+    assert lines[1] == PINNED_SECTION and lines[2].startswith("- Old decision: keep the monorepo layout")
     assert result.rendered[0].id == "weak"
     assert sum(1 for e in result.rendered if e.type is MemoryType.DECISION and not e.pinned) == 10
     numbered = number_block(result, NOW).splitlines()
-    assert numbered[1:3] == [PINNED_SECTION, "- [M1] Old decision: keep the monorepo layout"]
+    assert numbered[1] == PINNED_SECTION and numbered[2].startswith(
+        "- [M1] Old decision: keep the monorepo layout"
+    )
     unpinned = store(*(replace(e, pinned=False) for e in crowded.entries))
     assert "weak" not in {e.id for e in render_workspace_block(unpinned, NOW).rendered}  # without the pin
 

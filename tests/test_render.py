@@ -283,9 +283,9 @@ def test_stale_marker_rules() -> None:
     assert render_entry_line(mem("a", "T", age_days=50, stale_after_days=45), NOW) == "T [50d old, verify]"
     # equal age is not stale; the age is floored wall-clock days of createdAt
     assert render_entry_line(mem("a", "T", age_days=45.9, stale_after_days=45), NOW) == "T"
-    # staleAfterDays 0 or missing -> never marked
-    assert render_entry_line(mem("a", "T", age_days=500, stale_after_days=0), NOW) == "T"
-    assert render_entry_line(mem("a", "T", age_days=500), NOW) == "T"
+    # staleAfterDays 0 or missing -> never marked (verified recently: no freshness mark either)
+    assert render_entry_line(mem("a", "T", age_days=500, stale_after_days=0, verified=NOW), NOW) == "T"
+    assert render_entry_line(mem("a", "T", age_days=500, verified=NOW), NOW) == "T"
     # invalid createdAt -> no marker
     assert render_entry_line(mem("a", "T", stale_after_days=1, created_at="garbage"), NOW) == "T"
 
@@ -314,8 +314,10 @@ def test_line_breaks_inside_a_memory_cannot_break_the_block_structure() -> None:
 def test_dormancy_applies_at_render_d3_fixes_b1() -> None:
     """docs/decisions.md#s1: the reference renders after resetting lastActivityAt, so dormancy never
     reaches the prompt. Here the open dormant stretch (and recorded spans) count at render time."""
-    explicit_old = mem("r-explicit-old", "Old explicit reference", "reference", "explicit", age_days=90)
-    recent = mem("r-recent", "Recent compaction reference", "reference", age_days=20)
+    explicit_old = mem(
+        "r-explicit-old", "Old explicit reference", "reference", "explicit", age_days=90, verified=NOW
+    )
+    recent = mem("r-recent", "Recent compaction reference", "reference", age_days=20, verified=NOW)
     # Without dormancy: 2.0 * 2^(-90/45) = 0.5 < 2^(-20/45) = 0.735.
     awake = render_workspace_block(store_of([explicit_old, recent]), NOW)
     assert [e.id for e in awake.rendered] == ["r-recent", "r-explicit-old"]

@@ -88,6 +88,9 @@ def remember(args: argparse.Namespace) -> int:
         scope=getattr(args, "scope", None),
         pin=getattr(args, "pin", False),
         force=getattr(args, "force", False),
+        volatility=getattr(args, "volatility", None),
+        valid_until=getattr(args, "valid_until", None),
+        cite=getattr(args, "cite", None) or (),
     )
     rejected = result.outcome == "rejected"
     unpinned = "pin_budget_full" in result.reasons

@@ -68,7 +68,7 @@ def list_memories(args: argparse.Namespace) -> int:
         status += " pinned" if r.pinned else ""
         write(
             f"{r.id} [{r.type}] {r.source} strength={r.strength:.3f} "
-            f"rendered={shown}{status}  {one_line(r.text)}"
+            f"rendered={shown}{status} grade={r.grade}  {one_line(r.text)}"
         )
     for e in pending:
         owner = f"session {e.pending_owner_session_id}" if e.pending_owner_session_id else "no session"

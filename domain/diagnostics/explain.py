@@ -55,6 +55,8 @@ def format_explain(src: DiagInput, now_ms: int, memory_id: str | None = None) ->
         refs = [f"{by_id[i].event_id} {by_id[i].type}" if i in by_id else i for i in row.evidence_event_ids]
         out.append(f"Memory {row.id}: {row.status}")
         out.append(f"- strength={shown_strength}, type={row.type}, source={row.source}")
+        if row.freshness is not None:
+            out.append(f"- freshness: {row.freshness}")
         out.append(f"- reasons: {', '.join(row.reason_codes) if row.reason_codes else '(none)'}")
         out.append(f"- evidence: {', '.join(refs) if refs else '(none)'}")
         out.append("")

@@ -25,7 +25,8 @@ from domain.diagnostics.common import (
 )
 from domain.diagnostics.snapshot import MemoryRow, Ranked, RecentEvent, build_snapshot
 from domain.diagnostics.status import promotion_limit
-from domain.enums import EventType, Importance, MemorySource, MemoryStatus
+from domain.enums import EventType, Grade, Importance, MemorySource, MemoryStatus
+from domain.freshness import grade
 from domain.ids import hash16
 from domain.limits import DAY_MS, RETENTION_TYPE_MAX, DormancyLimits, LongTermLimits
 from domain.model import WorkspaceStore
@@ -176,6 +177,8 @@ class HealthReport(msgspec.Struct, frozen=True, kw_only=True):
     compactions_without_summary: int = 0
     hook_failures: int = 0
     pinned: str = ""  # the pinned memories against their budget (docs/decisions.md#d20)
+    #: active memories per freshness grade (docs/decisions.md#d18)
+    grades: tuple[tuple[str, int], ...] = ()
 
 
 def _ratio(part: int, whole: int) -> float:
@@ -248,6 +251,7 @@ def health_report(src: DiagInput, now_ms: int) -> HealthReport:
             1 for o in snap.render.omitted if o.reason in (REASON_CHAR_BUDGET, REASON_EMPTY_BUDGET)
         ),
         stale_marked=stale,
+        grades=tuple((g.value, sum(1 for e in active if grade(e, now_ms) is g)) for g in Grade),
         older_than_30d=sum(1 for d in ages if (d or 0) > 30),
         older_than_90d=sum(1 for d in ages if (d or 0) > 90),
         last_activity_at=last_activity,
@@ -340,6 +344,7 @@ def format_health(
     if verbose:
         out += ["", "Age:"]
         out.append(f"  stale-marked: {r.stale_marked}")
+        out.append("  freshness: " + ", ".join(f"{name} {count}" for name, count in r.grades))
         out.append(f"  older than 30d: {r.older_than_30d}")
         out.append(f"  older than 90d: {r.older_than_90d}")
         out.append("")

@@ -28,6 +28,7 @@ from domain.diagnostics.status import (
 )
 from domain.enums import EventType, MemoryStatus, Outcome
 from domain.evidence import SELECTED_REASONS
+from domain.freshness import describe
 from domain.model import EvidenceEvent, MemoryEntry, WorkspaceStore
 from domain.render import (
     REASON_SUPERSEDED,
@@ -53,6 +54,8 @@ class MemoryRow(msgspec.Struct, frozen=True, kw_only=True):
     reason_codes: tuple[str, ...] = ()
     text_preview: str | None = None
     evidence_event_ids: tuple[str, ...] = ()
+    #: grade, volatility, age of the last verification, expiry, stale reason (docs/decisions.md#d18)
+    freshness: str | None = None
 
 
 class RecentEvent(msgspec.Struct, frozen=True, kw_only=True):
@@ -136,6 +139,7 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
             reason_codes=unique((*implied, *codes)),
             text_preview=shorten(clean_text(entry.text)),
             evidence_event_ids=ids,
+            freshness=describe(entry, now_ms),
         )
 
     for entry in store.entries:

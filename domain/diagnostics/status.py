@@ -17,6 +17,7 @@ from domain.render import (
     REASON_GLOBAL_CAP,
     REASON_SUPERSEDED,
     REASON_TYPE_CAP,
+    OmissionReason,
 )
 
 
@@ -31,6 +32,8 @@ class DiagnosticStatus(StrEnum):
     OMITTED_CHAR_BUDGET = "omitted_char_budget"
     OMITTED_ARCHIVED = "omitted_archived"
     OMITTED_ABSORBED_DUPLICATE = "omitted_absorbed_duplicate"
+    #: past its valid_until (docs/decisions.md#d18)
+    OMITTED_EXPIRED = "omitted_expired"
     PENDING_RETRY = "pending_retry"
     PENDING_REJECTED_CAPACITY = "pending_rejected_capacity"
     QUARANTINED_CORRUPT_STORE = "quarantined_corrupt_store"
@@ -47,6 +50,7 @@ _OMISSION_STATUS: Final[dict[str | None, DiagnosticStatus]] = {
     REASON_TYPE_CAP: DiagnosticStatus.OMITTED_TYPE_CAP,
     REASON_GLOBAL_CAP: DiagnosticStatus.OMITTED_GLOBAL_CAP,
     REASON_ARCHIVED: DiagnosticStatus.OMITTED_ARCHIVED,
+    OmissionReason.EXPIRED: DiagnosticStatus.OMITTED_EXPIRED,
 }
 
 
@@ -63,6 +67,7 @@ _STATUS_REASONS: Final[dict[str, tuple[str, ...]]] = {
     DiagnosticStatus.OMITTED_GLOBAL_CAP: (REASON_GLOBAL_CAP,),
     DiagnosticStatus.OMITTED_ARCHIVED: (REASON_ARCHIVED,),
     DiagnosticStatus.OMITTED_ABSORBED_DUPLICATE: ("absorbed_duplicate",),
+    DiagnosticStatus.OMITTED_EXPIRED: (OmissionReason.EXPIRED.value,),
     DiagnosticStatus.PENDING_RETRY: ("retryable_capacity_rejection",),
     DiagnosticStatus.PENDING_REJECTED_CAPACITY: ("capacity_rejected", "max_attempts_reached"),
     DiagnosticStatus.QUARANTINED_CORRUPT_STORE: ("invalid_json",),

@@ -41,6 +41,9 @@ class Explained(msgspec.Struct, frozen=True, kw_only=True):
     outranked_by: tuple[Outranker, ...] = ()
     actions: tuple[str, ...] = ()
     forgotten_on: str | None = None
+    #: how fresh the memory is when it is not fresh (docs/decisions.md#d18): grade, volatility,
+    #: when it was last verified, and why it is stale
+    freshness: str | None = None
 
 
 def _date(iso: str | None) -> str:
@@ -201,12 +204,21 @@ def explain_all(
     nothing knows it). Texts are cleaned for display unless ``raw``."""
     snap = build_snapshot(src, now_ms)
     ids = [memory_id] if memory_id is not None else [row.id for row in snap.memories]
+    fresh = {row.id: row.freshness for row in snap.memories}
     found = (explain_memory(snap, i, raw=raw) for i in ids)
     return tuple(
-        replace(item, text=clean_text(item.text, raw)) if item.text is not None else item
+        replace(
+            item,
+            text=clean_text(item.text, raw) if item.text is not None else None,
+            freshness=_unless_fresh(fresh.get(item.id)),
+        )
         for item in found
         if item is not None
     )
+
+
+def _unless_fresh(freshness: str | None) -> str | None:
+    return None if freshness is None or freshness.startswith("fresh,") else freshness
 
 
 def explain_memory(snap: DiagSnapshot, memory_id: str, *, raw: bool = False) -> Explained | None:
@@ -243,6 +255,8 @@ def explain_memory(snap: DiagSnapshot, memory_id: str, *, raw: bool = False) -> 
 def format_explained(item: Explained) -> str:
     """``Memory ID: <sentence>`` and what the user can do, one line each."""
     lines = [f"Memory {item.id}: {item.sentence}"]
+    if item.freshness is not None:
+        lines.append(f"  - freshness: {item.freshness}")
     lines.extend(f"  - {action}" for action in item.actions)
     return "\n".join(lines)
 
@@ -261,4 +275,5 @@ def explained_json(item: Explained) -> dict[str, Any]:
         "outrankedBy": built["outranked_by"],
         "actions": list(item.actions),
         "forgottenOn": item.forgotten_on,
+        "freshness": item.freshness,
     }

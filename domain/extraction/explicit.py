@@ -22,8 +22,10 @@ from domain.extraction.triggers import (
     NEGATION_LEAD,
     PINNED_PATTERN,
     is_bare_hedge,
+    until_body,
     user_scope_body,
 )
+from domain.freshness import parse_until
 from domain.jsregex import LINE_TERMINATORS
 from domain.model import EvidenceInput, MemoryEntry
 from domain.text import collapse_whitespace, js_trim, lazy_compile
@@ -183,6 +185,10 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
         everywhere = user_scope_body(body)
         if everywhere is not None:
             body = js_trim(everywhere)
+        bounded = until_body(body)
+        until = parse_until(bounded[1]) if bounded is not None else None
+        if bounded is not None and until is not None:
+            body = js_trim(bounded[0])
         if body and DEFERRAL.fullmatch(body):
             events.append(_ignored(ExtractionReason.DEFERRAL, body))
             continue
@@ -210,6 +216,8 @@ def extract_explicit(text: str, now_ms: int, *, id_seed: str = "") -> Extraction
                     entry = msgspec.structs.replace(entry, scope=Scope.USER)
                 if match.pattern == PINNED_PATTERN:  # "always remember: …" (docs/decisions.md#d20)
                     entry = msgspec.structs.replace(entry, pinned=True)
+                if until is not None:
+                    entry = msgspec.structs.replace(entry, valid_until=until)
                 entries.append(entry)
                 events.append(evidence.explicit_detected(entry, ExtractionReason.EXPLICIT_TRIGGER_MATCHED))
     return ExtractionResult(entries=tuple(entries), events=tuple(events))

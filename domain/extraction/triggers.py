@@ -200,3 +200,26 @@ def user_scope_body(body: str) -> str | None:
     """``body`` without its "for all projects" lead, or ``None`` when it has none."""
     found = USER_SCOPE_LEAD.match(body)
     return body[found.end() :] if found is not None and found.end() < len(body) else None
+
+
+#: A request's body that starts with a time bound ("remember until 2027-03-01: …", "记住：2027-03-01之前
+#: …", "覚えて：2027-03-01まで …", "기억해: 2027-03-01까지 …") sets the memory's ``valid_until``
+#: (docs/decisions.md#d18); the lead is not part of the memory. Only an ISO date is unambiguous.
+UNTIL_LEAD: Final = lazy_compile(
+    "(?:"
+    f"(?:valid[{HS}]+)?(?:until|till|through|thru)[{HS}]+(?P<en>\\d{{4}}-\\d{{2}}-\\d{{2}}){WORD_END}"
+    "|(?:直到|到)?(?P<zh>\\d{4}-\\d{2}-\\d{2})(?:之前|以前|前|为止|為止)"
+    "|(?P<ja>\\d{4}-\\d{2}-\\d{2})(?:まで)"
+    "|(?P<ko>\\d{4}-\\d{2}-\\d{2})(?:까지)"
+    f")[{HS}]*[:：,，、-]?[{HS}]*",
+    re.IGNORECASE,
+)
+
+
+def until_body(body: str) -> tuple[str, str] | None:
+    """``body`` without its time-bound lead and the date it names, or ``None`` when it has none."""
+    found = UNTIL_LEAD.match(body)
+    if found is None or found.end() >= len(body):
+        return None
+    date = found.group("en") or found.group("zh") or found.group("ja") or found.group("ko")
+    return body[found.end() :], date

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Protocol
 
 from msgspec.structs import replace
 from returns.result import Failure, Success
@@ -11,10 +11,11 @@ from returns.result import Failure, Success
 from domain import evidence
 from domain.consolidation import normalize_store
 from domain.emitted import events
-from domain.enums import Importance, MemorySource, MemoryStatus, MemoryType, Scope
+from domain.enums import Importance, MemorySource, MemoryStatus, MemoryType, Scope, Volatility
+from domain.freshness import confirmed, with_freshness
 from domain.ids import memory_id
 from domain.keys import exact_key, key_hash
-from domain.model import MemoryEntry
+from domain.model import Citation, MemoryEntry
 from domain.operations.pinning import set_pinned
 from domain.operations.supersession import (
     link_replacement,
@@ -37,6 +38,27 @@ _OUTCOME: Final[dict[PromotionClass, CommandOutcome]] = {
 }
 
 
+class RememberOptions(Protocol):
+    """What a ``remember`` command may say beside its text (``domain.commands.Remember``)."""
+
+    @property
+    def importance(self) -> Importance | None: ...
+    @property
+    def rationale(self) -> str | None: ...
+    @property
+    def scope(self) -> Scope | None: ...
+    @property
+    def volatility(self) -> Volatility | None: ...
+    @property
+    def valid_until(self) -> int | None: ...
+    @property
+    def cites(self) -> tuple[Citation, ...]: ...
+    @property
+    def pin(self) -> bool: ...
+    @property
+    def force(self) -> bool: ...
+
+
 @operation
 def remember(
     snap: Snapshot,
@@ -49,13 +71,18 @@ def remember(
     scope: Scope | None = None,
     pin: bool = False,
     force: bool = False,
+    options: RememberOptions | None = None,
 ) -> OpResult:
     """A manual memory (source ``manual``): through the safety gate, its length and quality rules
     included, then straight into promotion. ``force`` keeps a memory those rules refuse, with a
     ``memory_gate_overridden`` event; ``pin`` pins it when the pinned budget has room
     (docs/decisions.md#d20). A rationale is shown in every future prompt too, so it passes the same
     injection check. A ``scope`` named here is the memory's, also when it was stored already
-    (docs/decisions.md#d17)."""
+    (docs/decisions.md#d17). ``options`` (a command) says all of that and the memory's freshness
+    (docs/decisions.md#d18); a memory remembered again is verified now."""
+    if options is not None:
+        importance, rationale, scope = options.importance, options.rationale, options.scope
+        pin, force = options.pin, options.force
     gated = admit(type_, text, source=MemorySource.MANUAL, quality=True)
     overridden: tuple[str, ...] = ()
     if force and isinstance(gated, Failure) and _quality_only(gated.failure()):
@@ -92,6 +119,8 @@ def remember(
         stale_after_days=_stale_after_days(type_),
         scope=stored_scope(type_, scope),
     )
+    if options is not None:
+        entry = with_freshness(entry, options.volatility, options.valid_until, options.cites)
     result = promote(
         snap.store,
         snap.journal,
@@ -111,6 +140,10 @@ def remember(
         rescoped = replace(survivor, scope=stored_scope(survivor.type, scope))
         store = replace(store, entries=tuple(rescoped if e is survivor else e for e in store.entries))
         survivor = rescoped
+    if survivor is not None and survivor.id != entry.id and options is not None:
+        again = confirmed(survivor, now_ms, options.volatility, options.valid_until, options.cites)
+        store = replace(store, entries=tuple(again if e is survivor else e for e in store.entries))
+        survivor = again
     emitted = result.emitted
     if overridden and survivor is not None:
         emitted += events((evidence.gate_overridden(survivor, overridden),))

@@ -15,7 +15,7 @@ import msgspec
 
 from domain.enums import MemoryStatus
 from domain.model import WorkspaceStore
-from domain.render import RENDER_HEADER, RenderResult, render_entry_line
+from domain.render import PINNED_SECTION, RENDER_HEADER, RenderResult, render_entry_line
 from domain.search.shortids import label, numbering
 
 
@@ -48,11 +48,13 @@ def tagged_block(result: RenderResult, store: WorkspaceStore, now_ms: int) -> st
     numbers = numbering(store)
     known = result.lines if result.at_ms == now_ms and len(result.lines) == len(result.rendered) else None
     lines = [RENDER_HEADER]
-    current = None
+    current: str | None = None
+    pinned = {id(e) for e in result.selection.pinned}
     for position, entry in enumerate(result.rendered):
-        if entry.type != current:
-            current = entry.type
-            lines.append(f"{entry.type.value}:")
+        title = PINNED_SECTION if id(entry) in pinned else f"{entry.type.value}:"
+        if title != current:  # the sections of the block: pinned first (docs/decisions.md#d20)
+            current = title
+            lines.append(title)
         body = known[position] if known is not None else render_entry_line(entry, now_ms)
         number = numbers.get(entry.id)
         lines.append(f"- [{label(number)}] {body}" if number is not None else f"- {body}")

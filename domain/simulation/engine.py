@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Final
+from typing import Final, NamedTuple
 
 import msgspec
 
-from domain.enums import MemoryStatus
+from domain.enums import Grade, MemoryStatus
+from domain.freshness import grade, is_expired
 from domain.limits import DAY_MS
 from domain.model import MemoryEntry, PendingJournal, WorkspaceStore
 from domain.render import render_workspace_block
 from domain.retention import dormancy_at, strength
-from domain.simulation import texts
+from domain.simulation import freshness as sim_freshness, texts
 from domain.simulation.rng import stream
 from domain.simulation.scenario import Scenario
 from domain.simulation.session import FactSource, run_session, sessions_on
@@ -60,10 +61,15 @@ class Tally(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class DayStat(Tally, frozen=True, kw_only=True):
-    """One day, measured at its end (the block a session opening then would see)."""
+    """One day, measured at its end (the block a session opening then would see): also its rendered
+    memories that are stale, its active memories that are expired, and the mean strength of its
+    rendered memories (docs/decisions.md#d18)."""
 
     day: int  # 1 for the end of the first day
     date: str
+    stale_rendered: int = 0
+    expired: int = 0
+    rendered_strength: float = 0.0
 
 
 class MemoryTrack(msgspec.Struct, kw_only=True):
@@ -93,6 +99,8 @@ class SimRun(msgspec.Struct, frozen=True, kw_only=True):
     reinforcement: dict[str, int]
     checkpoints: dict[str, tuple[str, ...]]
     final_store: WorkspaceStore
+    #: memories reinforced because a session used them (docs/simulation.md, "Freshness")
+    use_reinforcements: int = 0
     strengths: dict[str, tuple[float | None, ...]] = msgspec.field(default_factory=dict)
     thresholds: tuple[float | None, ...] = ()
 
@@ -102,13 +110,31 @@ class SimRun(msgspec.Struct, frozen=True, kw_only=True):
 # ---------------------------------------------------------------------------------------------
 
 
+class _Fresh(NamedTuple):
+    stale_rendered: int
+    expired: int
+    rendered_strength: float
+
+
+def _freshness(
+    ws: Workspace, rendered: tuple[MemoryEntry, ...], active: list[MemoryEntry], at_ms: int
+) -> _Fresh:
+    dormancy = dormancy_at(ws.store, at_ms, ws.tuning)
+    powers = [strength(e, at_ms, dormancy, ws.tuning) for e in rendered]
+    return _Fresh(
+        sum(1 for e in rendered if grade(e, at_ms) is Grade.STALE),
+        sum(1 for e in active if e.valid_until is not None and is_expired(e, at_ms)),
+        round(sum(powers) / len(powers), 3) if powers else 0.0,
+    )
+
+
 def _probe(
     ws: Workspace,
     day: int,
     at_ms: int,
     tracks: dict[str, MemoryTrack],
     trace: dict[str, list[float | None]] | None,
-) -> tuple[list[str], int, dict[str, int]]:
+) -> tuple[list[str], int, dict[str, int], _Fresh]:
     """Render the block at ``at_ms`` without changing anything; update the memory tracks."""
     result = render_workspace_block(ws.store, at_ms, ws.tuning, ws.caches)
     active = [e for e in ws.store.entries if e.status is not MemoryStatus.SUPERSEDED]
@@ -139,7 +165,7 @@ def _probe(
         for series in trace.values():
             if len(series) < day:
                 series.append(None)
-    return ids, len(result.text), by_type
+    return ids, len(result.text), by_type, _freshness(ws, result.rendered, active, at_ms)
 
 
 def simulate(
@@ -173,6 +199,8 @@ def simulate(
     for index in range(scenario.days):
         today = first + dt.timedelta(days=index)
         day_ms = begin_ms + index * DAY_MS
+        if index % 7 == 0:
+            sim_freshness.churn(ws, scenario.freshness, scenario.seed, index // 7)
         sessions = sessions_on(scenario, today)
         day_minutes = (24 - pattern.first_session_hour) * 60
         spacing = min(pattern.session_minutes + 10, day_minutes // max(1, sessions))
@@ -193,7 +221,7 @@ def simulate(
             if previous_block is not None:
                 churn.append(len(set(shown).symmetric_difference(previous_block)))
             previous_block = shown
-        ids, chars, by_type = _probe(ws, index + 1, day_ms + DAY_MS, tracks, strengths)
+        ids, chars, by_type, fresh = _probe(ws, index + 1, day_ms + DAY_MS, tracks, strengths)
         if trace:
             rendered_strengths = [
                 value for memory_id in ids if strengths and (value := strengths[memory_id][-1]) is not None
@@ -217,6 +245,9 @@ def simulate(
                 candidates=offered,
                 rejected_total=ws.rejected_total,
                 rejected=dict(sorted(ws.rejected.items())),
+                stale_rendered=fresh.stale_rendered,
+                expired=fresh.expired,
+                rendered_strength=fresh.rendered_strength,
             )
         )
         previous_probe = current
@@ -237,6 +268,7 @@ def simulate(
         reinforcement=dict(sorted(reinforcement.items(), key=lambda kv: int(kv[0]))),
         checkpoints=checkpoints,
         final_store=ws.store,
+        use_reinforcements=ws.use_reinforcements,
         strengths={k: tuple(v) for k, v in (strengths or {}).items()},
         thresholds=tuple(thresholds),
     )

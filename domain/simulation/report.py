@@ -44,6 +44,13 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     final_rendered: int
     final_block_chars: int
     final_archived: int
+    #: freshness (docs/simulation.md, "Freshness"): rendered memories that were stale, over every
+    #: day's block; expired memories among the active ones at the end; reinforcements from use; the
+    #: mean strength of the last block's memories
+    stale_rendered_share: float = 0.0
+    final_expired_share: float = 0.0
+    use_reinforcements: int = 0
+    final_rendered_strength: float = 0.0
 
 
 def _add(total: dict[str, int], more: dict[str, int]) -> None:
@@ -92,7 +99,8 @@ def summarize(run: SimRun) -> Summary:
     for day in run.days:
         _add(rejected, day.rejected)
     churn = run.session_churn
-    last = run.days[-1]
+    days = run.days
+    last = days[-1]
     return Summary(
         days=len(run.days),
         sessions=sum(d.sessions for d in run.days),
@@ -115,7 +123,17 @@ def summarize(run: SimRun) -> Summary:
         final_rendered=last.rendered,
         final_block_chars=last.block_chars,
         final_archived=last.archived,
+        stale_rendered_share=_share(
+            sum(d.stale_rendered for d in run.days), sum(d.rendered for d in run.days)
+        ),
+        final_expired_share=_share(last.expired, last.active),
+        use_reinforcements=run.use_reinforcements,
+        final_rendered_strength=last.rendered_strength,
     )
+
+
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 3) if whole else 0.0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Final
 import msgspec
 from returns.result import Failure, Result, Success
 
-from domain.enums import MemoryType
+from domain.enums import MemoryType, Volatility
 from domain.retention import DEFAULT_TUNING, Tuning
 
 Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
@@ -75,6 +75,34 @@ class SessionPlan(_Table, frozen=True, kw_only=True):
     tool_results: Count = 2
 
 
+class VolatilityMix(_Table, frozen=True, kw_only=True):
+    """Relative frequency of each volatility among new memories; all zero: the default of each
+    memory's type and text (docs/decisions.md#d18)."""
+
+    stable: Annotated[float, msgspec.Meta(ge=0.0)] = 0.0
+    normal: Annotated[float, msgspec.Meta(ge=0.0)] = 0.0
+    volatile: Annotated[float, msgspec.Meta(ge=0.0)] = 0.0
+
+
+class FreshnessPlan(_Table, frozen=True, kw_only=True):
+    """Freshness in a run (docs/simulation.md, "Freshness"): the volatility mix of new memories, the
+    share that cite a file of the simulated code, the share of cited files changed per week, the
+    share that carry a ``valid_until`` ``valid_days`` after they are written, and the share of the
+    memories shown at a session start that the session uses (one reinforcement each)."""
+
+    volatility: VolatilityMix = msgspec.field(default_factory=VolatilityMix)
+    cited_share: Share = 0.0
+    churn: Share = 0.0
+    expiring_share: Share = 0.0
+    valid_days: Annotated[int, msgspec.Meta(ge=1, le=3650)] = 30
+    use_rate: Share = 0.0
+
+    @property
+    def enabled(self) -> bool:
+        mix = self.volatility
+        return bool(mix.stable or mix.normal or mix.volatile or self.cited_share or self.expiring_share)
+
+
 class Parameters(_Table, frozen=True, kw_only=True):
     """Overrides of the retention and render parameters (``None``: today's default)."""
 
@@ -83,6 +111,7 @@ class Parameters(_Table, frozen=True, kw_only=True):
     reinforcement_cap: Count | None = None
     dormant_after_days: Annotated[float, msgspec.Meta(ge=0.0)] | None = None
     dormant_multiplier: Share | None = None
+    volatility_factors: dict[Volatility, Positive] | None = None
     type_caps: dict[MemoryType, Count] | None = None
     global_cap: Count | None = None
     char_budget: Annotated[int, msgspec.Meta(ge=0, le=100_000)] | None = None
@@ -97,8 +126,10 @@ class Parameters(_Table, frozen=True, kw_only=True):
         values: dict[str, Any] = {
             name: getattr(self, name)
             for name in self.__struct_fields__
-            if getattr(self, name) is not None and name != "type_caps"
+            if getattr(self, name) is not None and name not in ("type_caps", "volatility_factors")
         }
+        if self.volatility_factors is not None:
+            values["volatility_factors"] = {**DEFAULT_TUNING.volatility_factors, **self.volatility_factors}
         if self.type_caps is not None:
             values["type_caps"] = {**DEFAULT_TUNING.type_caps, **self.type_caps}
         return msgspec.structs.replace(DEFAULT_TUNING, **values)
@@ -113,6 +144,7 @@ class Scenario(_Table, frozen=True, kw_only=True):
     pattern: Pattern = msgspec.field(default_factory=Pattern)
     session: SessionPlan = msgspec.field(default_factory=SessionPlan)
     parameters: Parameters = msgspec.field(default_factory=Parameters)
+    freshness: FreshnessPlan = msgspec.field(default_factory=FreshnessPlan)
 
 
 #: The names ``--set``, ``--compare`` and ``--sweep`` accept without a ``parameters.`` prefix.

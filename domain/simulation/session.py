@@ -105,9 +105,13 @@ def run_session(
     number of compaction candidates offered."""
     plan = scenario.session
     step = max(1, length_ms // 8)
+    from domain.simulation import freshness
+
+    freshness.before_open(ws, scenario, start_ms)
     ws.execute(OpenSession(session=session_id), start_ms)
     opened = ws.sessions.get(session_id)
     shown = opened.block_ids if opened is not None else ()
+    freshness.after_open(ws, scenario, session_id, shown, start_ms)
 
     explicit, rng = poisson(rng, plan.explicit)
     for index in range(max(plan.messages, explicit)):

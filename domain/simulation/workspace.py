@@ -44,6 +44,11 @@ class Workspace(InMemoryWorkspace):
         super().__init__(store, journal, archive, workspace_root_hash=SIM_KEY, tuning=tuning)
         self.rejected: dict[str, int] = {}
         self.rejected_total = 0
+        #: freshness (domain.simulation.freshness): the version of each changed file of the simulated
+        #: code, the memories already given their freshness, the reinforcements from use
+        self.versions: dict[str, int] = {}
+        self.stamped: set[str] = set()
+        self.use_reinforcements = 0
 
     def emit(self, events: Iterable[EvidenceInput]) -> None:
         for event in events:
