@@ -27,6 +27,7 @@ from domain.operations.commands import forget, remember, restore, supersede
 from domain.operations.common import (
     ACTIVITY_STAMP_INTERVAL_MS,
     _stamp_rendered,
+    adoptable_owner_ids,
     compaction_prompt,
     context_text,
     idle_owner_ids,
@@ -48,6 +49,7 @@ __all__ = [
     "OpResult",
     "Snapshot",
     "_stamp_rendered",
+    "adoptable_owner_ids",
     "compaction_prompt",
     "context_text",
     "end_session",

@@ -23,7 +23,7 @@ from domain.model import (
     WorkspaceStore,
 )
 from domain.operations.values import Snapshot
-from domain.pending import journal_key, promoted_for, without_records_of
+from domain.pending import is_request, journal_key, promoted_for, without_records_of
 from domain.render import RenderResult, number_block, render_workspace_block
 from domain.retention import DEFAULT_TUNING, Tuning, mark_activity
 from domain.session import empty_session, render_hot_state
@@ -62,7 +62,8 @@ def _session_and_journal(snap: Snapshot, session_id: str, now_ms: int) -> tuple[
     bound (docs/decisions.md#pending-journal-bound) — which the journal records; the journal then
     forgets this session's records. A copy whose journal entry is gone without such a record is
     kept (docs/decisions.md#pending-journal-bound): it is all that is left of the request, and the
-    session's end promotes it."""
+    session's end promotes it. A session that dropped copies ends its cache epoch, so that its next
+    start renders the block that now holds them (docs/decisions.md#d22)."""
     journal = without_records_of(snap.journal, session_id)
     if snap.session is None:
         return empty_session(session_id, now_ms), journal
@@ -74,7 +75,7 @@ def _session_and_journal(snap: Snapshot, session_id: str, now_ms: int) -> tuple[
     kept = tuple(m for m in session.pending_memories if m.id not in promoted or journal_key(m) in in_journal)
     if len(kept) == len(session.pending_memories):
         return session, journal
-    return replace(session, pending_memories=kept), journal
+    return replace(session, pending_memories=kept, frozen_at_ms=None), journal
 
 
 def _last_activity(session: SessionState) -> float:
@@ -111,24 +112,64 @@ def prunable_sessions(
 
 
 def idle_owner_ids(
-    journal: PendingJournal, others: Sequence[SessionState], session_id: str | None, now_ms: int
+    journal: PendingJournal,
+    others: Sequence[SessionState],
+    session_id: str | None,
+    now_ms: int,
+    *,
+    limit: int = PendingJournalLimits.ORPHAN_ADOPT_AFTER_MS,
+    requests_only: bool = False,
 ) -> tuple[str, ...]:
-    """Owners of journal entries whose sessions have been idle for more than 24 hours
-    (docs/decisions.md#d7).
+    """Owners of journal entries whose sessions have been idle for more than ``limit`` (24 hours,
+    docs/decisions.md#d7). ``requests_only``: only owners whose every entry is a request a person
+    made (the shorter limit of a session start, docs/decisions.md#d22).
 
     A session's last activity is its ``lastActivityMs`` (else its ``updatedAt``); an owner without a
     session file counts from the newest of its entries' timestamps."""
-    limit = PendingJournalLimits.ORPHAN_ADOPT_AFTER_MS
     known = {other.session_id: _last_activity(other) for other in others}
     latest_entry: dict[str, float] = {}
+    not_requests: set[str] = set()
     for entry in journal.entries:
         owner = entry.pending_owner_session_id
         if owner is None or owner == session_id:
             continue
+        if not is_request(entry):
+            not_requests.add(owner)
         stamp = parse_iso_ms(entry.updated_at) or parse_iso_ms(entry.created_at) or 0
         latest_entry[owner] = max(latest_entry.get(owner, 0.0), float(stamp))
-    idle = [owner for owner, newest in latest_entry.items() if now_ms - known.get(owner, newest) > limit]
+    idle = [
+        owner
+        for owner, newest in latest_entry.items()
+        if now_ms - known.get(owner, newest) > limit and not (requests_only and owner in not_requests)
+    ]
     return tuple(sorted(idle))
+
+
+def adoptable_owner_ids(
+    journal: PendingJournal, others: Sequence[SessionState], session_id: str | None, now_ms: int
+) -> tuple[str, ...]:
+    """The owners a session start adopts (docs/decisions.md#d22): any owner idle for 24 hours, and an
+    owner of explicit requests only, idle for :attr:`PendingJournalLimits.REQUEST_ADOPT_AFTER_MS`."""
+    day = idle_owner_ids(journal, others, session_id, now_ms)
+    soon = idle_owner_ids(
+        journal,
+        others,
+        session_id,
+        now_ms,
+        limit=PendingJournalLimits.REQUEST_ADOPT_AFTER_MS,
+        requests_only=True,
+    )
+    return tuple(sorted({*day, *soon}))
+
+
+def taken_from(session: SessionState | None, journal: PendingJournal) -> bool:
+    """Whether another promotion took one of ``session``'s pending requests into the store (adopted,
+    or promoted early over the journal's bound): its block must be rendered again to show it
+    (docs/decisions.md#d22)."""
+    if session is None or not session.pending_memories:
+        return False
+    promoted = promoted_for(journal, session.session_id)
+    return bool(promoted) and any(m.id in promoted for m in session.pending_memories)
 
 
 def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_ms: int) -> WorkspaceStore:

@@ -25,9 +25,11 @@ from domain.operations.common import (
     _note_activity,
     _session_and_journal,
     _touch,
+    adoptable_owner_ids,
     context_text,
     idle_owner_ids,
     prunable_sessions,
+    taken_from,
 )
 from domain.operations.supersession import _link_retirements, _retire_for_requests
 from domain.operations.values import OpResult, Snapshot, is_sub_agent, operation, unchanged
@@ -75,7 +77,12 @@ def open_session(
     # a session that comes back after its end starts a new epoch: its end promoted what it owned
     was_ended = snap.session is not None and snap.session.ended_at_ms is not None
     opened = replace(snap, session=resumed)
-    if not was_ended and _epoch_is_fresh(opened.session, now_ms):
+    # a session whose requests another promotion took renders its block again, to show them
+    if (
+        not was_ended
+        and _epoch_is_fresh(opened.session, now_ms)
+        and not taken_from(opened.session, snap.journal)
+    ):
         return replace(
             unchanged(opened, context_text(opened.session, root)), emitted=resume.with_session(session_id)
         )
@@ -89,7 +96,7 @@ def open_session(
         session_id=None,
         include_owned=False,
         include_unowned=True,
-        idle_owner_ids=idle_owner_ids(journal, opened.others, session_id, now_ms),
+        idle_owner_ids=adoptable_owner_ids(journal, opened.others, session_id, now_ms),
         archive=opened.archive,
         tuning=opened.tuning,
         caches=opened.caches,

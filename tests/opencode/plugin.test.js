@@ -208,6 +208,37 @@ describe("with a real workmem serve", () => {
   })
 })
 
+describe("sessions that never end (docs/decisions.md#d22)", () => {
+  // OpenCode keeps a session open: a memory asked for in session A reaches a new session B of the
+  // same workspace once A has been idle for five minutes. One serve child per moment (WORKMEM_NOW).
+  const project = mkdtempSync(join(scratch, "idle-"))
+  const at = (iso) => {
+    const serve = new ServeClient({ command: COMMAND, env: { ...ENV, WORKMEM_NOW: iso } })
+    return createHooks({ client: fakeClient(), directory: project }, { serve })
+  }
+  const MEMORY = "we deploy with blue-green, never on Fridays"
+
+  test("a request in A reaches a new session B the same day, after A is idle for five minutes", async () => {
+    const morning = at("2026-05-01T09:00:00Z")
+    await morning["chat.message"](...userMessage("ses_a", "msg_a1", `remember this: ${MEMORY}`))
+    assert.ok((await system(morning, "ses_a")).some((s) => s.includes(MEMORY)))
+    await morning.dispose()
+
+    const soon = at("2026-05-01T09:03:00Z") // A may still be in its turn: B waits
+    assert.ok(!(await system(soon, "ses_b")).some((s) => s.includes(MEMORY)))
+    await soon.dispose()
+
+    const later = at("2026-05-01T09:20:00Z")
+    const fresh = await system(later, "ses_c")
+    assert.ok(fresh[0].startsWith("Workspace memory") && fresh[0].includes(MEMORY), fresh.join("\n---\n"))
+    // A's next prompt shows it in its block, no longer as pending
+    await later["chat.message"](...userMessage("ses_a", "msg_a2", "what next?"))
+    const back = await system(later, "ses_a")
+    assert.ok(back[0].includes(MEMORY) && !back.slice(1).some((s) => s.includes(MEMORY)), back.join("\n---\n"))
+    await later.dispose()
+  })
+})
+
 describe("when workmem is not there", () => {
   test("workmem missing: OpenCode keeps working, one log line, restart at most once a minute", async () => {
     const client = fakeClient()
