@@ -48,7 +48,7 @@ class _InSession(_InWorkspace, kw_only=True):
 
 
 class ContextRequest(_InSession, kw_only=True):
-    pass
+    host: str | None = None  # whose instruction files to read (docs/decisions.md#d22)
 
 
 class MessageRequest(_InSession, kw_only=True):
@@ -65,6 +65,7 @@ class ToolRequest(_InSession, kw_only=True):
 
 class CompactedRequest(_InSession, kw_only=True):
     summary: str
+    host: str | None = None
 
 
 class EndRequest(_InSession, kw_only=True):
@@ -108,7 +109,7 @@ Handler = Callable[[WorkingMemory, Any], msgspec.Struct | dict[str, Any]]
 
 
 def _open(m: WorkingMemory, r: ContextRequest) -> Any:
-    return m.open_session(r.session, parent=r.parent)
+    return m.open_session(r.session, parent=r.parent, host=r.host)
 
 
 OPS: Final[dict[str, tuple[type[_InWorkspace], Handler]]] = {
@@ -124,7 +125,10 @@ OPS: Final[dict[str, tuple[type[_InWorkspace], Handler]]] = {
             r.session, r.tool, args=r.args, output=r.output, exit_code=r.exit_code, parent=r.parent
         ),
     ),
-    "compacted": (CompactedRequest, lambda m, r: m.compacted(r.session, r.summary, parent=r.parent)),
+    "compacted": (
+        CompactedRequest,
+        lambda m, r: m.compacted(r.session, r.summary, parent=r.parent, host=r.host),
+    ),
     "end-session": (
         EndRequest,
         lambda m, r: m.end_session(r.session, parent=r.parent, keep_hot_state=r.keep_hot_state),

@@ -16,7 +16,8 @@ which serialises every transaction on one workspace (the threads of one process 
 
 Around the transaction the service keeps what is derived from the store current
 (docs/architecture.md, "Derived state"): the steps of :data:`BEFORE` may widen a command before it
-runs (a session start imports what changed in the shared projection first), and the updaters of
+runs (a session start imports what changed in the shared projection first, and carries what the
+host's instruction files say, docs/decisions.md#d22), and the updaters of
 :data:`AFTER_COMMIT` run, in order, once it is committed (the projection's export, the hand-over of
 ``user`` memories). A derived step that fails never undoes or fails the command: it leaves one
 warning, and the next sync catches up. Where a workspace shares nothing each step costs a ``stat``.
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Final
 
 from msgspec.structs import replace
 
-from adapters import projection_steps, user_scope
+from adapters import host_instructions, projection_steps, user_scope
 from adapters.paths import workspace_root_hash
 from adapters.storage_io import KIND_JOURNAL
 from domain.caches import Caches
@@ -45,7 +46,10 @@ if TYPE_CHECKING:
     from domain.model import MemoryEntry, PendingJournal
 
 #: Steps that may widen a command before its transaction, in order.
-BEFORE: Final[tuple[Callable[[Workspace, Command, int], Command], ...]] = (projection_steps.before,)
+BEFORE: Final[tuple[Callable[[Workspace, Command, int], Command], ...]] = (
+    projection_steps.before,
+    host_instructions.before,
+)
 
 #: What is derived from the store, brought up to date after each commit, in order.
 AFTER_COMMIT: Final[tuple[Callable[[Workspace, Command, OpResult, int], None], ...]] = (

@@ -24,6 +24,7 @@ from msgspec.structs import replace
 
 from domain import operations
 from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
+from domain.host_instructions import HostContext
 from domain.ids import hash16
 from domain.model import Importance, MemoryType, Scope, SessionState
 from domain.operations import OpResult, Snapshot
@@ -53,6 +54,7 @@ class _SessionCommand(_Command, frozen=True, kw_only=True):
 
     session: str
     parent: str | None = None
+    host: HostContext | None = None  # the host, and what its instruction files say (docs/decisions.md#d22)
 
 
 class OpenSession(_SessionCommand, frozen=True, kw_only=True, tag="open-session"):
@@ -236,7 +238,9 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
     the core operations (:mod:`domain.operations`)."""
     match command:
         case OpenSession():
-            opened = operations.open_session(snap, command.session, now_ms, parent_session_id=command.parent)
+            opened = operations.open_session(
+                snap, command.session, now_ms, parent_session_id=command.parent, host=command.host
+            )
             if command.context is not ContextMode.APPENDED:
                 return opened
             if command.resumed:
@@ -260,6 +264,7 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
                 now_ms,
                 parent_session_id=command.parent,
                 summary_id=summary_key(command.summary),
+                host=command.host,
             )
         case EndSession():
             return operations.end_session(
@@ -329,9 +334,7 @@ def _batch(snap: Snapshot, steps: tuple[Command, ...], now_ms: int) -> OpResult:
     return result
 
 
-# ---------------------------------------------------------------------------------------------------
-# What a host that appends its context was handed (docs/decisions.md#hook-injection)
-# ---------------------------------------------------------------------------------------------------
+# --- What a host that appends its context was handed (docs/decisions.md#hook-injection) ---
 
 
 def _hot_state(result: OpResult) -> str:

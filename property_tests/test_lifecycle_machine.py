@@ -21,7 +21,9 @@ store whatever the order of the steps. After every step the machine checks:
 5. conservation: every id ever active is still stored, absorbed into a stored entry, or archived, and
    every one no longer active has an event naming it; the memories the store accounts for never
    become fewer, and the active ones only by a forget or a supersede;
-6. the active identity groups are exactly the promoted ones, each represented by one of its own texts;
+6. the active identity groups are exactly the promoted ones, each represented by one of its own texts,
+   except a group whose memory was folded into a stronger near-duplicate (docs/decisions.md#d22):
+   that one is stored, superseded, and its fold leads to an active memory;
 7. the render invariants: budget, 28 entries, per-type caps, nothing superseded or archived shown,
    shown ⊆ active, every active entry shown or omitted exactly once, strongest first in a section;
 8. tombstones: the store's tombstones are the model's, and no active entry has a tombstoned key: a
@@ -47,6 +49,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from msgspec.structs import replace
 
 from domain.consolidation import normalize_store
+from domain.consolidation.near_duplicates import NEAR_DUPLICATE
 from domain.diagnostics import DiagInput, coverage_class, inspect, terminal_reason, trace_report
 from domain.evidence_records import build_record
 from domain.extraction import extract_explicit, parse_compaction_candidates
@@ -240,19 +243,16 @@ class LifecycleMachine(RuleBasedStateMachine):
             if item.exact not in self.tombstoned:
                 self.groups.setdefault(item.identity, set()).add(item.exact)
 
-    def _adopt_idle(self, sid: str) -> None:
-        """The owned requests of sessions idle for more than a day go with this promotion
-        (docs/decisions.md#d7), and lift the tombstones of their keys as any explicit request does
-        (docs/decisions.md#d10). The idle session's own state keeps a copy until its next operation
-        drops it; its end promotes such a copy again, but a copy never lifts a tombstone: a forget
-        made since wins."""
+    def _adopt_idle(self, sid: str, limit: int = PendingJournalLimits.ORPHAN_ADOPT_AFTER_MS) -> None:
+        """The owned requests of sessions idle for more than ``limit`` go with this promotion (a day,
+        docs/decisions.md#d7; five minutes at a session start, docs/decisions.md#d22), and lift the
+        tombstones of their keys as any explicit request does (docs/decisions.md#d10). The idle
+        session's own state keeps a copy until its next operation drops it (and ends its cache
+        epoch); its end promotes such a copy again, but a copy never lifts a tombstone: a forget made
+        since wins."""
         now = self.world.now
         for owner, items in self.pending.items():
-            if (
-                owner != sid
-                and items
-                and now - self.active_at.get(owner, now) > PendingJournalLimits.ORPHAN_ADOPT_AFTER_MS
-            ):
+            if owner != sid and items and now - self.active_at.get(owner, now) > limit:
                 self._promote(items, requested=True)
                 self.stale.setdefault(owner, set()).update(items)
                 items.clear()
@@ -263,6 +263,14 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.tombstoned.add(exact_key(entry))
         self.groups.pop(identity_key(entry), None)
         self.retired[entry.id] = (self.world.now, replacement)
+        # what was folded into it goes with it (docs/decisions.md#d22)
+        for other in self.world.store.entries:
+            if (
+                other.id in self._folded_ids()
+                and (c := self._through_folds(other)) is not None
+                and c.id == entry.id
+            ):
+                self.groups.pop(identity_key(other), None)
 
     # -- the world, read ------------------------------------------------------------------------
 
@@ -278,6 +286,32 @@ class LifecycleMachine(RuleBasedStateMachine):
             if entry.id == memory_id or memory_id in (entry.absorbed_ids or ()):
                 return entry
         return None
+
+    def _folded_ids(self) -> set[str]:
+        """Ids of the memories a near-duplicate fold superseded (docs/decisions.md#d22)."""
+        return {
+            e.memory.memory_id
+            for e in self.world.events
+            if e.type is EventType.MEMORY_SUPERSEDED
+            and NEAR_DUPLICATE in e.reason_codes
+            and e.memory is not None
+            and e.memory.memory_id is not None
+        }
+
+    def _through_folds(self, entry: MemoryEntry | None) -> MemoryEntry | None:
+        """``entry``, or the memory its near-duplicate fold (and any fold of that one) led to."""
+        folded = self._folded_ids()
+        seen: set[str] = set()
+        while (
+            entry is not None
+            and entry.status is MemoryStatus.SUPERSEDED
+            and entry.id in folded
+            and entry.superseded_by is not None
+            and entry.id not in seen
+        ):
+            seen.add(entry.id)
+            entry = self._carrier(entry.superseded_by)
+        return entry
 
     def _accounted(self) -> set[str]:
         """Every memory id the store accounts for: stored, absorbed into a stored entry, archived."""
@@ -302,14 +336,20 @@ class LifecycleMachine(RuleBasedStateMachine):
         result = self.world.apply(op)
         assert result is not None
         after = self.world.store
-        if isinstance(op, Say | Open | Compact):  # the session's state drops the adopted requests
-            self.stale.pop(op.sid, None)
+        if isinstance(op, Say | Open | Compact) and self.stale.pop(op.sid, None):
+            # the session's state drops the adopted requests, and its cache epoch ends
+            self.frozen_at.pop(op.sid, None)
         assert self._accounted() >= accounted, op
         now_active = len(self._ids(MemoryStatus.ACTIVE))
+        folds = sum(
+            1
+            for e in result.events
+            if e.type is EventType.MEMORY_SUPERSEDED and NEAR_DUPLICATE in e.reason_codes
+        )
         if isinstance(op, Forget) and result.outcome == "forgotten":
             assert now_active == active - 1, op
         else:
-            assert now_active >= active - isinstance(op, Supersede), (op, active, now_active)
+            assert now_active >= active - isinstance(op, Supersede) - folds, (op, active, now_active)
         old, new = dormancy_at(before, at), dormancy_at(after, at)
         starts = {e.id: retention_start_ms(e, at) for e in before.entries}
         for entry in after.entries:
@@ -376,9 +416,10 @@ class LifecycleMachine(RuleBasedStateMachine):
     def open_session(self, sid: str, days: int) -> None:
         """Open after a break of ``days`` (0: right away)."""
         self.world.now += days * DAY_MS
+        taken = bool(self.stale.get(sid)) and sid in self.world.sessions
         self._apply(Open(sid=sid))
-        if not self._fresh(sid):
-            self._adopt_idle(sid)
+        if not self._fresh(sid) or taken:
+            self._adopt_idle(sid, PendingJournalLimits.REQUEST_ADOPT_AFTER_MS)
             self.active_at[sid] = self.frozen_at[sid] = self.world.now
 
     @rule(sid=st.sampled_from(SESSIONS))
@@ -415,9 +456,11 @@ class LifecycleMachine(RuleBasedStateMachine):
             return
         assert result.outcome in ("promoted", "absorbed"), result.outcome
         self._promote({item}, requested=True)
-        carrier = self._carrier(result.memory_id or "")
+        own = self._carrier(result.memory_id or "")
+        carrier = self._through_folds(own)
         assert carrier is not None and carrier.status is MemoryStatus.ACTIVE
-        assert exact_key(carrier) == item.exact or identity_key(carrier) == item.identity
+        if carrier is own:
+            assert exact_key(carrier) == item.exact or identity_key(carrier) == item.identity
 
     @precondition(lambda self: bool(self._ids(MemoryStatus.ACTIVE)))
     @rule(data=st.data())
@@ -499,9 +542,11 @@ class LifecycleMachine(RuleBasedStateMachine):
             assert tombstoned_rejections
         else:
             assert not tombstoned_rejections
-            assert item.exact in {exact_key(e) for e in active} or item.identity in {
-                identity_key(e) for e in active
-            }
+            assert (
+                item.exact in {exact_key(e) for e in active}
+                or item.identity in {identity_key(e) for e in active}
+                or self._folded_away(item.exact)
+            )
 
     @precondition(lambda self: bool(self._retired_lines()[1]))
     @rule(sid=st.sampled_from(SESSIONS), data=st.data())
@@ -512,7 +557,18 @@ class LifecycleMachine(RuleBasedStateMachine):
         self._say(sid, message)
         self.end_session(sid)
         exact = REQUESTS[message].exact
-        assert exact in {exact_key(e) for e in self.world.store.entries if e.status is MemoryStatus.ACTIVE}
+        active = {exact_key(e) for e in self.world.store.entries if e.status is MemoryStatus.ACTIVE}
+        assert exact in active or self._folded_away(exact)
+
+    def _folded_away(self, exact: str) -> bool:
+        """Whether a memory with the exact key ``exact`` was folded into an active near-duplicate."""
+        return any(
+            exact_key(e) == exact
+            and (c := self._through_folds(e)) is not None
+            and c.status is MemoryStatus.ACTIVE
+            for e in self.world.store.entries
+            if e.id in self._folded_ids()
+        )
 
     def _retired_lines(self) -> tuple[list[str], list[str]]:
         """The candidate lines and the requests with the key of a retired memory."""
@@ -616,7 +672,10 @@ class LifecycleMachine(RuleBasedStateMachine):
         active = [e for e in self.world.store.entries if e.status is MemoryStatus.ACTIVE]
         by_identity = {identity_key(e): exact_key(e) for e in active}
         assert len(by_identity) == len(active)
-        assert set(by_identity) == set(self.groups), (sorted(by_identity), sorted(self.groups))
+        missing = set(self.groups) - set(by_identity)
+        assert set(by_identity) <= set(self.groups), (sorted(by_identity), sorted(self.groups))
+        for identity in missing:  # folded into a stronger near-duplicate (docs/decisions.md#d22)
+            assert any(self._folded_away(exact) for exact in self.groups[identity]), identity
         for identity, exact in by_identity.items():
             assert exact in self.groups[identity], (identity, exact)
 
@@ -640,9 +699,13 @@ class LifecycleMachine(RuleBasedStateMachine):
             if replacement is None:
                 assert entry.superseded_by is None, entry
                 continue
-            carrier = self._carrier(entry.superseded_by or "")
+            own = self._carrier(entry.superseded_by or "")
+            carrier = self._through_folds(own)
             assert carrier is not None, entry
-            assert exact_key(carrier) == replacement.exact or identity_key(carrier) == replacement.identity
+            if carrier is own:
+                assert (
+                    exact_key(carrier) == replacement.exact or identity_key(carrier) == replacement.identity
+                )
 
     @invariant()
     def render_invariants(self) -> None:

@@ -271,6 +271,7 @@ def command_of(payload: Mapping[str, Any], event: str, dialect: Dialect) -> Sess
     prompts workmem does not use. A sub-agent's event (``agent_id``) names its parent: the service
     then reads and writes nothing."""
     from domain.commands import ContextMode, EndSession, OpenSession, ToolResult, UserMessage
+    from domain.host_instructions import host_context
 
     sid = session_id(payload)
     if sid is None:
@@ -278,7 +279,13 @@ def command_of(payload: Mapping[str, Any], event: str, dialect: Dialect) -> Sess
     parent = text_field(payload, "agent_id")
     if event == SESSION_START:
         resumed = payload.get("source") == "resume"  # the conversation still holds what it was handed
-        return OpenSession(session=sid, parent=parent, context=ContextMode.APPENDED, resumed=resumed)
+        return OpenSession(
+            session=sid,
+            parent=parent,
+            context=ContextMode.APPENDED,
+            resumed=resumed,
+            host=host_context(dialect.host),
+        )
     if event == USER_PROMPT_SUBMIT:
         source = payload.get("source")
         if source is not None and source not in TYPED_PROMPT_SOURCES:
@@ -299,7 +306,9 @@ def command_of(payload: Mapping[str, Any], event: str, dialect: Dialect) -> Sess
     if event == POST_COMPACT:
         from domain.commands import Compacted
 
-        return Compacted(session=sid, parent=parent, summary=dialect.summary(payload))
+        return Compacted(
+            session=sid, parent=parent, summary=dialect.summary(payload), host=host_context(dialect.host)
+        )
     if event == SESSION_END:
         reason = payload.get("reason")
         return EndSession(session=sid, parent=parent, keep_hot_state=reason not in FINAL_END_REASONS)

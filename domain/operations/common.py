@@ -11,6 +11,7 @@ from msgspec.structs import replace
 from domain import evidence
 from domain.caches import Caches
 from domain.emitted import NOTHING, Emitted, events
+from domain.host_instructions import HostContext, without_covered
 from domain.model import (
     CacheLimits,
     EvidenceInput,
@@ -191,11 +192,16 @@ def _freeze(
     tuning: Tuning,
     caches: Caches,
     shared: Sequence[MemoryEntry] = (),
+    host: HostContext | None = None,
 ) -> tuple[WorkspaceStore, SessionState, RenderResult]:
     """Start a new cache epoch: render the block once and keep it, byte for byte, with the session.
     ``shared`` (the user's own memories) compete for the block too, except where the workspace holds
-    the same memory itself (docs/decisions.md#d17)."""
-    result = render_workspace_block(with_shared(store, shared), now_ms, tuning, caches)
+    the same memory itself (docs/decisions.md#d17); what the host's instruction files already say is
+    left out (docs/decisions.md#d22)."""
+    shown, covered = without_covered(with_shared(store, shared), host)
+    result = render_workspace_block(shown, now_ms, tuning, caches)
+    if covered:
+        result = replace(result, emitted=result.emitted + events(covered))
     frozen = replace(
         session,
         epoch=session.epoch + 1,

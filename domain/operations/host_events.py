@@ -7,6 +7,7 @@ from msgspec.structs import replace
 
 from domain import evidence
 from domain.emitted import NOTHING, Emitted, events
+from domain.host_instructions import HostContext
 from domain.model import (
     DAY_MS,
     CacheLimits,
@@ -65,9 +66,15 @@ def _resume(session: SessionState | None, now_ms: int) -> tuple[SessionState | N
 
 @operation
 def open_session(
-    snap: Snapshot, session_id: str, now_ms: int, *, parent_session_id: str | None = None
+    snap: Snapshot,
+    session_id: str,
+    now_ms: int,
+    *,
+    parent_session_id: str | None = None,
+    host: HostContext | None = None,
 ) -> OpResult:
-    """Open (or refresh) a session's cache epoch and return the context to inject.
+    """Open (or refresh) a session's cache epoch and return the context to inject. The block leaves
+    out what the host's instruction files already say (``host``, docs/decisions.md#d22).
 
     Within a fresh epoch this is a no-op that returns the frozen text again, byte for byte."""
     if is_sub_agent(snap.session, parent_session_id):
@@ -105,7 +112,7 @@ def open_session(
     early = _promote_over_bound(opened, promoted.store, promoted.journal, session_id, now_ms)
     session = _touch(remove_pending_memories(session, early.cleared_keys), now_ms)
     store, session, rendered = _freeze(
-        early.store, session, now_ms, opened.tuning, opened.caches, opened.shared
+        early.store, session, now_ms, opened.tuning, opened.caches, opened.shared, host
     )
     journal = early.journal
     pruned, pruned_events = prunable_sessions(journal, opened.others, session_id, now_ms)
@@ -211,6 +218,7 @@ def observe_compaction(
     *,
     parent_session_id: str | None = None,
     summary_id: str | None = None,
+    host: HostContext | None = None,
 ) -> OpResult:
     """Candidates from the host's compaction summary join the journal (unowned), everything pending
     for this session is promoted (and other sessions' requests over the journal's bound,
@@ -265,7 +273,9 @@ def observe_compaction(
     store, linked = _link_retirements(promoted.store, retired)
     early = _promote_over_bound(snap, store, promoted.journal, session_id, now_ms)
     session = remove_pending_memories(session, early.cleared_keys)
-    store, session, rendered = _freeze(early.store, session, now_ms, snap.tuning, snap.caches, snap.shared)
+    store, session, rendered = _freeze(
+        early.store, session, now_ms, snap.tuning, snap.caches, snap.shared, host
+    )
     emitted += activity + promoted.emitted + events(refused) + events(linked)
     emitted += early.emitted + rendered.emitted
     return OpResult(

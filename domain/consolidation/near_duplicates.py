@@ -1,0 +1,195 @@
+"""Safe near-duplicate folding (docs/decisions.md#d22): a memory that says nothing a stronger memory
+of the same kind does not already say is folded into it, so that "Never deploy on Fridays" beside
+"we deploy with blue-green, never on Fridays" renders once.
+
+The rule is deliberately conservative. A *weaker* active entry folds into a *stronger* one only when
+
+* both have the same type and the same scope;
+* the weaker has at least two content words, each of them in the stronger, in the same order, and
+  the stronger has more content words;
+* the two hold exactly the same negation and contrast words (``not``, ``never``, ``don't``,
+  ``but``, ``instead``, ``unless``, ... and their Chinese, Japanese and Korean equivalents), so
+  "use pnpm" never folds into "never use pnpm" nor "use npm, not pnpm".
+
+Only pairs with an entry the step just stored are looked at (a promotion), so a memory a person
+restored is not folded again until a new near-duplicate arrives. The weaker entry is not deleted: it
+becomes ``superseded`` by the stronger one (``restore ID`` brings it back) with a
+``memory_superseded`` event whose reason is ``near_duplicate``, and the stronger one keeps the more
+recent retention clock and the higher importance of the two (it is never weaker than what it took in).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Final
+
+from msgspec.structs import replace
+
+from domain import evidence
+from domain.consolidation.dedupe import _never_weaker
+from domain.model import EvidenceInput, MemoryEntry, MemoryStatus
+from domain.text import lazy_compile
+from domain.timeutil import iso_from_ms
+
+#: The reason code of the ``memory_superseded`` event of a fold.
+NEAR_DUPLICATE: Final = "near_duplicate"
+
+_TOKEN: Final = lazy_compile(r"[\w'’]+")
+
+
+#: Words that carry no content of their own (articles, pronouns, prepositions, forms of "be").
+def _words(*lines: str) -> frozenset[str]:
+    return frozenset(word for line in lines for word in line.split())
+
+
+_FILLER: Final = _words(
+    """a an the we i you they it this that these those our us my your their its is are was were be
+    been being am to of on in at by for with from into as and or so than then there here which who
+    what when where"""
+)
+
+#: English negation and contrast words: a pair that differs in any of them never folds.
+_MARKERS_EN: Final = _words(
+    """not no never none nothing nobody nowhere neither nor without cannot dont doesnt didnt isnt
+    arent wasnt werent wont wouldnt shouldnt cant couldnt mustnt neednt avoid avoids avoiding stop
+    forbid forbidden prohibit prohibited disallow disallowed disable disabled skip ban banned but
+    however although though whereas instead rather except unless only yet otherwise anymore
+    longer"""
+)
+
+#: Chinese, Japanese and Korean negation and contrast markers (found inside words: these scripts do
+#: not separate words with spaces); the ones the explicit-request extraction knows, and more.
+_MARKERS_CJK: Final = (
+    "不",
+    "没",
+    "沒",
+    "别",
+    "別",
+    "勿",
+    "禁止",
+    "但",
+    "而是",
+    "除了",
+    "除非",
+    "否则",
+    "否則",
+    "ない",
+    "ないで",
+    "ません",
+    "しかし",
+    "でも",
+    "ただし",
+    "以外",
+    "안",
+    "않",
+    "말",
+    "마세요",
+    "못",
+    "없",
+    "금지",
+    "하지만",
+    "그러나",
+    "제외",
+)
+
+
+def _tokens(text: str) -> list[str]:
+    return [t.replace("’", "'").strip("'") for t in _TOKEN.findall(text.lower())]
+
+
+def _is_marker(token: str) -> bool:
+    return token in _MARKERS_EN or token.endswith("n't") or token.replace("'", "") in _MARKERS_EN
+
+
+class Shape:
+    """What the rule compares of one text: its content words in order, and its markers."""
+
+    __slots__ = ("content", "markers", "words")
+
+    def __init__(self, text: str) -> None:
+        tokens = [t for t in _tokens(text) if t]
+        self.markers: frozenset[str] = frozenset(t.replace("'", "") for t in tokens if _is_marker(t)) | {
+            m for m in _MARKERS_CJK if m in text
+        }
+        self.content: tuple[str, ...] = tuple(t for t in tokens if not _is_marker(t) and t not in _FILLER)
+        self.words: frozenset[str] = frozenset(self.content)
+
+
+def _in_order(needle: Sequence[str], haystack: Sequence[str]) -> bool:
+    found = iter(haystack)
+    return all(word in found for word in needle)
+
+
+def folds_into(weaker: MemoryEntry, stronger: MemoryEntry) -> bool:
+    """Whether ``weaker`` may fold into ``stronger`` (module docstring)."""
+    if weaker.id == stronger.id or weaker.type is not stronger.type or weaker.scope != stronger.scope:
+        return False
+    return _shapes_fold(Shape(weaker.text), Shape(stronger.text))
+
+
+def _shapes_fold(weak: Shape, strong: Shape) -> bool:
+    return (
+        len(weak.words) >= 2
+        and len(strong.words) > len(weak.words)
+        and weak.markers == strong.markers
+        and weak.words <= strong.words
+        and _in_order(weak.content, strong.content)
+    )
+
+
+def fold_near_duplicates(
+    entries: Sequence[MemoryEntry], new_ids: Collection[str], now_ms: int
+) -> tuple[tuple[MemoryEntry, ...], tuple[EvidenceInput, ...]]:
+    """``entries`` with every active near-duplicate that pairs with a new entry (one whose id is in
+    ``new_ids``) folded into its stronger partner (module docstring), and one event per fold. The
+    order of ``entries`` is kept; nothing changes when no pair qualifies."""
+    if not new_ids:
+        return tuple(entries), ()
+    active = [e for e in entries if e.status is MemoryStatus.ACTIVE]
+    if len(active) < 2:
+        return tuple(entries), ()
+    shapes = {e.id: Shape(e.text) for e in active}
+
+    def fold(weak: MemoryEntry, strong: MemoryEntry) -> bool:
+        return (
+            weak.id != strong.id
+            and weak.type is strong.type
+            and weak.scope == strong.scope
+            and _shapes_fold(shapes[weak.id], shapes[strong.id])
+        )
+
+    # the largest partner first, so that a chain (a in b in c) folds both into c
+    by_size = sorted(active, key=lambda e: (-len(shapes[e.id].words), e.id))
+    folded: dict[str, MemoryEntry] = {}  # weaker id -> its stronger partner
+    for new in (e for e in active if e.id in new_ids):
+        for other in by_size:
+            pairs = ((new, other), (other, new))
+            for weak, strong in pairs:
+                if weak.id not in folded and strong.id not in folded and fold(weak, strong):
+                    folded[weak.id] = strong
+    # a partner that itself folded hands its takings on to its own partner
+    for weak_id, strong in list(folded.items()):
+        while strong.id in folded:
+            strong = folded[strong.id]
+        folded[weak_id] = strong
+    if not folded:
+        return tuple(entries), ()
+    stamp = iso_from_ms(now_ms)
+    takers: dict[str, list[MemoryEntry]] = {}
+    for weak_id, strong in folded.items():
+        takers.setdefault(strong.id, []).append(next(e for e in active if e.id == weak_id))
+    out: list[MemoryEntry] = []
+    events: list[EvidenceInput] = []
+    for entry in entries:
+        partner = folded.get(entry.id)
+        if partner is not None:
+            retired = replace(
+                entry, status=MemoryStatus.SUPERSEDED, superseded_by=partner.id, updated_at=stamp
+            )
+            out.append(retired)
+            events.append(evidence.superseded(retired, partner, NEAR_DUPLICATE))
+        elif entry.id in takers:
+            out.append(_never_weaker(entry, [entry, *takers[entry.id]], now_ms))
+        else:
+            out.append(entry)
+    return tuple(out), tuple(events)
