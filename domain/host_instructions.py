@@ -81,22 +81,25 @@ def normalized(text: str) -> str:
 
 
 def instruction_lines(text: str) -> tuple[str, ...]:
-    """The normalised lines of an instruction file (without list markers and heading marks) and its
-    paragraphs (consecutive non-empty lines joined), at most :data:`MAX_LINES`, empty ones left out."""
+    """The normalised logical lines of an instruction file, at most :data:`MAX_LINES`: a list item or
+    a heading starts one, a line without a list mark continues the one before (a wrapped item or
+    paragraph), a blank line ends it. List marks and heading marks are dropped."""
     lines: list[str] = []
-    paragraph: list[str] = []
+    current: list[str] = []
+
+    def close() -> None:
+        if current:
+            lines.append(" ".join(current))
+            current.clear()
+
     for raw in text.splitlines():
-        body = _MARKDOWN_LEAD.sub("", raw)
-        line = normalized(body)
+        starts = _MARKDOWN_LEAD.match(raw) is not None
+        line = normalized(_MARKDOWN_LEAD.sub("", raw))
+        if not line or starts:
+            close()
         if line:
-            lines.append(line)
-            paragraph.append(line)
-            continue
-        if len(paragraph) > 1:
-            lines.append(" ".join(paragraph))
-        paragraph = []
-    if len(paragraph) > 1:
-        lines.append(" ".join(paragraph))
+            current.append(line)
+    close()
     return tuple(dict.fromkeys(lines))[:MAX_LINES]
 
 

@@ -336,7 +336,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         result = self.world.apply(op)
         assert result is not None
         after = self.world.store
-        if isinstance(op, Say | Open | Compact) and self.stale.pop(op.sid, None):
+        if isinstance(op, Say | Open | Compact) and self.stale.pop(op.sid, set()):
             # the session's state drops the adopted requests, and its cache epoch ends
             self.frozen_at.pop(op.sid, None)
         assert self._accounted() >= accounted, op

@@ -2,7 +2,7 @@
 // WORKMEM_COMMAND (a JSON array) names the workmem command; default: `workmem` on PATH.
 // tests/test_opencode_plugin.py runs this file with a scratch WORKMEM_HOME and a fixed WORKMEM_NOW.
 import assert from "node:assert/strict"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, describe, test } from "node:test"
@@ -236,6 +236,23 @@ describe("sessions that never end (docs/decisions.md#d22)", () => {
     const back = await system(later, "ses_a")
     assert.ok(back[0].includes(MEMORY) && !back.slice(1).some((s) => s.includes(MEMORY)), back.join("\n---\n"))
     await later.dispose()
+  })
+})
+
+describe("instruction files (docs/decisions.md#d22)", () => {
+  test("what the project's AGENTS.md says is not injected again", async () => {
+    const project = mkdtempSync(join(scratch, "rules-"))
+    writeFileSync(join(project, "AGENTS.md"), "# Rules\n\n- Always use pnpm for package installs.\n")
+    const env = { ...ENV, HOME: mkdtempSync(join(scratch, "userhome-")) }
+    const serve = new ServeClient({ command: COMMAND, env })
+    const hooks = createHooks({ client: fakeClient(), directory: project }, { serve })
+    for (const text of ["Always use pnpm for package installs", "Never deploy on Fridays"]) {
+      await serve.request("remember", { workspace: project, text, type: "feedback" })
+    }
+    const shown = await system(hooks, "ses_rules")
+    assert.ok(shown[0].includes("Never deploy on Fridays"), shown.join("\n---\n"))
+    assert.ok(!shown.some((s) => s.includes("pnpm")), shown.join("\n---\n"))
+    await hooks.dispose()
   })
 })
 
