@@ -2,18 +2,9 @@
 compaction (docs/decisions.md#d22, docs/hosts.md "Instruction files"), so that the core can leave out
 of the block what they already say.
 
-Which files each host loads (only those at the workspace root and in the user's home; files in
-subdirectories and ``@`` imports are not read, so a memory is never hidden on the strength of a
-file the host might not load):
-
-* Claude Code: ``CLAUDE.md``, ``.claude/CLAUDE.md`` and ``CLAUDE.local.md`` at the root, and
-  ``CLAUDE.md`` in the user's Claude directory (``$CLAUDE_CONFIG_DIR``, else ``~/.claude``);
-* Codex: the first of ``AGENTS.override.md`` and ``AGENTS.md`` at the root, and the first non-empty
-  one of the two in the Codex home (``$CODEX_HOME``, else ``~/.codex``);
-* OpenCode: the first of ``AGENTS.md`` and ``CLAUDE.md`` at the root, and the first of its global
-  ``AGENTS.md`` (``$XDG_CONFIG_HOME/opencode``, else ``~/.config/opencode``) and
-  ``~/.claude/CLAUDE.md`` (unless ``OPENCODE_DISABLE_CLAUDE_CODE`` or
-  ``OPENCODE_DISABLE_CLAUDE_CODE_PROMPT`` is set).
+Which files each host loads is :func:`candidates` (the table of docs/hosts.md, "Instruction files"):
+only those at the workspace root and in the user's home. Files in subdirectories and ``@`` imports
+are not read, so a memory is never hidden on the strength of a file the host might not load.
 
 The read is bounded: a regular file only (no FIFO, no device), at most :data:`MAX_BYTES` of it, and a
 symbolic link is followed only when it stays inside the directory the file belongs to (the workspace

@@ -1,5 +1,6 @@
-"""What the host's own instruction files already say (docs/decisions.md#d22): a memory that a
-``CLAUDE.md`` or ``AGENTS.md`` the host loads already states is not injected a second time.
+"""What the host's own instruction files already say (docs/decisions.md#d22): a memory that an
+instruction file the host loads (its agent rules file, docs/hosts.md lists them) already states is
+not injected a second time.
 
 The shell reads the files (``adapters/host_instructions.py``: which files each host loads, a bounded
 read) and widens the session start or compaction with :class:`HostContext`; the core only compares
@@ -48,8 +49,8 @@ class HostKind(StrEnum):
 
 
 class InstructionFile(msgspec.Struct, frozen=True, kw_only=True):
-    """One instruction file the host loads: its name as a person knows it (``CLAUDE.md``,
-    ``~/.codex/AGENTS.md``) and its normalised lines and paragraphs (:func:`instruction_lines`)."""
+    """One instruction file the host loads: its name as a person knows it (a path from the workspace
+    root, or from ``~``) and its normalised logical lines (:func:`instruction_lines`)."""
 
     name: str
     lines: tuple[str, ...] = ()

@@ -21,9 +21,7 @@ store whatever the order of the steps. After every step the machine checks:
 5. conservation: every id ever active is still stored, absorbed into a stored entry, or archived, and
    every one no longer active has an event naming it; the memories the store accounts for never
    become fewer, and the active ones only by a forget or a supersede;
-6. the active identity groups are exactly the promoted ones, each represented by one of its own texts,
-   except a group whose memory was folded into a stronger near-duplicate (docs/decisions.md#d22):
-   that one is stored, superseded, and its fold leads to an active memory;
+6. the active identity groups are exactly the promoted ones, each represented by one of its own texts;
 7. the render invariants: budget, 28 entries, per-type caps, nothing superseded or archived shown,
    shown ⊆ active, every active entry shown or omitted exactly once, strongest first in a section;
 8. tombstones: the store's tombstones are the model's, and no active entry has a tombstoned key: a
@@ -49,7 +47,6 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from msgspec.structs import replace
 
 from domain.consolidation import normalize_store
-from domain.consolidation.near_duplicates import NEAR_DUPLICATE
 from domain.diagnostics import DiagInput, coverage_class, inspect, terminal_reason, trace_report
 from domain.evidence_records import build_record
 from domain.extraction import extract_explicit, parse_compaction_candidates
@@ -263,14 +260,6 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.tombstoned.add(exact_key(entry))
         self.groups.pop(identity_key(entry), None)
         self.retired[entry.id] = (self.world.now, replacement)
-        # what was folded into it goes with it (docs/decisions.md#d22)
-        for other in self.world.store.entries:
-            if (
-                other.id in self._folded_ids()
-                and (c := self._through_folds(other)) is not None
-                and c.id == entry.id
-            ):
-                self.groups.pop(identity_key(other), None)
 
     # -- the world, read ------------------------------------------------------------------------
 
@@ -286,32 +275,6 @@ class LifecycleMachine(RuleBasedStateMachine):
             if entry.id == memory_id or memory_id in (entry.absorbed_ids or ()):
                 return entry
         return None
-
-    def _folded_ids(self) -> set[str]:
-        """Ids of the memories a near-duplicate fold superseded (docs/decisions.md#d22)."""
-        return {
-            e.memory.memory_id
-            for e in self.world.events
-            if e.type is EventType.MEMORY_SUPERSEDED
-            and NEAR_DUPLICATE in e.reason_codes
-            and e.memory is not None
-            and e.memory.memory_id is not None
-        }
-
-    def _through_folds(self, entry: MemoryEntry | None) -> MemoryEntry | None:
-        """``entry``, or the memory its near-duplicate fold (and any fold of that one) led to."""
-        folded = self._folded_ids()
-        seen: set[str] = set()
-        while (
-            entry is not None
-            and entry.status is MemoryStatus.SUPERSEDED
-            and entry.id in folded
-            and entry.superseded_by is not None
-            and entry.id not in seen
-        ):
-            seen.add(entry.id)
-            entry = self._carrier(entry.superseded_by)
-        return entry
 
     def _accounted(self) -> set[str]:
         """Every memory id the store accounts for: stored, absorbed into a stored entry, archived."""
@@ -341,15 +304,10 @@ class LifecycleMachine(RuleBasedStateMachine):
             self.frozen_at.pop(op.sid, None)
         assert self._accounted() >= accounted, op
         now_active = len(self._ids(MemoryStatus.ACTIVE))
-        folds = sum(
-            1
-            for e in result.events
-            if e.type is EventType.MEMORY_SUPERSEDED and NEAR_DUPLICATE in e.reason_codes
-        )
         if isinstance(op, Forget) and result.outcome == "forgotten":
             assert now_active == active - 1, op
         else:
-            assert now_active >= active - isinstance(op, Supersede) - folds, (op, active, now_active)
+            assert now_active >= active - isinstance(op, Supersede), (op, active, now_active)
         old, new = dormancy_at(before, at), dormancy_at(after, at)
         starts = {e.id: retention_start_ms(e, at) for e in before.entries}
         for entry in after.entries:
@@ -456,11 +414,9 @@ class LifecycleMachine(RuleBasedStateMachine):
             return
         assert result.outcome in ("promoted", "absorbed"), result.outcome
         self._promote({item}, requested=True)
-        own = self._carrier(result.memory_id or "")
-        carrier = self._through_folds(own)
+        carrier = self._carrier(result.memory_id or "")
         assert carrier is not None and carrier.status is MemoryStatus.ACTIVE
-        if carrier is own:
-            assert exact_key(carrier) == item.exact or identity_key(carrier) == item.identity
+        assert exact_key(carrier) == item.exact or identity_key(carrier) == item.identity
 
     @precondition(lambda self: bool(self._ids(MemoryStatus.ACTIVE)))
     @rule(data=st.data())
@@ -542,11 +498,9 @@ class LifecycleMachine(RuleBasedStateMachine):
             assert tombstoned_rejections
         else:
             assert not tombstoned_rejections
-            assert (
-                item.exact in {exact_key(e) for e in active}
-                or item.identity in {identity_key(e) for e in active}
-                or self._folded_away(item.exact)
-            )
+            assert item.exact in {exact_key(e) for e in active} or item.identity in {
+                identity_key(e) for e in active
+            }
 
     @precondition(lambda self: bool(self._retired_lines()[1]))
     @rule(sid=st.sampled_from(SESSIONS), data=st.data())
@@ -557,18 +511,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         self._say(sid, message)
         self.end_session(sid)
         exact = REQUESTS[message].exact
-        active = {exact_key(e) for e in self.world.store.entries if e.status is MemoryStatus.ACTIVE}
-        assert exact in active or self._folded_away(exact)
-
-    def _folded_away(self, exact: str) -> bool:
-        """Whether a memory with the exact key ``exact`` was folded into an active near-duplicate."""
-        return any(
-            exact_key(e) == exact
-            and (c := self._through_folds(e)) is not None
-            and c.status is MemoryStatus.ACTIVE
-            for e in self.world.store.entries
-            if e.id in self._folded_ids()
-        )
+        assert exact in {exact_key(e) for e in self.world.store.entries if e.status is MemoryStatus.ACTIVE}
 
     def _retired_lines(self) -> tuple[list[str], list[str]]:
         """The candidate lines and the requests with the key of a retired memory."""
@@ -672,10 +615,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         active = [e for e in self.world.store.entries if e.status is MemoryStatus.ACTIVE]
         by_identity = {identity_key(e): exact_key(e) for e in active}
         assert len(by_identity) == len(active)
-        missing = set(self.groups) - set(by_identity)
-        assert set(by_identity) <= set(self.groups), (sorted(by_identity), sorted(self.groups))
-        for identity in missing:  # folded into a stronger near-duplicate (docs/decisions.md#d22)
-            assert any(self._folded_away(exact) for exact in self.groups[identity]), identity
+        assert set(by_identity) == set(self.groups), (sorted(by_identity), sorted(self.groups))
         for identity, exact in by_identity.items():
             assert exact in self.groups[identity], (identity, exact)
 
@@ -699,13 +639,9 @@ class LifecycleMachine(RuleBasedStateMachine):
             if replacement is None:
                 assert entry.superseded_by is None, entry
                 continue
-            own = self._carrier(entry.superseded_by or "")
-            carrier = self._through_folds(own)
+            carrier = self._carrier(entry.superseded_by or "")
             assert carrier is not None, entry
-            if carrier is own:
-                assert (
-                    exact_key(carrier) == replacement.exact or identity_key(carrier) == replacement.identity
-                )
+            assert exact_key(carrier) == replacement.exact or identity_key(carrier) == replacement.identity
 
     @invariant()
     def render_invariants(self) -> None:

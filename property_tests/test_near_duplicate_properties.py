@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from domain.consolidation.near_duplicates import fold_near_duplicates, folds_into
-from domain.model import MemoryStatus, MemoryType
-from tests.support.builders import NOW, memory
+from domain.consolidation.near_duplicates import fold_rendered, folds_into
+from domain.model import MemoryType
+from tests.support.builders import memory
 
 CONTENT = [
     "deploy",
@@ -99,8 +99,7 @@ def test_a_pair_whose_negation_differs_never_folds(pair: tuple[str, str], type_:
     weak = memory(weak_text, id="w", type=type_)
     strong = memory(strong_text, id="s", type=type_)
     assert not folds_into(weak, strong) and not folds_into(strong, weak)
-    entries, events = fold_near_duplicates((weak, strong), {"w", "s"}, NOW)
-    assert events == () and all(e.status is MemoryStatus.ACTIVE for e in entries)
+    assert fold_rendered((weak, strong)) == {} and fold_rendered((strong, weak)) == {}
 
 
 @given(_pair(), st.sampled_from(NEGATIONS), st.booleans())
@@ -108,13 +107,11 @@ def test_the_same_pair_without_a_differing_negation_folds(
     pair: tuple[list[str], list[str]], marker: str, both: bool
 ) -> None:
     """The other side of the rule (so the property above cannot hold by never folding): the same
-    pairs fold when both or neither hold the marker, and the weaker one is kept, superseded."""
+    pairs fold when both or neither hold the marker."""
     weak_words, strong_words = pair
     if both:
         weak_words, strong_words = [marker, *weak_words], [marker, *strong_words]
     weak = memory(" ".join(weak_words), id="w")
     strong = memory(" ".join(strong_words), id="s")
     assert folds_into(weak, strong)
-    entries, events = fold_near_duplicates((weak, strong), {"w"}, NOW)
-    assert [e.status for e in entries] == [MemoryStatus.SUPERSEDED, MemoryStatus.ACTIVE]
-    assert entries[0].superseded_by == "s" and len(events) == 1
+    assert {k: v.id for k, v in fold_rendered((strong, weak)).items()} == {"w": "s"}

@@ -157,7 +157,8 @@ def test_the_alternatives_each_host_prefers(
         ("AGENTS.override.md", ("override",)),
         ("~/.codex/AGENTS.md", ("codex home",)),
     ]
-    # OpenCode: AGENTS.md wins over CLAUDE.md; ~/.claude/CLAUDE.md when there is no global AGENTS.md
+    # OpenCode: the project's agents file wins over the Claude one; the user's Claude file stands in
+    # for a global agents file
     assert names(HostKind.OPENCODE, root) == ["AGENTS.md", "~/.claude/CLAUDE.md"]
     monkeypatch.setenv("OPENCODE_DISABLE_CLAUDE_CODE", "1")
     assert names(HostKind.OPENCODE, root) == ["AGENTS.md"]

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from domain.commands import Remember, Restore
-from domain.consolidation.near_duplicates import NEAR_DUPLICATE, fold_near_duplicates, folds_into
+from domain.commands import Forget, OpenSession, Remember
+from domain.consolidation.near_duplicates import NEAR_DUPLICATE, fold_rendered, folds_into
 from domain.model import EventType, MemoryStatus, MemoryType, Scope
 from domain.pending import empty_journal
-from domain.render import render_workspace_block
-from domain.retention import retention_start_ms
 from domain.workspace_port import InMemoryWorkspace
 from tests.support.builders import KEY, NOW, ROOT, memory, store
 
@@ -55,26 +53,12 @@ def test_type_and_scope_must_match() -> None:
     assert not folds_into(memory(FRIDAYS, id="w", scope=Scope.USER), memory(BLUE_GREEN, id="s"))
 
 
-def test_only_pairs_with_a_new_entry_fold_and_the_weaker_is_kept_superseded() -> None:
-    weak, strong = memory(FRIDAYS, id="w"), memory(BLUE_GREEN, id="s", at=NOW - 1000)
-    untouched, none = fold_near_duplicates((weak, strong), (), NOW)
-    assert none == () and untouched == (weak, strong)
-    folded, events = fold_near_duplicates((weak, strong), {"w"}, NOW)
-    assert folded[0].status is MemoryStatus.SUPERSEDED and folded[0].superseded_by == "s"
-    assert folded[1].status is MemoryStatus.ACTIVE
-    assert (
-        retention_start_ms(folded[1], NOW) == retention_start_ms(weak, NOW) > retention_start_ms(strong, NOW)
-    )
-    (event,) = events
-    assert event.type is EventType.MEMORY_SUPERSEDED and event.reason_codes == (NEAR_DUPLICATE,)
-
-
 def test_a_chain_folds_into_the_strongest() -> None:
     a = memory("deploy on Fridays", id="a")
     b = memory("deploy with care on Fridays", id="b")
     c = memory("deploy with care and blue-green on Fridays", id="c")
-    folded, events = fold_near_duplicates((a, b, c), {"a", "b", "c"}, NOW)
-    assert [e.superseded_by for e in folded] == ["c", "c", None] and len(events) == 2
+    assert {k: v.id for k, v in fold_rendered((a, b, c)).items()} == {"a": "c", "b": "c"}
+    assert fold_rendered((c,)) == {}
 
 
 class _Workspace(InMemoryWorkspace):
@@ -82,18 +66,30 @@ class _Workspace(InMemoryWorkspace):
         pass
 
 
-def test_remembering_both_renders_one_and_restore_brings_the_other_back_for_good() -> None:
+def test_the_block_shows_a_near_duplicate_once_and_the_store_keeps_both() -> None:
     ws = _Workspace(store(), empty_journal(ROOT, KEY, NOW))
     ws.execute(Remember(text=BLUE_GREEN, type=MemoryType.FEEDBACK), NOW)
-    result = ws.execute(Remember(text=FRIDAYS, type=MemoryType.FEEDBACK), NOW + 1000)
+    ws.execute(Remember(text=FRIDAYS, type=MemoryType.FEEDBACK), NOW + 1000)
+    ws.execute(Remember(text="Run the smoke tests after each deploy", type=MemoryType.FEEDBACK), NOW + 2000)
+    result = ws.execute(OpenSession(session="S"), NOW + 3000)
     assert result is not None
-    assert [e.reason_codes for e in result.events if e.type is EventType.MEMORY_SUPERSEDED] == [
-        (NEAR_DUPLICATE,)
+    assert BLUE_GREEN in result.output and FRIDAYS not in result.output and "smoke tests" in result.output
+    (event,) = [
+        e for e in result.events if e.type is EventType.RENDER_OMITTED and NEAR_DUPLICATE in e.reason_codes
     ]
-    block = render_workspace_block(ws.store, NOW + 2000).text
-    assert BLUE_GREEN in block and FRIDAYS not in block
     (weaker,) = [e for e in ws.store.entries if e.text == FRIDAYS]
-    ws.execute(Restore(memory_id=weaker.id), NOW + 3000)
-    ws.execute(Remember(text="Run the smoke tests after each deploy", type=MemoryType.FEEDBACK), NOW + 4000)
-    active = {e.text for e in ws.store.entries if e.status is MemoryStatus.ACTIVE}
-    assert {FRIDAYS, BLUE_GREEN} <= active
+    (stronger,) = [e for e in ws.store.entries if e.text == BLUE_GREEN]
+    assert event.memory is not None and event.memory.memory_id == weaker.id
+    assert event.details == {"foldedInto": stronger.id}
+    assert all(e.status is MemoryStatus.ACTIVE for e in ws.store.entries)  # nothing merged away
+    assert weaker.id not in ws.sessions["S"].block_ids
+
+
+def test_a_weaker_memory_shows_when_its_partner_is_forgotten() -> None:
+    ws = _Workspace(store(), empty_journal(ROOT, KEY, NOW))
+    ws.execute(Remember(text=BLUE_GREEN, type=MemoryType.FEEDBACK), NOW)
+    ws.execute(Remember(text=FRIDAYS, type=MemoryType.FEEDBACK), NOW + 1000)
+    (stronger,) = [e for e in ws.store.entries if e.text == BLUE_GREEN]
+    ws.execute(Forget(memory_id=stronger.id), NOW + 2000)
+    result = ws.execute(OpenSession(session="S"), NOW + 3000)
+    assert result is not None and FRIDAYS in result.output

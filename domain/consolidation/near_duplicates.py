@@ -1,8 +1,8 @@
 """Safe near-duplicate folding (docs/decisions.md#d22): a memory that says nothing a stronger memory
-of the same kind does not already say is folded into it, so that "Never deploy on Fridays" beside
-"we deploy with blue-green, never on Fridays" renders once.
+of the same kind does not already say is folded into it in the block, so that "Never deploy on
+Fridays" beside "we deploy with blue-green, never on Fridays" renders once.
 
-The rule is deliberately conservative. A *weaker* active entry folds into a *stronger* one only when
+The rule is deliberately conservative. A *weaker* entry folds into a *stronger* one only when
 
 * both have the same type and the same scope;
 * the weaker has at least two content words, each of them in the stronger, in the same order, and
@@ -11,27 +11,26 @@ The rule is deliberately conservative. A *weaker* active entry folds into a *str
   ``but``, ``instead``, ``unless``, ... and their Chinese, Japanese and Korean equivalents), so
   "use pnpm" never folds into "never use pnpm" nor "use npm, not pnpm".
 
-Only pairs with an entry the step just stored are looked at (a promotion), so a memory a person
-restored is not folded again until a new near-duplicate arrives. The weaker entry is not deleted: it
-becomes ``superseded`` by the stronger one (``restore ID`` brings it back) with a
-``memory_superseded`` event whose reason is ``near_duplicate``, and the stronger one keeps the more
-recent retention clock and the higher importance of the two (it is never weaker than what it took in).
+The fold is made where the duplicate shows, in the block: both memories stay stored and active (so
+``list``, a search, and a later forget or supersede of the stronger one lose nothing, and a wrong fold
+would cost a line of the block, never data). A rendered weaker memory whose stronger partner is
+rendered too is left out (the block is rendered again without it, so its place goes to the next
+memory), with a ``render_omitted`` event whose reason is ``near_duplicate`` and whose details name
+the memory it folded into.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import Final
 
 from msgspec.structs import replace
 
 from domain import evidence
-from domain.consolidation.dedupe import _never_weaker
-from domain.model import EvidenceInput, MemoryEntry, MemoryStatus
+from domain.model import EvidenceInput, MemoryEntry
 from domain.text import lazy_compile
-from domain.timeutil import iso_from_ms
 
-#: The reason code of the ``memory_superseded`` event of a fold.
+#: The reason code of the ``render_omitted`` event of a fold.
 NEAR_DUPLICATE: Final = "near_duplicate"
 
 _TOKEN: Final = lazy_compile(r"[\w'’]+")
@@ -137,59 +136,32 @@ def _shapes_fold(weak: Shape, strong: Shape) -> bool:
     )
 
 
-def fold_near_duplicates(
-    entries: Sequence[MemoryEntry], new_ids: Collection[str], now_ms: int
-) -> tuple[tuple[MemoryEntry, ...], tuple[EvidenceInput, ...]]:
-    """``entries`` with every active near-duplicate that pairs with a new entry (one whose id is in
-    ``new_ids``) folded into its stronger partner (module docstring), and one event per fold. The
-    order of ``entries`` is kept; nothing changes when no pair qualifies."""
-    if not new_ids:
-        return tuple(entries), ()
-    active = [e for e in entries if e.status is MemoryStatus.ACTIVE]
-    if len(active) < 2:
-        return tuple(entries), ()
-    shapes = {e.id: Shape(e.text) for e in active}
-
-    def fold(weak: MemoryEntry, strong: MemoryEntry) -> bool:
-        return (
-            weak.id != strong.id
-            and weak.type is strong.type
-            and weak.scope == strong.scope
-            and _shapes_fold(shapes[weak.id], shapes[strong.id])
-        )
-
-    # the largest partner first, so that a chain (a in b in c) folds both into c
-    by_size = sorted(active, key=lambda e: (-len(shapes[e.id].words), e.id))
-    folded: dict[str, MemoryEntry] = {}  # weaker id -> its stronger partner
-    for new in (e for e in active if e.id in new_ids):
-        for other in by_size:
-            pairs = ((new, other), (other, new))
-            for weak, strong in pairs:
-                if weak.id not in folded and strong.id not in folded and fold(weak, strong):
-                    folded[weak.id] = strong
-    # a partner that itself folded hands its takings on to its own partner
+def fold_rendered(rendered: Sequence[MemoryEntry]) -> dict[str, MemoryEntry]:
+    """Among the entries a block shows, each weaker one (by id) and the strongest partner it folds
+    into (module docstring); a chain (a in b in c) folds both a and b into c."""
+    if len(rendered) < 2:
+        return {}
+    shapes = {e.id: Shape(e.text) for e in rendered}
+    by_size = sorted(rendered, key=lambda e: (-len(shapes[e.id].words), e.id))
+    folded: dict[str, MemoryEntry] = {}
+    for weak in rendered:
+        for strong in by_size:
+            if (
+                strong.id != weak.id
+                and strong.type is weak.type
+                and strong.scope == weak.scope
+                and _shapes_fold(shapes[weak.id], shapes[strong.id])
+            ):
+                folded[weak.id] = strong
+                break
     for weak_id, strong in list(folded.items()):
         while strong.id in folded:
             strong = folded[strong.id]
         folded[weak_id] = strong
-    if not folded:
-        return tuple(entries), ()
-    stamp = iso_from_ms(now_ms)
-    takers: dict[str, list[MemoryEntry]] = {}
-    for weak_id, strong in folded.items():
-        takers.setdefault(strong.id, []).append(next(e for e in active if e.id == weak_id))
-    out: list[MemoryEntry] = []
-    events: list[EvidenceInput] = []
-    for entry in entries:
-        partner = folded.get(entry.id)
-        if partner is not None:
-            retired = replace(
-                entry, status=MemoryStatus.SUPERSEDED, superseded_by=partner.id, updated_at=stamp
-            )
-            out.append(retired)
-            events.append(evidence.superseded(retired, partner, NEAR_DUPLICATE))
-        elif entry.id in takers:
-            out.append(_never_weaker(entry, [entry, *takers[entry.id]], now_ms))
-        else:
-            out.append(entry)
-    return tuple(out), tuple(events)
+    return folded
+
+
+def folded_event(weak: MemoryEntry, strong: MemoryEntry) -> EvidenceInput:
+    """``render_omitted`` for ``weak``, folded into ``strong`` in the block."""
+    found = evidence.omitted(weak, NEAR_DUPLICATE)
+    return replace(found, details={**(found.details or {}), "foldedInto": strong.id})

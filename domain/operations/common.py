@@ -10,6 +10,7 @@ from msgspec.structs import replace
 
 from domain import evidence
 from domain.caches import Caches
+from domain.consolidation.near_duplicates import fold_rendered, folded_event
 from domain.emitted import NOTHING, Emitted, events
 from domain.host_instructions import HostContext, without_covered
 from domain.model import (
@@ -197,9 +198,14 @@ def _freeze(
     """Start a new cache epoch: render the block once and keep it, byte for byte, with the session.
     ``shared`` (the user's own memories) compete for the block too, except where the workspace holds
     the same memory itself (docs/decisions.md#d17); what the host's instruction files already say is
-    left out (docs/decisions.md#d22)."""
+    left out, and a near-duplicate shows once (docs/decisions.md#d22)."""
     shown, covered = without_covered(with_shared(store, shared), host)
     result = render_workspace_block(shown, now_ms, tuning, caches)
+    folds = fold_rendered(result.rendered)
+    if folds:  # a near-duplicate shows once: render again without the weaker ones
+        covered += tuple(folded_event(e, folds[e.id]) for e in result.rendered if e.id in folds)
+        shown = replace(shown, entries=tuple(e for e in shown.entries if e.id not in folds))
+        result = render_workspace_block(shown, now_ms, tuning, caches)
     if covered:
         result = replace(result, emitted=result.emitted + events(covered))
     frozen = replace(

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from msgspec.structs import replace
 
 from domain import consolidation
 from domain.caches import Caches
-from domain.consolidation.near_duplicates import fold_near_duplicates
 from domain.emitted import Emits, events
 from domain.key_index import stored_index
 from domain.keys import exact_key, first_per_key, key_hash
@@ -36,6 +35,9 @@ from domain.promotion.accounting import (
 )
 from domain.promotion.events import promotion_events, reinforced_event
 from domain.retention import DEFAULT_TUNING, Tuning, reinforce, reinforcement_count
+
+if TYPE_CHECKING:
+    pass
 
 
 class PromotionResult(Emits, frozen=True, kw_only=True):
@@ -231,21 +233,15 @@ def promote(
     )
     if cause is not None:
         outcome_events = tuple(replace(e, reason_codes=(*e.reason_codes, cause)) for e in outcome_events)
-    # a new memory and a near-duplicate of it fold into the stronger one (docs/decisions.md#d22)
-    before_ids = {e.id for e in store.entries}
-    new_ids = {e.id for e in after if e.id not in before_ids}
-    folded, fold_events = fold_near_duplicates(after, new_ids, now_ms)
-    final = replace(normalized.store, entries=folded) if fold_events else normalized.store
     emitted = (
         events(journal_events)
         + events(reinforce_events)
         + normalized.emitted
         + events(outcome_events)
         + events(removal_events)
-        + events(fold_events)
     )
     return PromotionResult(
-        store=final,
+        store=normalized.store,
         journal=journal,
         accounting=accounting,
         cleared_keys=frozenset(accounting.clearable),
