@@ -15,6 +15,8 @@ text. The comparison is conservative: a memory is *covered* by a file when
 
 A covered memory stays stored and keeps its strength; it is only left out of the block, with a
 ``render_omitted`` event whose reason is ``in_host_instructions`` and whose details name the file.
+Only the memories a render would show are compared (the block is rendered again without the covered
+ones, so their places go to the next memories): a large store costs no more than a small one.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from msgspec.structs import replace
 
 from domain import evidence
 from domain.consolidation.near_duplicates import Shape
-from domain.model import EvidenceInput, MemoryEntry, MemoryStatus, WorkspaceStore
+from domain.model import EvidenceInput, MemoryEntry
 from domain.text import canonical_text, lazy_compile
 
 #: The reason code of the ``render_omitted`` event of a covered memory.
@@ -133,23 +135,20 @@ def covering_file(entry: MemoryEntry, files: Sequence[InstructionFile]) -> str |
     return _Index(files).covering(entry.text) if files else None
 
 
-def without_covered(
-    store: WorkspaceStore, context: HostContext | None
-) -> tuple[WorkspaceStore, tuple[EvidenceInput, ...]]:
-    """``store`` without the active memories the host's instruction files already say, for the
-    render only, and one ``render_omitted`` event per memory left out."""
-    if context is None or not context.files:
-        return store, ()
-    index = _Index(context.files)
-    kept: list[MemoryEntry] = []
-    found: list[EvidenceInput] = []
-    for entry in store.entries:
-        name = index.covering(entry.text) if entry.status is MemoryStatus.ACTIVE else None
-        if name is None:
-            kept.append(entry)
-            continue
-        event = evidence.omitted(entry, IN_HOST_INSTRUCTIONS)
-        found.append(replace(event, details={**(event.details or {}), "file": name}))
-    if not found:
-        return store, ()
-    return replace(store, entries=tuple(kept)), tuple(found)
+def instruction_index(context: HostContext | None) -> _Index | None:
+    """What :func:`covered_among` compares with, prepared once per render (``None``: no files)."""
+    return _Index(context.files) if context is not None and context.files else None
+
+
+def covered_among(entries: Sequence[MemoryEntry], index: _Index | None) -> dict[str, EvidenceInput]:
+    """The entries (by id) that the files behind ``index`` already say, each with its
+    ``render_omitted`` event naming the file."""
+    if index is None:
+        return {}
+    found: dict[str, EvidenceInput] = {}
+    for entry in entries:
+        name = index.covering(entry.text)
+        if name is not None:
+            event = evidence.omitted(entry, IN_HOST_INSTRUCTIONS)
+            found[entry.id] = replace(event, details={**(event.details or {}), "file": name})
+    return found

@@ -17,9 +17,10 @@ from domain.host_instructions import (
     HostContext,
     HostKind,
     InstructionFile,
+    covered_among,
     covering_file,
+    instruction_index,
     instruction_lines,
-    without_covered,
 )
 from domain.model import EventType, MemoryType
 from domain.pending import empty_journal
@@ -96,10 +97,32 @@ def test_the_block_leaves_out_a_covered_memory_with_an_event_naming_the_file() -
     assert plain is not None and PNPM in plain.output
 
 
-def test_without_a_host_nothing_is_left_out() -> None:
-    held = store(memory(PNPM))
-    assert without_covered(held, None) == (held, ())
-    assert without_covered(held, HostContext(host=HostKind.CODEX)) == (held, ())
+def test_without_a_host_or_its_files_nothing_is_left_out() -> None:
+    assert instruction_index(None) is None
+    assert instruction_index(HostContext(host=HostKind.CODEX)) is None
+    index = instruction_index(HostContext(host=HostKind.CODEX, files=files(CLAUDE_MD, "AGENTS.md")))
+    assert list(covered_among((memory(PNPM, id="a"), memory(FRIDAYS, id="b")), index)) == ["a"]
+
+
+def test_a_large_store_is_compared_only_where_it_shows() -> None:
+    """The 40 covered memories of 60 are left out over several renders; the block is full of the
+    others."""
+    said = "\n".join(f"- Always run the check number {i} before committing" for i in range(40))
+    held = store(
+        *[
+            memory(f"Always run the check number {i} before committing", id=f"c{i}", type=MemoryType.FEEDBACK)
+            for i in range(40)
+        ],
+        *[
+            memory(f"Keep module {i} free of network calls", id=f"k{i}", type=MemoryType.FEEDBACK)
+            for i in range(20)
+        ],
+    )
+    ws = InMemoryWorkspace(held, empty_journal(ROOT, KEY, NOW))
+    context = HostContext(host=HostKind.CLAUDE_CODE, files=files(said))
+    result = ws.execute(OpenSession(session="S", host=context), NOW)
+    assert result is not None
+    assert "check number" not in result.output and result.output.count("Keep module") >= 5
 
 
 # ---------------------------------------------------------------------------------------------

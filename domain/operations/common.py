@@ -12,7 +12,7 @@ from domain import evidence
 from domain.caches import Caches
 from domain.consolidation.near_duplicates import fold_rendered, folded_event
 from domain.emitted import NOTHING, Emitted, events
-from domain.host_instructions import HostContext, without_covered
+from domain.host_instructions import HostContext, covered_among, instruction_index
 from domain.model import (
     CacheLimits,
     EvidenceInput,
@@ -186,6 +186,11 @@ def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_
     return replace(store, entries=tuple(entries))
 
 
+#: A render is repeated at most this many times to leave out what the host's instruction files say and
+#: the weaker of two near-duplicates (docs/decisions.md#d22); past it, the rest shows.
+_LEAVE_OUT_PASSES = 8
+
+
 def _freeze(
     store: WorkspaceStore,
     session: SessionState,
@@ -199,15 +204,21 @@ def _freeze(
     ``shared`` (the user's own memories) compete for the block too, except where the workspace holds
     the same memory itself (docs/decisions.md#d17); what the host's instruction files already say is
     left out, and a near-duplicate shows once (docs/decisions.md#d22)."""
-    shown, covered = without_covered(with_shared(store, shared), host)
+    shown = with_shared(store, shared)
     result = render_workspace_block(shown, now_ms, tuning, caches)
-    folds = fold_rendered(result.rendered)
-    if folds:  # a near-duplicate shows once: render again without the weaker ones
-        covered += tuple(folded_event(e, folds[e.id]) for e in result.rendered if e.id in folds)
-        shown = replace(shown, entries=tuple(e for e in shown.entries if e.id not in folds))
+    index = instruction_index(host)
+    left_out: list[EvidenceInput] = []
+    for _ in range(_LEAVE_OUT_PASSES):  # each pass leaves out at least one more memory, or stops
+        gone = covered_among(result.rendered, index)
+        folds = fold_rendered([e for e in result.rendered if e.id not in gone])
+        gone.update((e.id, folded_event(e, folds[e.id])) for e in result.rendered if e.id in folds)
+        if not gone:
+            break
+        left_out.extend(gone.values())
+        shown = replace(shown, entries=tuple(e for e in shown.entries if e.id not in gone))
         result = render_workspace_block(shown, now_ms, tuning, caches)
-    if covered:
-        result = replace(result, emitted=result.emitted + events(covered))
+    if left_out:
+        result = replace(result, emitted=result.emitted + events(left_out))
     frozen = replace(
         session,
         epoch=session.epoch + 1,
