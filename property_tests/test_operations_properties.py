@@ -40,8 +40,8 @@ from domain.operations import (
     OpResult,
     compaction_prompt,
     context_text,
+    render_block,
 )
-from domain.render import render_workspace_block
 from domain.session import ToolEvent, render_hot_state
 from domain.text import memory_key
 from property_tests.secret_strategies import secrets
@@ -350,7 +350,7 @@ def check_epochs(before: dict[str, SessionState], world: World, op: Op, result: 
         if renews:
             assert after.epoch == (prior.epoch if prior is not None else 0) + 1
             assert after.frozen_at_ms == world.now
-            assert after.frozen_block == render_workspace_block(world.store, world.now).text
+            assert after.frozen_block == render_block(world.store, world.now).text
         elif prior is not None:
             assert (after.epoch, after.frozen_block, after.numbered_block, after.block_ids) == (
                 prior.epoch,

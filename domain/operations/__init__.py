@@ -32,6 +32,7 @@ from domain.operations.common import (
     context_text,
     idle_owner_ids,
     prunable_sessions,
+    render_block,
 )
 from domain.operations.host_events import (
     end_session,
@@ -62,6 +63,7 @@ __all__ = [
     "open_session",
     "prunable_sessions",
     "remember",
+    "render_block",
     "restore",
     "supersede",
     "supersede_entry",

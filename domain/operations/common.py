@@ -186,6 +186,31 @@ def _stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_
     return replace(store, entries=tuple(entries))
 
 
+def render_block(
+    store: WorkspaceStore,
+    now_ms: int,
+    tuning: Tuning = DEFAULT_TUNING,
+    caches: Caches | None = None,
+    host: HostContext | None = None,
+) -> RenderResult:
+    """The block a new cache epoch shows: the store's render, without what the host's instruction
+    files already say and without the weaker of two near-duplicates (docs/decisions.md#d22), with a
+    ``render_omitted`` event for each memory left out."""
+    result = render_workspace_block(store, now_ms, tuning, caches)
+    index = instruction_index(host)
+    left_out: list[EvidenceInput] = []
+    for _ in range(_LEAVE_OUT_PASSES):  # each pass leaves out at least one more memory, or stops
+        gone = covered_among(result.rendered, index)
+        folds = fold_rendered([e for e in result.rendered if e.id not in gone])
+        gone.update((e.id, folded_event(e, folds[e.id])) for e in result.rendered if e.id in folds)
+        if not gone:
+            break
+        left_out.extend(gone.values())
+        store = replace(store, entries=tuple(e for e in store.entries if e.id not in gone))
+        result = render_workspace_block(store, now_ms, tuning, caches)
+    return replace(result, emitted=result.emitted + events(left_out)) if left_out else result
+
+
 #: A render is repeated at most this many times to leave out what the host's instruction files say and
 #: the weaker of two near-duplicates (docs/decisions.md#d22); past it, the rest shows.
 _LEAVE_OUT_PASSES = 8
@@ -204,21 +229,7 @@ def _freeze(
     ``shared`` (the user's own memories) compete for the block too, except where the workspace holds
     the same memory itself (docs/decisions.md#d17); what the host's instruction files already say is
     left out, and a near-duplicate shows once (docs/decisions.md#d22)."""
-    shown = with_shared(store, shared)
-    result = render_workspace_block(shown, now_ms, tuning, caches)
-    index = instruction_index(host)
-    left_out: list[EvidenceInput] = []
-    for _ in range(_LEAVE_OUT_PASSES):  # each pass leaves out at least one more memory, or stops
-        gone = covered_among(result.rendered, index)
-        folds = fold_rendered([e for e in result.rendered if e.id not in gone])
-        gone.update((e.id, folded_event(e, folds[e.id])) for e in result.rendered if e.id in folds)
-        if not gone:
-            break
-        left_out.extend(gone.values())
-        shown = replace(shown, entries=tuple(e for e in shown.entries if e.id not in gone))
-        result = render_workspace_block(shown, now_ms, tuning, caches)
-    if left_out:
-        result = replace(result, emitted=result.emitted + events(left_out))
+    result = render_block(with_shared(store, shared), now_ms, tuning, caches, host)
     frozen = replace(
         session,
         epoch=session.epoch + 1,
