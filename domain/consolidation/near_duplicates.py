@@ -36,11 +36,11 @@ NEAR_DUPLICATE: Final = "near_duplicate"
 _TOKEN: Final = lazy_compile(r"[\w'’]+")
 
 
-#: Words that carry no content of their own (articles, pronouns, prepositions, forms of "be").
 def _words(*lines: str) -> frozenset[str]:
     return frozenset(word for line in lines for word in line.split())
 
 
+#: Words that carry no content of their own (articles, pronouns, prepositions, forms of "be").
 _FILLER: Final = _words(
     """a an the we i you they it this that these those our us my your their its is are was were be
     been being am to of on in at by for with from into as and or so than then there here which who
