@@ -203,6 +203,13 @@ def test_links_outside_the_root_fifos_and_size_are_bounded(tmp_path: Path, home:
     big = put(root / "big.md", "x" * (3 * MAX_BYTES))
     assert len(read_bounded(big, root) or "") == MAX_BYTES
     assert read_bounded(root / "missing.md", root) is None
+    (root / "dangling.md").symlink_to(root / "nowhere.md")
+    assert read_bounded(root / "dangling.md", root) is None
+    (root / "dir.md").mkdir()
+    assert read_bounded(root / "dir.md", root) is None
+    garbage = root / "garbage.md"
+    garbage.write_bytes(b"\xff\xfe\x00- Always use pnpm for package installs\n\x00\x80")
+    assert "always use pnpm for package installs" in instruction_lines(read_bounded(garbage, root) or "")
 
 
 # ---------------------------------------------------------------------------------------------
