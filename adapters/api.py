@@ -87,6 +87,7 @@ from domain.commands import (
 from domain.consolidation import normalize_store
 from domain.diagnostics.words import explain_all, format_explained
 from domain.enums import Importance, MemoryType, Scope, Volatility
+from domain.host_instructions import host_context
 from domain.operations.pinning import Pin, Unpin
 from domain.operations.replies import AgentReply
 from domain.render import render_workspace_block
@@ -212,11 +213,14 @@ class WorkingMemory(SearchMethods):
 
     # ---- the five core operations -----------------------------------------------------------------
 
-    def open_session(self, session: str, *, parent: str | None = None) -> Injection:
+    def open_session(self, session: str, *, parent: str | None = None, host: str | None = None) -> Injection:
         """Open (or refresh) the session's cache epoch and return what to inject. Within a fresh
-        epoch this returns the same text, byte for byte, and writes nothing."""
+        epoch this returns the same text, byte for byte, and writes nothing. ``host``
+        (``claude-code``, ``codex``, ``opencode``): the block leaves out what that host's instruction
+        files already say (docs/decisions.md#d22)."""
 
-        result = self.execute(OpenSession(session=checked_session_id(session), parent=parent))
+        command = OpenSession(session=checked_session_id(session), parent=parent, host=host_context(host))
+        result = self.execute(command)
         if result is None:
             return Injection("")
         found = injection_of(result.session, self.root)
@@ -264,14 +268,17 @@ class WorkingMemory(SearchMethods):
         )
         return _observed(self.execute(command))
 
-    def compacted(self, session: str, summary: str, *, parent: str | None = None) -> Observed:
+    def compacted(
+        self, session: str, summary: str, *, parent: str | None = None, host: str | None = None
+    ) -> Observed:
         """Observe the host's compaction summary: its ``Memory candidates:`` go through the gate,
         pending memories are promoted, and the next ``open_session`` starts a new epoch. The same
-        summary twice in a session is observed once."""
+        summary twice in a session is observed once. ``host``: as for :meth:`open_session`."""
 
         text = checked_text(summary, "the summary")
+        sid = checked_session_id(session)
         return _observed(
-            self.execute(Compacted(session=checked_session_id(session), summary=text, parent=parent))
+            self.execute(Compacted(session=sid, summary=text, parent=parent, host=host_context(host)))
         )
 
     def end_session(

@@ -51,7 +51,7 @@ class _InSession(_InWorkspace, kw_only=True):
 
 
 class ContextRequest(_InSession, kw_only=True):
-    pass
+    host: str | None = None  # whose instruction files to read (docs/decisions.md#d22)
 
 
 class MessageRequest(_InSession, kw_only=True):
@@ -72,6 +72,7 @@ class ReplyRequest(_InSession, kw_only=True):
 
 class CompactedRequest(_InSession, kw_only=True):
     summary: str
+    host: str | None = None
 
 
 class EndRequest(_InSession, kw_only=True):
@@ -127,7 +128,7 @@ Handler = Callable[[WorkingMemory, Any], msgspec.Struct | dict[str, Any]]
 
 
 def _open(m: WorkingMemory, r: ContextRequest) -> Any:
-    return m.open_session(r.session, parent=r.parent)
+    return m.open_session(r.session, parent=r.parent, host=r.host)
 
 
 OPS: Final[dict[str, tuple[type[_InWorkspace], Handler]]] = {
@@ -144,7 +145,10 @@ OPS: Final[dict[str, tuple[type[_InWorkspace], Handler]]] = {
         ),
     ),
     "reply": (ReplyRequest, lambda m, r: m.agent_reply(r.session, r.text, parent=r.parent)),
-    "compacted": (CompactedRequest, lambda m, r: m.compacted(r.session, r.summary, parent=r.parent)),
+    "compacted": (
+        CompactedRequest,
+        lambda m, r: m.compacted(r.session, r.summary, parent=r.parent, host=r.host),
+    ),
     "end-session": (
         EndRequest,
         lambda m, r: m.end_session(r.session, parent=r.parent, keep_hot_state=r.keep_hot_state),

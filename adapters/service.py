@@ -16,7 +16,8 @@ which serialises every transaction on one workspace (the threads of one process 
 
 Around the transaction the service keeps what is derived from the store current
 (docs/architecture.md, "Derived state"): the steps of :data:`BEFORE` may widen a command before it
-runs (a session start imports what changed in the shared projection first), and the updaters of
+runs (a session start imports what changed in the shared projection first, and carries what the
+host's instruction files say, docs/decisions.md#d22), and the updaters of
 :data:`AFTER_COMMIT` run, in order, once it is committed (the projection's export, the hand-over of
 ``user`` memories). A derived step that fails never undoes or fails the command: it leaves one
 warning, and the next sync catches up. Where a workspace shares nothing each step costs a ``stat``.
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Final
 
 from msgspec.structs import replace
 
-from adapters import freshness_steps, projection_steps, search_index, user_scope
+from adapters import freshness_steps, host_instructions, projection_steps, search_index, user_scope
 from adapters.evidence_log import describe_os_error, warn
 from adapters.paths import workspace_root_hash
 from adapters.storage_io import KIND_JOURNAL
@@ -53,6 +54,7 @@ BEFORE: Final[tuple[Callable[[Workspace, Command, int], Command], ...]] = (
     search_index.narrowed,
     search_index.recalling,
     freshness_steps.before,
+    host_instructions.before,
 )
 
 #: A command a derived step asks the service to run after the commit, and the workspace to run it on.

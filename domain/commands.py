@@ -25,6 +25,7 @@ from domain import operations
 from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
 from domain.command_keys import message_key as message_key, summary_key as summary_key
 from domain.enums import Importance, MemoryType, Scope, Volatility
+from domain.host_instructions import HostContext
 from domain.ids import hash16
 from domain.model import Citation, SessionState
 from domain.operations import OpResult, Snapshot
@@ -59,6 +60,7 @@ class _SessionCommand(_Command, frozen=True, kw_only=True):
 
     session: str
     parent: str | None = None
+    host: HostContext | None = None  # the host, and what its instruction files say (docs/decisions.md#d22)
 
 
 class OpenSession(_SessionCommand, frozen=True, kw_only=True, tag="open-session"):
@@ -225,7 +227,9 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
     the core operations (:mod:`domain.operations`)."""
     match command:
         case OpenSession():
-            opened = operations.open_session(snap, command.session, now_ms, parent_session_id=command.parent)
+            opened = operations.open_session(
+                snap, command.session, now_ms, parent_session_id=command.parent, host=command.host
+            )
             if command.context is not ContextMode.APPENDED:
                 return opened
             if command.resumed:
@@ -256,6 +260,7 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
                 now_ms,
                 parent_session_id=command.parent,
                 summary_id=summary_key(command.summary),
+                host=command.host,
             )
         case EndSession():
             return operations.end_session(
@@ -326,9 +331,7 @@ def _batch(snap: Snapshot, steps: tuple[Command, ...], now_ms: int) -> OpResult:
     return result
 
 
-# ---------------------------------------------------------------------------------------------------
-# What a host that appends its context was handed (docs/decisions.md#hook-injection)
-# ---------------------------------------------------------------------------------------------------
+# --- What a host that appends its context was handed (docs/decisions.md#hook-injection) ---
 
 
 def _hot_state(result: OpResult) -> str:

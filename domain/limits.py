@@ -61,6 +61,10 @@ class PendingJournalLimits:
     #: Owned entries of a session idle this long are adopted by the next promotion
     #: (docs/decisions.md#d7).
     ORPHAN_ADOPT_AFTER_MS: Final = DAY_MS
+    #: A new session adopts the explicit requests of another session idle this long, so that a
+    #: memory asked for in one OpenCode session (which never ends) reaches the next one the same day
+    #: (docs/decisions.md#d22).
+    REQUEST_ADOPT_AFTER_MS: Final = 5 * 60_000
     #: A record of a request promoted for its owner is kept as long as an idle owner's session file
     #: may be (docs/decisions.md#pending-journal-bound).
     PROMOTED_RECORD_TTL_MS: Final = SessionFileLimits.PRUNE_IDLE_AFTER_MS

@@ -238,19 +238,16 @@ class LifecycleMachine(RuleBasedStateMachine):
             if item.exact not in self.tombstoned:
                 self.groups.setdefault(item.identity, set()).add(item.exact)
 
-    def _adopt_idle(self, sid: str) -> None:
-        """The owned requests of sessions idle for more than a day go with this promotion
-        (docs/decisions.md#d7), and lift the tombstones of their keys as any explicit request does
-        (docs/decisions.md#d10). The idle session's own state keeps a copy until its next operation
-        drops it; its end promotes such a copy again, but a copy never lifts a tombstone: a forget
-        made since wins."""
+    def _adopt_idle(self, sid: str, limit: int = PendingJournalLimits.ORPHAN_ADOPT_AFTER_MS) -> None:
+        """The owned requests of sessions idle for more than ``limit`` go with this promotion (a day,
+        docs/decisions.md#d7; five minutes at a session start, docs/decisions.md#d22), and lift the
+        tombstones of their keys as any explicit request does (docs/decisions.md#d10). The idle
+        session's own state keeps a copy until its next operation drops it (and ends its cache
+        epoch); its end promotes such a copy again, but a copy never lifts a tombstone: a forget made
+        since wins."""
         now = self.world.now
         for owner, items in self.pending.items():
-            if (
-                owner != sid
-                and items
-                and now - self.active_at.get(owner, now) > PendingJournalLimits.ORPHAN_ADOPT_AFTER_MS
-            ):
+            if owner != sid and items and now - self.active_at.get(owner, now) > limit:
                 self._promote(items, requested=True)
                 self.stale.setdefault(owner, set()).update(items)
                 items.clear()
@@ -300,8 +297,9 @@ class LifecycleMachine(RuleBasedStateMachine):
         result = self.world.apply(op)
         assert result is not None
         after = self.world.store
-        if isinstance(op, Say | Open | Compact):  # the session's state drops the adopted requests
-            self.stale.pop(op.sid, None)
+        if isinstance(op, Say | Open | Compact) and self.stale.pop(op.sid, set()):
+            # the session's state drops the adopted requests, and its cache epoch ends
+            self.frozen_at.pop(op.sid, None)
         assert self._accounted() >= accounted, op
         now_active = len(self._ids(MemoryStatus.ACTIVE))
         if isinstance(op, Forget) and result.outcome == "forgotten":
@@ -374,9 +372,10 @@ class LifecycleMachine(RuleBasedStateMachine):
     def open_session(self, sid: str, days: int) -> None:
         """Open after a break of ``days`` (0: right away)."""
         self.world.now += days * DAY_MS
+        taken = bool(self.stale.get(sid)) and sid in self.world.sessions
         self._apply(Open(sid=sid))
-        if not self._fresh(sid):
-            self._adopt_idle(sid)
+        if not self._fresh(sid) or taken:
+            self._adopt_idle(sid, PendingJournalLimits.REQUEST_ADOPT_AFTER_MS)
             self.active_at[sid] = self.frozen_at[sid] = self.world.now
 
     @rule(sid=st.sampled_from(SESSIONS))

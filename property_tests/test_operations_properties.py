@@ -33,8 +33,8 @@ from domain.operations import (
     OpResult,
     compaction_prompt,
     context_text,
+    render_block,
 )
-from domain.render import render_workspace_block
 from domain.search.disclosure import tagged_block
 from domain.session import ToolEvent, render_hot_state
 from domain.text import memory_key
@@ -344,7 +344,7 @@ def check_epochs(before: dict[str, SessionState], world: World, op: Op, result: 
         if renews:
             assert after.epoch == (prior.epoch if prior is not None else 0) + 1
             assert after.frozen_at_ms == world.now
-            rendered = render_workspace_block(world.store, world.now)
+            rendered = render_block(world.store, world.now)
             # the block as rendered, each entry tagged with its short id (docs/decisions.md#d16)
             assert after.frozen_block == tagged_block(rendered, world.store, world.now)
         elif prior is not None:

@@ -31,10 +31,11 @@ from domain.commands import Command, Compacted, EndSession, OpenSession, ToolRes
 from domain.enums import ErrorCategory, EventType, MemorySource, MemoryStatus, MemoryType, Outcome
 from domain.extraction import SUPERSEDE_RULE
 from domain.keys import exact_key, key_hash
-from domain.limits import DAY_MS, HOUR_MS, CacheLimits
+from domain.limits import DAY_MS, HOUR_MS, CacheLimits, PendingJournalLimits
 from domain.model import DormantSpan, EvidenceInput, MemoryEntry, PendingJournal, WorkspaceStore
 from domain.operations import (
     OpResult,
+    adoptable_owner_ids,
     compaction_prompt,
     context_text,
     end_session,
@@ -844,24 +845,93 @@ def test_supersede_command_and_its_undo_d10() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def test_owned_entries_of_a_session_idle_for_a_day_are_adopted_by_the_next_open_d7() -> None:
+def test_owned_entries_of_a_session_idle_for_a_day_are_adopted_by_the_next_compaction_d7() -> None:
     """Fixing docs/decisions.md#b21: a session that neither compacts nor ends no longer strands its
     memories."""
     ws = Workspace()
     ws.say("A", "a-1", PNPM, NOW)
     assert idle_owner_ids(ws.journal, tuple(ws.sessions.values()), "B", NOW + DAY_MS) == ()
 
-    not_yet = ws.open("B", NOW + DAY_MS)  # exactly 24 h: not idle yet
+    not_yet = ws.compact("B", summary("(none)"), NOW + DAY_MS)  # exactly 24 h: not idle yet
     assert owners(ws.journal) == ["A"] and PNPM_TEXT not in not_yet.output
 
     ws.sessions.pop("B")
-    adopted = ws.open("B", NOW + DAY_MS + 1)
+    adopted = ws.compact("B", summary("(none)"), NOW + DAY_MS + 1)
     assert ws.journal.entries == ()
     assert ws.active_texts() == [PNPM_TEXT]
+    assert PNPM_TEXT in (ws.sessions["B"].frozen_block or "")
+    assert [e.reason_codes for e in of_type(adopted.events, EventType.PENDING_MEMORY_CLEARED)] == [
+        ("promoted",)
+    ]
+
+
+def test_a_new_session_adopts_the_requests_of_a_session_idle_for_five_minutes_d22() -> None:
+    """OpenCode sessions never end: a memory asked for in session A reaches a new session B of the
+    same workspace once A has been idle for :attr:`PendingJournalLimits.REQUEST_ADOPT_AFTER_MS`."""
+    ws = Workspace()
+    ws.say("A", "a-1", PNPM, NOW)
+    wait = PendingJournalLimits.REQUEST_ADOPT_AFTER_MS
+    assert wait == 5 * MINUTE
+    early = ws.open("B", NOW + wait)  # exactly five minutes: A may still be in its turn
+    assert owners(ws.journal) == ["A"] and PNPM_TEXT not in early.output
+
+    adopted = ws.open("C", NOW + wait + 1)
+    assert ws.journal.entries == () and ws.active_texts() == [PNPM_TEXT]
     assert PNPM_TEXT in block_of(adopted.output)
     assert [e.reason_codes for e in of_type(adopted.events, EventType.PENDING_MEMORY_CLEARED)] == [
         ("promoted",)
     ]
+
+
+def test_a_session_still_at_work_keeps_its_requests_at_a_new_start_d22() -> None:
+    ws = Workspace()
+    ws.say("A", "a-1", PNPM, NOW)
+    ws.tool("A", ToolEvent(tool="read", args={"filePath": f"{ROOT}/a.ts"}), NOW + 4 * MINUTE)
+    ws.open("B", NOW + 8 * MINUTE)  # A was active four minutes ago
+    assert owners(ws.journal) == ["A"] and ws.active_texts() == []
+
+
+def test_only_a_new_start_uses_the_short_wait_a_compaction_keeps_the_day_d22() -> None:
+    ws = Workspace()
+    ws.say("A", "a-1", PNPM, NOW)
+    ws.compact("B", summary("(none)"), NOW + HOUR_MS)
+    assert owners(ws.journal) == ["A"]
+    assert idle_owner_ids(ws.journal, tuple(ws.sessions.values()), "B", NOW + HOUR_MS) == ()
+
+
+def test_the_short_wait_adopts_only_owners_of_requests_d22() -> None:
+    """An owned entry that is not a request a person made (a compaction candidate someone owned) waits
+    for the day."""
+    ws = Workspace()
+    ws.say("A", "a-1", PNPM, NOW)
+    (entry,) = ws.journal.entries
+    ws.journal = replace(ws.journal, entries=(replace(entry, source=MemorySource.COMPACTION),))
+    others = tuple(ws.sessions.values())
+    assert adoptable_owner_ids(ws.journal, others, "B", NOW + HOUR_MS) == ()
+    assert adoptable_owner_ids(ws.journal, others, "B", NOW + DAY_MS + 1) == ("A",)
+
+
+def test_the_idle_session_shows_its_adopted_request_in_its_next_block_d22() -> None:
+    """A's copy leaves its pending list when B adopts it; A's cache epoch ends so that its next start
+    shows the memory in the block, not nowhere (the prompt order of OpenCode: message, then start)."""
+    ws = Workspace()
+    ws.say("A", "a-1", PNPM, NOW)
+    ws.open("A", NOW + MINUTE)
+    ws.open("B", NOW + 10 * MINUTE)
+    ws.say("A", "a-2", "what next?", NOW + 11 * MINUTE)
+    assert ws.sessions["A"].pending_memories == ()
+    again = ws.open("A", NOW + 11 * MINUTE)
+    assert PNPM_TEXT in block_of(again.output)
+
+
+def test_the_idle_session_opened_first_after_the_adoption_renders_again_d22() -> None:
+    ws = Workspace()
+    ws.say("A", "a-1", PNPM, NOW)
+    ws.open("A", NOW + MINUTE)
+    ws.open("B", NOW + 10 * MINUTE)
+    again = ws.open("A", NOW + 11 * MINUTE)  # within A's hour-long epoch
+    assert PNPM_TEXT in block_of(again.output) and "pending_memories:" not in again.output
+    assert ws.sessions["A"].pending_memories == ()
 
 
 def test_an_idle_owner_without_a_session_file_counts_from_its_entries_d7() -> None:
@@ -877,7 +947,7 @@ def test_an_active_owner_keeps_its_entries_d7() -> None:
     ws = Workspace()
     ws.say("A", "a-1", PNPM, NOW)
     ws.tool("A", ToolEvent(tool="read", args={"filePath": f"{ROOT}/a.ts"}), NOW + DAY_MS)  # still working
-    ws.open("B", NOW + DAY_MS + HOUR_MS)
+    ws.compact("B", summary("(none)"), NOW + DAY_MS + HOUR_MS)
     assert owners(ws.journal) == ["A"]
 
 

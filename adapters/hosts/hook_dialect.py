@@ -175,10 +175,17 @@ def command_of(payload: Mapping[str, Any], event: str, dialect: Dialect) -> Sess
         return AgentReply(session=sid, parent=parent, text=reply)
     # start-up time: a hook call loads only what its event needs (docs/performance.md)
     from domain.commands import ContextMode, EndSession, OpenSession, ToolResult, UserMessage
+    from domain.host_instructions import host_context
 
     if event == SESSION_START:
         resumed = payload.get("source") == "resume"  # the conversation still holds what it was handed
-        return OpenSession(session=sid, parent=parent, context=ContextMode.APPENDED, resumed=resumed)
+        return OpenSession(
+            session=sid,
+            parent=parent,
+            context=ContextMode.APPENDED,
+            resumed=resumed,
+            host=host_context(dialect.host),
+        )
     if event == USER_PROMPT_SUBMIT:
         source = payload.get("source")
         if source is not None and source not in TYPED_PROMPT_SOURCES:
@@ -200,7 +207,9 @@ def command_of(payload: Mapping[str, Any], event: str, dialect: Dialect) -> Sess
         # start-up time: a hook call loads only what its event needs (docs/performance.md)
         from domain.commands import Compacted
 
-        return Compacted(session=sid, parent=parent, summary=dialect.summary(payload))
+        return Compacted(
+            session=sid, parent=parent, summary=dialect.summary(payload), host=host_context(dialect.host)
+        )
     if event == SESSION_END:
         reason = payload.get("reason")
         return EndSession(session=sid, parent=parent, keep_hot_state=reason not in FINAL_END_REASONS)

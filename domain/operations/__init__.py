@@ -26,10 +26,12 @@ Every name it offered as one module is still importable from here.
 from domain.operations.commands import forget, remember, restore, supersede
 from domain.operations.common import (
     ACTIVITY_STAMP_INTERVAL_MS,
+    adoptable_owner_ids,
     compaction_prompt,
     context_text,
     idle_owner_ids,
     prunable_sessions,
+    render_block,
     stamp_rendered,
 )
 from domain.operations.host_events import (
@@ -47,6 +49,7 @@ __all__ = [
     "CommandOutcome",
     "OpResult",
     "Snapshot",
+    "adoptable_owner_ids",
     "compaction_prompt",
     "context_text",
     "end_session",
@@ -59,6 +62,7 @@ __all__ = [
     "open_session",
     "prunable_sessions",
     "remember",
+    "render_block",
     "restore",
     "stamp_rendered",
     "supersede",

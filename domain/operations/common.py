@@ -10,13 +10,15 @@ from msgspec.structs import replace
 
 from domain import evidence
 from domain.caches import Caches
+from domain.consolidation.near_duplicates import fold_rendered, folded_event
 from domain.emitted import NOTHING, Emitted, events
 from domain.enums import MemoryStatus
+from domain.host_instructions import HostContext, covered_among, instruction_index
 from domain.limits import CacheLimits, PendingJournalLimits, SessionFileLimits
 from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
 from domain.operations.use import record_cues
 from domain.operations.values import Snapshot
-from domain.pending import journal_key, promoted_for, without_records_of
+from domain.pending import is_request, journal_key, promoted_for, without_records_of
 from domain.render import RenderResult, number_block, render_workspace_block
 from domain.retention import DEFAULT_TUNING, Tuning, mark_activity
 from domain.search.disclosure import tagged_block
@@ -56,7 +58,8 @@ def session_and_journal(snap: Snapshot, session_id: str, now_ms: int) -> tuple[S
     bound (docs/decisions.md#pending-journal-bound) — which the journal records; the journal then
     forgets this session's records. A copy whose journal entry is gone without such a record is
     kept (docs/decisions.md#pending-journal-bound): it is all that is left of the request, and the
-    session's end promotes it."""
+    session's end promotes it. A session that dropped copies ends its cache epoch, so that its next
+    start renders the block that now holds them (docs/decisions.md#d22)."""
     journal = without_records_of(snap.journal, session_id)
     if snap.session is None:
         return empty_session(session_id, now_ms), journal
@@ -68,7 +71,7 @@ def session_and_journal(snap: Snapshot, session_id: str, now_ms: int) -> tuple[S
     kept = tuple(m for m in session.pending_memories if m.id not in promoted or journal_key(m) in in_journal)
     if len(kept) == len(session.pending_memories):
         return session, journal
-    return replace(session, pending_memories=kept), journal
+    return replace(session, pending_memories=kept, frozen_at_ms=None), journal
 
 
 def _last_activity(session: SessionState) -> float:
@@ -105,24 +108,64 @@ def prunable_sessions(
 
 
 def idle_owner_ids(
-    journal: PendingJournal, others: Sequence[SessionState], session_id: str | None, now_ms: int
+    journal: PendingJournal,
+    others: Sequence[SessionState],
+    session_id: str | None,
+    now_ms: int,
+    *,
+    limit: int = PendingJournalLimits.ORPHAN_ADOPT_AFTER_MS,
+    requests_only: bool = False,
 ) -> tuple[str, ...]:
-    """Owners of journal entries whose sessions have been idle for more than 24 hours
-    (docs/decisions.md#d7).
+    """Owners of journal entries whose sessions have been idle for more than ``limit`` (24 hours,
+    docs/decisions.md#d7). ``requests_only``: only owners whose every entry is a request a person
+    made (the shorter limit of a session start, docs/decisions.md#d22).
 
     A session's last activity is its ``lastActivityMs`` (else its ``updatedAt``); an owner without a
     session file counts from the newest of its entries' timestamps."""
-    limit = PendingJournalLimits.ORPHAN_ADOPT_AFTER_MS
     known = {other.session_id: _last_activity(other) for other in others}
     latest_entry: dict[str, float] = {}
+    not_requests: set[str] = set()
     for entry in journal.entries:
         owner = entry.pending_owner_session_id
         if owner is None or owner == session_id:
             continue
+        if not is_request(entry):
+            not_requests.add(owner)
         stamp = parse_iso_ms(entry.updated_at) or parse_iso_ms(entry.created_at) or 0
         latest_entry[owner] = max(latest_entry.get(owner, 0.0), float(stamp))
-    idle = [owner for owner, newest in latest_entry.items() if now_ms - known.get(owner, newest) > limit]
+    idle = [
+        owner
+        for owner, newest in latest_entry.items()
+        if now_ms - known.get(owner, newest) > limit and not (requests_only and owner in not_requests)
+    ]
     return tuple(sorted(idle))
+
+
+def adoptable_owner_ids(
+    journal: PendingJournal, others: Sequence[SessionState], session_id: str | None, now_ms: int
+) -> tuple[str, ...]:
+    """The owners a session start adopts (docs/decisions.md#d22): any owner idle for 24 hours, and an
+    owner of explicit requests only, idle for :attr:`PendingJournalLimits.REQUEST_ADOPT_AFTER_MS`."""
+    day = idle_owner_ids(journal, others, session_id, now_ms)
+    soon = idle_owner_ids(
+        journal,
+        others,
+        session_id,
+        now_ms,
+        limit=PendingJournalLimits.REQUEST_ADOPT_AFTER_MS,
+        requests_only=True,
+    )
+    return tuple(sorted({*day, *soon}))
+
+
+def taken_from(session: SessionState | None, journal: PendingJournal) -> bool:
+    """Whether another promotion took one of ``session``'s pending requests into the store (adopted,
+    or promoted early over the journal's bound): its block must be rendered again to show it
+    (docs/decisions.md#d22)."""
+    if session is None or not session.pending_memories:
+        return False
+    promoted = promoted_for(journal, session.session_id)
+    return bool(promoted) and any(m.id in promoted for m in session.pending_memories)
 
 
 def stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_ms: int) -> WorkspaceStore:
@@ -137,6 +180,36 @@ def stamp_rendered(store: WorkspaceStore, rendered: Sequence[MemoryEntry], now_m
     return replace(store, entries=tuple(entries))
 
 
+def render_block(
+    store: WorkspaceStore,
+    now_ms: int,
+    tuning: Tuning = DEFAULT_TUNING,
+    caches: Caches | None = None,
+    host: HostContext | None = None,
+) -> RenderResult:
+    """The block a new cache epoch shows: the store's render, without what the host's instruction
+    files already say and without the weaker of two near-duplicates (docs/decisions.md#d22), with a
+    ``render_omitted`` event for each memory left out."""
+    result = render_workspace_block(store, now_ms, tuning, caches)
+    index = instruction_index(host)
+    left_out: list[EvidenceInput] = []
+    for _ in range(_LEAVE_OUT_PASSES):  # each pass leaves out at least one more memory, or stops
+        gone = covered_among(result.rendered, index)
+        folds = fold_rendered([e for e in result.rendered if e.id not in gone])
+        gone.update((e.id, folded_event(e, folds[e.id])) for e in result.rendered if e.id in folds)
+        if not gone:
+            break
+        left_out.extend(gone.values())
+        store = replace(store, entries=tuple(e for e in store.entries if e.id not in gone))
+        result = render_workspace_block(store, now_ms, tuning, caches)
+    return replace(result, emitted=result.emitted + events(left_out)) if left_out else result
+
+
+#: A render is repeated at most this many times to leave out what the host's instruction files say and
+#: the weaker of two near-duplicates (docs/decisions.md#d22); past it, the rest shows.
+_LEAVE_OUT_PASSES = 8
+
+
 def freeze(
     store: WorkspaceStore,
     session: SessionState,
@@ -144,14 +217,16 @@ def freeze(
     tuning: Tuning,
     caches: Caches,
     shared: Sequence[MemoryEntry] = (),
+    host: HostContext | None = None,
     *,
     tags: bool = True,
 ) -> tuple[WorkspaceStore, SessionState, RenderResult]:
     """Start a new cache epoch: render the block once and keep it, byte for byte, with the session.
     ``shared`` (the user's own memories) compete for the block too, except where the workspace holds
-    the same memory itself (docs/decisions.md#d17). ``tags``: each entry with its short id and a
-    closing line (docs/decisions.md#d16), else the reference's block."""
-    result = render_workspace_block(with_shared(store, shared), now_ms, tuning, caches)
+    the same memory itself (docs/decisions.md#d17); what the host's instruction files already say is
+    left out, and a near-duplicate shows once (docs/decisions.md#d22). ``tags``: each entry with its
+    short id and a closing line (docs/decisions.md#d16), else the reference's block."""
+    result = render_block(with_shared(store, shared), now_ms, tuning, caches, host)
     frozen = replace(
         session,
         epoch=session.epoch + 1,

@@ -8,9 +8,11 @@ from msgspec.structs import replace
 from domain import evidence
 from domain.emitted import NOTHING, Emitted, events
 from domain.enums import DecisionSource, MemoryType
+from domain.host_instructions import HostContext
 from domain.limits import DAY_MS, CacheLimits
 from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
 from domain.operations.common import (
+    adoptable_owner_ids,
     append_processed,
     context_text,
     epoch_is_fresh,
@@ -19,6 +21,7 @@ from domain.operations.common import (
     note_activity,
     prunable_sessions,
     session_and_journal,
+    taken_from,
     touch,
 )
 from domain.operations.supersession import link_retirements, retire_for_requests
@@ -56,9 +59,15 @@ def _resume(session: SessionState | None, now_ms: int) -> tuple[SessionState | N
 
 @operation
 def open_session(
-    snap: Snapshot, session_id: str, now_ms: int, *, parent_session_id: str | None = None
+    snap: Snapshot,
+    session_id: str,
+    now_ms: int,
+    *,
+    parent_session_id: str | None = None,
+    host: HostContext | None = None,
 ) -> OpResult:
-    """Open (or refresh) a session's cache epoch and return the context to inject.
+    """Open (or refresh) a session's cache epoch and return the context to inject. The block leaves
+    out what the host's instruction files already say (``host``, docs/decisions.md#d22).
 
     Within a fresh epoch this is a no-op that returns the frozen text again, byte for byte."""
     if is_sub_agent(snap.session, parent_session_id):
@@ -68,7 +77,12 @@ def open_session(
     # a session that comes back after its end starts a new epoch: its end promoted what it owned
     was_ended = snap.session is not None and snap.session.ended_at_ms is not None
     opened = replace(snap, session=resumed)
-    if not was_ended and epoch_is_fresh(opened.session, now_ms):
+    # a session whose requests another promotion took renders its block again, to show them
+    if (
+        not was_ended
+        and epoch_is_fresh(opened.session, now_ms)
+        and not taken_from(opened.session, snap.journal)
+    ):
         return replace(
             unchanged(opened, context_text(opened.session, root)), emitted=resume.with_session(session_id)
         )
@@ -82,7 +96,7 @@ def open_session(
         session_id=None,
         include_owned=False,
         include_unowned=True,
-        idle_owner_ids=idle_owner_ids(journal, opened.others, session_id, now_ms),
+        idle_owner_ids=adoptable_owner_ids(journal, opened.others, session_id, now_ms),
         archive=opened.archive,
         tuning=opened.tuning,
         caches=opened.caches,
@@ -91,7 +105,14 @@ def open_session(
     early = _promote_over_bound(opened, promoted.store, promoted.journal, session_id, now_ms)
     session = touch(remove_pending_memories(session, early.cleared_keys), now_ms)
     store, session, rendered = freeze(
-        early.store, session, now_ms, opened.tuning, opened.caches, opened.shared, tags=opened.disclosure.tags
+        early.store,
+        session,
+        now_ms,
+        opened.tuning,
+        opened.caches,
+        opened.shared,
+        host,
+        tags=opened.disclosure.tags,
     )
     journal = early.journal
     pruned, pruned_events = prunable_sessions(journal, opened.others, session_id, now_ms)
@@ -221,6 +242,7 @@ def observe_compaction(
     *,
     parent_session_id: str | None = None,
     summary_id: str | None = None,
+    host: HostContext | None = None,
 ) -> OpResult:
     """Candidates from the host's compaction summary join the journal (unowned), everything pending
     for this session is promoted (and other sessions' requests over the journal's bound,
@@ -276,7 +298,7 @@ def observe_compaction(
     early = _promote_over_bound(snap, store, promoted.journal, session_id, now_ms)
     session = remove_pending_memories(session, early.cleared_keys)
     store, session, rendered = freeze(
-        early.store, session, now_ms, snap.tuning, snap.caches, snap.shared, tags=snap.disclosure.tags
+        early.store, session, now_ms, snap.tuning, snap.caches, snap.shared, host, tags=snap.disclosure.tags
     )
     emitted += activity + promoted.emitted + events(refused) + events(linked)
     emitted += early.emitted + rendered.emitted

@@ -2,7 +2,7 @@
 // WORKMEM_COMMAND (a JSON array) names the workmem command; default: `workmem` on PATH.
 // tests/test_opencode_plugin.py runs this file with a scratch WORKMEM_HOME and a fixed WORKMEM_NOW.
 import assert from "node:assert/strict"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, describe, test } from "node:test"
@@ -322,6 +322,54 @@ describe("with a real workmem serve", () => {
   after(async () => {
     await hooks?.dispose()
     probe?.close()
+  })
+})
+
+describe("sessions that never end (docs/decisions.md#d22)", () => {
+  // OpenCode keeps a session open: a memory asked for in session A reaches a new session B of the
+  // same workspace once A has been idle for five minutes. One serve child per moment (WORKMEM_NOW).
+  const project = mkdtempSync(join(scratch, "idle-"))
+  const at = (iso) => {
+    const serve = new ServeClient({ command: COMMAND, env: { ...ENV, WORKMEM_NOW: iso } })
+    return createHooks({ client: fakeClient(), directory: project }, { serve })
+  }
+  const MEMORY = "we deploy with blue-green, never on Fridays"
+
+  test("a request in A reaches a new session B the same day, after A is idle for five minutes", async () => {
+    const morning = at("2026-05-01T09:00:00Z")
+    await morning["chat.message"](...userMessage("ses_a", "msg_a1", `remember this: ${MEMORY}`))
+    assert.ok((await system(morning, "ses_a")).some((s) => s.includes(MEMORY)))
+    await morning.dispose()
+
+    const soon = at("2026-05-01T09:03:00Z") // A may still be in its turn: B waits
+    assert.ok(!(await system(soon, "ses_b")).some((s) => s.includes(MEMORY)))
+    await soon.dispose()
+
+    const later = at("2026-05-01T09:20:00Z")
+    const fresh = await system(later, "ses_c")
+    assert.ok(fresh[0].startsWith("Workspace memory") && fresh[0].includes(MEMORY), fresh.join("\n---\n"))
+    // A's next prompt shows it in its block, no longer as pending
+    await later["chat.message"](...userMessage("ses_a", "msg_a2", "what next?"))
+    const back = await system(later, "ses_a")
+    assert.ok(back[0].includes(MEMORY) && !back.slice(1).some((s) => s.includes(MEMORY)), back.join("\n---\n"))
+    await later.dispose()
+  })
+})
+
+describe("instruction files (docs/decisions.md#d22)", () => {
+  test("what the project's AGENTS.md says is not injected again", async () => {
+    const project = mkdtempSync(join(scratch, "rules-"))
+    writeFileSync(join(project, "AGENTS.md"), "# Rules\n\n- Always use pnpm for package installs.\n")
+    const env = { ...ENV, HOME: mkdtempSync(join(scratch, "userhome-")) }
+    const serve = new ServeClient({ command: COMMAND, env })
+    const hooks = createHooks({ client: fakeClient(), directory: project }, { serve })
+    for (const text of ["Always use pnpm for package installs", "Never deploy on Fridays"]) {
+      await serve.request("remember", { workspace: project, text, type: "feedback" })
+    }
+    const shown = await system(hooks, "ses_rules")
+    assert.ok(shown[0].includes("Never deploy on Fridays"), shown.join("\n---\n"))
+    assert.ok(!shown.some((s) => s.includes("pnpm")), shown.join("\n---\n"))
+    await hooks.dispose()
   })
 })
 

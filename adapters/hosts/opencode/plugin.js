@@ -87,7 +87,7 @@ export function createHooks(ctx = {}, options = {}) {
       const sessionID = input && input.sessionID
       if (typeof sessionID !== "string" || !sessionID || !output || !Array.isArray(output.system)) return
       if (isHelperAgent(output.system)) return
-      const injection = await send("open-session", sessionID, { session: sessionID })
+      const injection = await send("open-session", sessionID, { session: sessionID, host: "opencode" })
       output.system.push(...systemEntries(injection))
     }),
 
@@ -114,7 +114,7 @@ export function createHooks(ctx = {}, options = {}) {
         const sessionID = props.sessionID
         if (typeof sessionID !== "string" || !sessionID) return
         const messages = unwrap(await client.session.messages({ path: { id: sessionID } }))
-        await send("compacted", sessionID, { session: sessionID, summary: summaryText(messages) || "" })
+        await send("compacted", sessionID, { session: sessionID, summary: summaryText(messages) || "", host: "opencode" })
       } else if (type === "session.deleted") {
         const info = props.info || {}
         const sessionID = info.id || props.sessionID
