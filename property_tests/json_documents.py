@@ -11,6 +11,8 @@ from typing import Any, NamedTuple
 
 from hypothesis import strategies as st
 
+from property_tests.shapes import steady_lists
+
 json_scalars: st.SearchStrategy[Any] = st.one_of(
     st.none(),
     st.booleans(),
@@ -18,11 +20,33 @@ json_scalars: st.SearchStrategy[Any] = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=8),
 )
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-    max_leaves=8,
-)
+
+#: What a node of a generated value is; half of them are scalars.
+_KINDS = ("scalar", "list", "scalar", "object")
+
+
+@st.composite
+def _json_nodes(draw: st.DrawFn, widths: tuple[int, ...]) -> Any:
+    """A scalar, or a list or object of up to ``widths[0]`` items whose items are nodes of
+    ``widths[1:]`` (a scalar once the widths run out). Every example draws the same choices, every
+    child and key included, so none is thrown away as an overrun (property_tests/shapes.py)."""
+    scalar = draw(json_scalars)
+    if not widths:
+        return scalar
+    kind = draw(st.sampled_from(_KINDS))
+    keys = [draw(st.text(max_size=6)) for _ in range(widths[0])]
+    children = [draw(_json_nodes(widths[1:])) for _ in range(widths[0])]
+    size = draw(st.integers(0, widths[0]))
+    if kind == "list":
+        return children[:size]
+    if kind == "object":
+        return dict(zip(keys[:size], children[:size], strict=True))
+    return scalar
+
+
+#: Any JSON value: a scalar, or a list or object of up to three items, each a scalar or a list or
+#: object of up to two scalars. Object keys are at most six characters long.
+json_values: st.SearchStrategy[Any] = _json_nodes((3, 2))
 
 
 class Layout(NamedTuple):
@@ -46,7 +70,7 @@ def layouts() -> st.SearchStrategy[Layout]:
         st.booleans(),
         st.booleans(),
         st.booleans(),
-        st.lists(st.booleans(), min_size=1, max_size=4).map(tuple),
+        steady_lists(st.booleans(), min_size=1, max_size=4).map(tuple),
     )
 
 
