@@ -20,6 +20,8 @@ from typing import Final
 
 from hypothesis import strategies as st
 
+from property_tests.shapes import steady_lists
+
 PASSWORD_LABELS: Final = (
     "password",
     "Password",
@@ -95,7 +97,7 @@ def filler() -> st.SearchStrategy[str]:
         max_size=10,
     )
     sep = st.sampled_from((" ", " ", "\n", ", ", ". ", "; ", " - ", "\t", "\u3000"))
-    words = st.lists(st.tuples(word, sep), max_size=6)
+    words = steady_lists(st.tuples(word, sep), max_size=6)
     return words.map(lambda parts: "".join(w + s for w, s in parts).strip())
 
 
@@ -106,37 +108,42 @@ def _with_digit(body: str, digit: str, where: int) -> str:
 
 @st.composite
 def token_secrets(draw: st.DrawFn) -> tuple[str, str]:
-    """One well-known token format: ``(token, secret part)``."""
+    """One well-known token format: ``(token, secret part)``. The pieces of every format are drawn
+    whichever format is used, so each example costs the same (property_tests/shapes.py)."""
     kind = draw(st.sampled_from(("sk", "sk-proj", "ghp", "github_pat", "akia", "xox", "jwt", "pem")))
     digit = draw(st.sampled_from(string.digits))
     where = draw(st.integers(0, 64))
+    b62 = draw(st.text(alphabet=_B62, min_size=20, max_size=48))
+    flavour = draw(st.sampled_from("pousr"))
+    ghp = draw(st.text(alphabet=_B62, min_size=36, max_size=40))
+    pat = draw(st.text(alphabet=_B62 + "_", min_size=22, max_size=82))
+    akia = draw(st.text(alphabet=_UPPER_ALNUM, min_size=16, max_size=16))
+    team, user = (draw(st.text(alphabet=string.digits, min_size=10, max_size=13)) for _ in range(2))
+    slack = draw(st.text(alphabet=_B62, min_size=24, max_size=24))
+    slack_flavour = draw(st.sampled_from("bp"))
+    header = draw(st.text(alphabet=_B64URL, min_size=10, max_size=40))
+    payload = draw(st.text(alphabet=_B64URL, min_size=10, max_size=80))
+    signature = draw(st.text(alphabet=_B64URL, min_size=10, max_size=60))
+    algorithm = draw(st.sampled_from(("", "RSA ", "EC ", "OPENSSH ", "ENCRYPTED ")))
+    lines = draw(
+        steady_lists(st.text(alphabet=_B62 + "+/", min_size=16, max_size=64), min_size=1, max_size=4)
+    )
     if kind == "sk":
-        body = _with_digit(draw(st.text(alphabet=_B62, min_size=20, max_size=48)), digit, where)
+        body = _with_digit(b62, digit, where)
         return "sk-" + body, body
     if kind == "sk-proj":  # any characters: a project key need not hold a digit
-        body = draw(st.text(alphabet=_B62, min_size=20, max_size=48))
-        return "sk-proj-" + body, body
+        return "sk-proj-" + b62, b62
     if kind == "ghp":
-        flavour = draw(st.sampled_from("pousr"))
-        body = draw(st.text(alphabet=_B62, min_size=36, max_size=40))
-        return f"gh{flavour}_{body}", body
+        return f"gh{flavour}_{ghp}", ghp
     if kind == "github_pat":
-        body = draw(st.text(alphabet=_B62 + "_", min_size=22, max_size=82))
-        return f"github_pat_{body}", body
+        return f"github_pat_{pat}", pat
     if kind == "akia":
-        body = draw(st.text(alphabet=_UPPER_ALNUM, min_size=16, max_size=16))
-        return f"AKIA{body}", body
+        return f"AKIA{akia}", akia
     if kind == "xox":
-        flavour = draw(st.sampled_from("bp"))
-        body = draw(st.from_regex(r"[0-9]{10,13}-[0-9]{10,13}-[A-Za-z0-9]{24}", fullmatch=True))
-        return f"xox{flavour}-{body}", body
+        body = f"{team}-{user}-{slack}"
+        return f"xox{slack_flavour}-{body}", body
     if kind == "jwt":
-        header = draw(st.text(alphabet=_B64URL, min_size=10, max_size=40))
-        payload = draw(st.text(alphabet=_B64URL, min_size=10, max_size=80))
-        signature = draw(st.text(alphabet=_B64URL, min_size=10, max_size=60))
         return f"eyJ{header}.eyJ{payload}.{signature}", f"{payload}.{signature}"
-    algorithm = draw(st.sampled_from(("", "RSA ", "EC ", "OPENSSH ", "ENCRYPTED ")))
-    lines = draw(st.lists(st.text(alphabet=_B62 + "+/", min_size=16, max_size=64), min_size=1, max_size=4))
     body = "\n".join(lines)
     block = f"-----BEGIN {algorithm}PRIVATE KEY-----\n{body}\n-----END {algorithm}PRIVATE KEY-----"
     return block, lines[0]
@@ -144,21 +151,21 @@ def token_secrets(draw: st.DrawFn) -> tuple[str, str]:
 
 @st.composite
 def labelled_secrets(draw: st.DrawFn) -> tuple[str, str]:
-    """A label, a delimiter and a value: ``(snippet, value)``."""
+    """A label, a delimiter and a value: ``(snippet, value)`` (every piece drawn, as above)."""
     value = draw(label_values())
     kind = draw(st.sampled_from(("password", "sensitive", "pin", "bearer")))
-    if kind == "password":
-        label = draw(st.sampled_from(PASSWORD_LABELS))
-        delimiter = draw(st.sampled_from((*DELIMITERS, " ")))
-    elif kind == "sensitive":
-        label = draw(st.sampled_from(SENSITIVE_LABELS))
-        delimiter = draw(st.sampled_from(DELIMITERS))
-    elif kind == "pin":
-        label = "PIN"
-        delimiter = draw(st.sampled_from((*DELIMITERS, " ")))
-    else:
-        label = draw(st.sampled_from(("Bearer", "bearer")))
-        delimiter = draw(st.sampled_from(BEARER_DELIMITERS))
+    password = draw(st.sampled_from(PASSWORD_LABELS))
+    sensitive = draw(st.sampled_from(SENSITIVE_LABELS))
+    bearer = draw(st.sampled_from(("Bearer", "bearer")))
+    spaced = draw(st.sampled_from((*DELIMITERS, " ")))
+    plain = draw(st.sampled_from(DELIMITERS))
+    after_bearer = draw(st.sampled_from(BEARER_DELIMITERS))
+    label, delimiter = {
+        "password": (password, spaced),
+        "sensitive": (sensitive, plain),
+        "pin": ("PIN", spaced),
+        "bearer": (bearer, after_bearer),
+    }[kind]
     quote = draw(st.sampled_from(("", "", "'", '"', "`")))
     closing = quote if draw(st.booleans()) else ""
     return f"{label}{delimiter}{quote}{value}{closing}", value
@@ -167,16 +174,22 @@ def labelled_secrets(draw: st.DrawFn) -> tuple[str, str]:
 @st.composite
 def secrets(draw: st.DrawFn) -> tuple[str, tuple[str, ...]]:
     """Random filler with one to three credentials embedded: ``(text, secret values)``."""
-    items = draw(st.lists(st.one_of(token_secrets(), labelled_secrets()), min_size=1, max_size=3))
+    count = draw(st.integers(1, 3))
+    # three of everything, then ``count`` of them used: each example costs the same
+    tokens = [draw(token_secrets()) for _ in range(3)]
+    labelled = [draw(labelled_secrets()) for _ in range(3)]
+    items = [token if draw(st.booleans()) else label for token, label in zip(tokens, labelled, strict=True)]
+    items = items[:count]
+    fillers = [draw(filler()) for _ in range(4)]
     parts: list[str] = []
-    for snippet, _ in items:
-        parts.append(draw(filler()))
+    for snippet, filled in zip((snippet for snippet, _ in items), fillers, strict=False):
+        parts.append(filled)
         parts.append(snippet)
-    parts.append(draw(filler()))
-    separators = st.sampled_from((" ", "\n", " (", ", ", "; ", "\n\n"))
+    parts.append(fillers[len(items)])
+    separators = [draw(st.sampled_from((" ", "\n", " (", ", ", "; ", "\n\n"))) for _ in range(7)]
     text = ""
-    for part in parts:
+    for part, separator in zip(parts, separators, strict=False):
         if not part:
             continue
-        text = f"{text}{draw(separators)}{part}" if text else part
+        text = f"{text}{separator}{part}" if text else part
     return text, tuple(secret for _, secret in items)

@@ -38,6 +38,7 @@ from domain.model import (
     WorkspaceStore,
 )
 from domain.timeutil import iso_from_ms
+from property_tests.shapes import steady_lists
 from tests.support.builders import memory, store
 
 #: 2026-05-20T12:00:00.000Z
@@ -197,7 +198,7 @@ def entry_lists(
 ) -> list[MemoryEntry]:
     """Entries with deliberate duplicates: exact-key variants of earlier texts, the same text under
     another type or source, and (when ``duplicate_ids``) now and then a repeated id."""
-    base = draw(st.lists(entries(now_ms, status=status), min_size=min_size, max_size=max_size))
+    base = draw(steady_lists(entries(now_ms, status=status), min_size=min_size, max_size=max_size))
     out = list(base)
     if base:
         extra = draw(st.integers(0, max(0, min(8, max_size - len(base)))))

@@ -24,6 +24,7 @@ from domain.keys import exact_key, key_hash
 from domain.model import DAY_MS, MemoryEntry, MemoryStatus, MemoryType, WorkspaceStore
 from domain.retention import Tuning, reinforce
 from domain.timeutil import iso_from_ms
+from property_tests.shapes import steady_lists
 from property_tests.store_strategies import NOW_MS, entries, stores
 
 
@@ -54,7 +55,7 @@ def _changes(
         else:
             stored[i] = replace(stored[i], last_rendered_at=at)
     appended: list[MemoryEntry] = []
-    kinds = draw(st.lists(st.integers(0, 5), max_size=4))
+    kinds = draw(steady_lists(st.integers(0, 5), max_size=4))
     twin_of_archived: bool = bool(archive) and draw(st.booleans())
     if twin_of_archived:
         kinds.insert(draw(st.integers(0, len(kinds))), 4)

@@ -63,7 +63,7 @@ def handlers(tail: tuple[str, ...]) -> st.SearchStrategy[Any]:
     return st.one_of(json_values, handler)
 
 
-def hook_tables(tail: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
+def hook_tables(tail: tuple[str, ...], max_events: int = 4) -> st.SearchStrategy[dict[str, Any]]:
     group = st.fixed_dictionaries(
         {"hooks": steady_lists(handlers(tail), max_size=3), "matcher": st.none() | st.text(max_size=10)}
     ).map(lambda g: {k: v for k, v in g.items() if v is not None})
@@ -72,7 +72,7 @@ def hook_tables(tail: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
         events,
         steady_lists(st.one_of(group, json_values), min_size=1, max_size=3),
         min_size=1,
-        max_size=4,
+        max_size=max_events,
     )
 
 
@@ -162,14 +162,16 @@ projects = steady_dictionaries(
 )
 host_files = {
     "claude-code": {
-        ".claude/settings.local.json": with_key("hooks", hook_tables(("hook", "claude-code"))),
-        ".claude/settings.json": with_key("hooks", hook_tables(("hook", "claude-code"))),
+        # two events per table here (four above): every file is drawn, and a host's files together
+        # must stay within what hypothesis draws for one example
+        ".claude/settings.local.json": with_key("hooks", hook_tables(("hook", "claude-code"), max_events=2)),
+        ".claude/settings.json": with_key("hooks", hook_tables(("hook", "claude-code"), max_events=2)),
         "home/.claude.json": with_key("mcpServers", servers).flatmap(
             lambda d: st.builds(lambda p: {**d, "projects": p} if p else d, projects)
         ),
         ".mcp.json": with_key("mcpServers", servers),
     },
-    "codex": {".codex/hooks.json": with_key("hooks", hook_tables(("hook", "codex")))},
+    "codex": {".codex/hooks.json": with_key("hooks", hook_tables(("hook", "codex"), max_events=2))},
     "opencode": {
         "opencode.json": with_key("plugin", steady_lists(plugin_specs, min_size=1, max_size=3)).flatmap(
             lambda d: st.builds(lambda m, present: {**d, "mcp": m} if present else d, servers, st.booleans())

@@ -77,6 +77,7 @@ from domain.retention import (
 )
 from domain.session import render_hot_state
 from domain.timeutil import iso_from_ms
+from property_tests.shapes import steady_lists
 from property_tests.store_strategies import NOW_MS
 from tests.support import builders
 from tests.support.builders import KEY, ROOT
@@ -343,7 +344,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     def add_explicit(self, sid: str, message: str) -> None:
         self._say(sid, message)
 
-    @rule(sid=st.sampled_from(SESSIONS), lines=st.lists(st.sampled_from(sorted(CANDIDATES)), max_size=3))
+    @rule(sid=st.sampled_from(SESSIONS), lines=steady_lists(st.sampled_from(sorted(CANDIDATES)), max_size=3))
     def add_compaction(self, sid: str, lines: list[str]) -> None:
         self._compact(sid, lines)
 

@@ -41,6 +41,7 @@ from domain.model import (
 )
 from domain.pending import journal_key
 from domain.promotion import EARLY_PROMOTION
+from property_tests.shapes import steady_lists
 from property_tests.store_strategies import NOW_MS
 from property_tests.test_lifecycle_machine import MIGRATED
 from tests.support import builders
@@ -131,12 +132,12 @@ class NoRequestLost(RuleBasedStateMachine):
     def say(self, sid: str, text: str) -> None:
         self._apply(Say(sid=sid, text=text))
 
-    @initialize(sids=st.lists(st.sampled_from(SESSIONS), min_size=1, max_size=3), n=st.integers(0, 50))
+    @initialize(sids=steady_lists(st.sampled_from(SESSIONS), min_size=1, max_size=3), n=st.integers(0, 50))
     def backlog(self, sids: list[str], n: int) -> None:
         """Start with up to 50 requests waiting: a few more push the journal over its bound."""
         self.flood(sids, n)
 
-    @rule(sids=st.lists(st.sampled_from(SESSIONS), min_size=1, max_size=3), n=st.integers(20, 70))
+    @rule(sids=steady_lists(st.sampled_from(SESSIONS), min_size=1, max_size=3), n=st.integers(20, 70))
     def flood(self, sids: list[str], n: int) -> None:
         """Many new requests at once, from one to three sessions in turn: enough of them push the
         journal over its bound."""
@@ -157,7 +158,7 @@ class NoRequestLost(RuleBasedStateMachine):
     def open_session(self, sid: str) -> None:
         self._apply(Open(sid=sid))
 
-    @rule(sid=st.sampled_from(SESSIONS), lines=st.lists(st.sampled_from(CANDIDATES), max_size=3))
+    @rule(sid=st.sampled_from(SESSIONS), lines=steady_lists(st.sampled_from(CANDIDATES), max_size=3))
     def compact(self, sid: str, lines: list[str]) -> None:
         summary = "## Goal\nKeep going.\n\nMemory candidates:\n" + ("\n".join(lines) or "(none)") + "\n"
         self._apply(Compact(sid=sid, summary=summary))

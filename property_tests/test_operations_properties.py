@@ -45,6 +45,7 @@ from domain.render import render_workspace_block
 from domain.session import ToolEvent, render_hot_state
 from domain.text import memory_key
 from property_tests.secret_strategies import secrets
+from property_tests.shapes import steady_lists
 from property_tests.store_strategies import NOW_MS
 from tests.support.builders import ROOT
 from tests.support.world import Compact, End, Op, Open, Say, Tool, Wait, World
@@ -163,7 +164,7 @@ def tool_ops(draw: st.DrawFn, sid: str) -> Op:
     if kind in ("read", "edit", "write"):
         return Tool(sid=sid, event=ToolEvent(tool=kind, args={"filePath": draw(st.sampled_from(PATHS))}))
     if kind == "grep":
-        lines = draw(st.lists(st.sampled_from(PATHS), max_size=3))
+        lines = draw(steady_lists(st.sampled_from(PATHS), max_size=3))
         return Tool(sid=sid, event=ToolEvent(tool="grep", output="\n".join(f"{p}:1:match" for p in lines)))
     hidden: tuple[str, ...] = ()
     output = draw(st.one_of(st.sampled_from(OUTPUTS), st.integers(0, 999).map(long_failure)))
@@ -183,7 +184,7 @@ def tool_ops(draw: st.DrawFn, sid: str) -> Op:
 
 @st.composite
 def compact_ops(draw: st.DrawFn, sid: str) -> Op:
-    lines = list(draw(st.lists(st.sampled_from(CANDIDATES), max_size=5)))
+    lines = list(draw(steady_lists(st.sampled_from(CANDIDATES), max_size=5)))
     hidden: list[str] = []
     if draw(st.integers(0, 3)) == 0:
         text, found = draw(secrets())
@@ -219,7 +220,7 @@ def host_ops(draw: st.DrawFn, sids: tuple[str, ...]) -> Op:
 def runs(draw: st.DrawFn) -> list[Op]:
     count = draw(st.sampled_from((2, 3)))
     sids = SESSION_IDS[:count]
-    return draw(st.lists(host_ops(sids), min_size=8, max_size=30))
+    return draw(steady_lists(host_ops(sids), min_size=8, max_size=30))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from domain.model import (
 from domain.render import RENDER_HEADER, number_block, render_entry_line, render_workspace_block
 from domain.retention import dormancy_at, strength
 from domain.timeutil import iso_from_ms
+from property_tests.shapes import steady_lists
 from property_tests.store_strategies import entry_lists, stores as realistic_stores
 from tests.support.builders import memory, store
 
@@ -57,7 +58,7 @@ words = st.sampled_from(
         "ok.",
     ]
 )
-texts = st.lists(words, min_size=1, max_size=20).map(" ".join)
+texts = steady_lists(words, min_size=1, max_size=20).map(" ".join)
 
 
 @st.composite
@@ -90,7 +91,7 @@ def stores(draw: st.DrawFn, max_entries: int = 40) -> WorkspaceStore:
         for i in range(draw(st.integers(0, 3)))
     )
     idle_days = draw(st.one_of(st.none(), st.floats(min_value=0, max_value=200, allow_nan=False)))
-    span_starts = draw(st.lists(st.integers(1, 300), max_size=3))
+    span_starts = draw(steady_lists(st.integers(1, 300), max_size=3))
     spans = tuple(
         DormantSpan(start=NOW - s * DAY_MS, end=NOW - s * DAY_MS + 10 * DAY_MS) for s in span_starts
     )
