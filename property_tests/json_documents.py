@@ -25,18 +25,7 @@ json_scalars: st.SearchStrategy[Any] = st.one_of(
 _KINDS = ("scalar", "list", "scalar", "object")
 
 
-@st.composite
-def _json_nodes(draw: st.DrawFn, widths: tuple[int, ...]) -> Any:
-    """A scalar, or a list or object of up to ``widths[0]`` items whose items are nodes of
-    ``widths[1:]`` (a scalar once the widths run out). Every example draws the same choices, every
-    child and key included, so none is thrown away as an overrun (property_tests/shapes.py)."""
-    scalar = draw(json_scalars)
-    if not widths:
-        return scalar
-    kind = draw(st.sampled_from(_KINDS))
-    keys = [draw(st.text(max_size=6)) for _ in range(widths[0])]
-    children = [draw(_json_nodes(widths[1:])) for _ in range(widths[0])]
-    size = draw(st.integers(0, widths[0]))
+def _node(scalar: Any, kind: str, keys: list[str], children: list[Any], size: int) -> Any:
     if kind == "list":
         return children[:size]
     if kind == "object":
@@ -44,9 +33,24 @@ def _json_nodes(draw: st.DrawFn, widths: tuple[int, ...]) -> Any:
     return scalar
 
 
+def _nodes(children: st.SearchStrategy[Any], width: int) -> st.SearchStrategy[Any]:
+    """A scalar, or a list or object of up to ``width`` items drawn from ``children``. Every example
+    draws the same choices (``width`` keys and children, used or not), so none is thrown away as an
+    overrun (property_tests/shapes.py); each level is its own strategy, so hypothesis never copies a
+    part of one level over a part of another."""
+    return st.builds(
+        _node,
+        json_scalars,
+        st.sampled_from(_KINDS),
+        st.lists(st.text(max_size=6), min_size=width, max_size=width),
+        st.lists(children, min_size=width, max_size=width),
+        st.integers(0, width),
+    )
+
+
 #: Any JSON value: a scalar, or a list or object of up to three items, each a scalar or a list or
 #: object of up to two scalars. Object keys are at most six characters long.
-json_values: st.SearchStrategy[Any] = _json_nodes((3, 2))
+json_values: st.SearchStrategy[Any] = _nodes(_nodes(json_scalars, 2), 3)
 
 
 class Layout(NamedTuple):

@@ -25,20 +25,11 @@ from typing import Final
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
+from domain.enums import Importance, MemorySource, MemoryStatus, MemoryType
 from domain.ids import memory_id
-from domain.model import (
-    DAY_MS,
-    HOUR_MS,
-    DormantSpan,
-    Importance,
-    MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    WorkspaceStore,
-)
+from domain.limits import DAY_MS, HOUR_MS
+from domain.model import DormantSpan, MemoryEntry, WorkspaceStore
 from domain.timeutil import iso_from_ms
-from property_tests.shapes import steady_lists
 from tests.support.builders import memory, store
 
 #: 2026-05-20T12:00:00.000Z
@@ -198,7 +189,7 @@ def entry_lists(
 ) -> list[MemoryEntry]:
     """Entries with deliberate duplicates: exact-key variants of earlier texts, the same text under
     another type or source, and (when ``duplicate_ids``) now and then a repeated id."""
-    base = draw(steady_lists(entries(now_ms, status=status), min_size=min_size, max_size=max_size))
+    base = draw(st.lists(entries(now_ms, status=status), min_size=min_size, max_size=max_size))
     out = list(base)
     if base:
         extra = draw(st.integers(0, max(0, min(8, max_size - len(base)))))

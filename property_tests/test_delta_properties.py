@@ -19,12 +19,13 @@ from msgspec.structs import replace
 from domain import consolidation
 from domain.caches import Caches
 from domain.consolidation import NormalizeResult, normalize_store
+from domain.enums import MemoryStatus, MemoryType
 from domain.key_index import build_index
 from domain.keys import exact_key, key_hash
-from domain.model import DAY_MS, MemoryEntry, MemoryStatus, MemoryType, WorkspaceStore
+from domain.limits import DAY_MS
+from domain.model import MemoryEntry, WorkspaceStore
 from domain.retention import Tuning, reinforce
 from domain.timeutil import iso_from_ms
-from property_tests.shapes import steady_lists
 from property_tests.store_strategies import NOW_MS, entries, stores
 
 
@@ -55,7 +56,7 @@ def _changes(
         else:
             stored[i] = replace(stored[i], last_rendered_at=at)
     appended: list[MemoryEntry] = []
-    kinds = draw(steady_lists(st.integers(0, 5), max_size=4))
+    kinds = draw(st.lists(st.integers(0, 5), max_size=4))
     twin_of_archived: bool = bool(archive) and draw(st.booleans())
     if twin_of_archived:
         kinds.insert(draw(st.integers(0, len(kinds))), 4)
@@ -94,7 +95,7 @@ def test_the_shortcut_from_a_settled_store_is_the_full_pass(
 ) -> None:
     warm = Caches()
     base, archive, tuning = _settled_base(store, limit, warm)
-    if not consolidation._is_settled(base, tuning, warm):
+    if not consolidation.is_settled(base, tuning, warm):
         return  # nothing recorded settled: the shortcut would decline at once
     at = NOW_MS + days_later * DAY_MS
     changed = replace(base, entries=data.draw(_changes(base, archive, at)))
@@ -112,14 +113,14 @@ def test_what_the_shortcut_records_settled_is_a_fixed_point(
 ) -> None:
     warm = Caches()
     base, archive, tuning = _settled_base(store, limit, warm)
-    if not consolidation._is_settled(base, tuning, warm):
+    if not consolidation.is_settled(base, tuning, warm):
         return
     at = NOW_MS + DAY_MS
     changed = replace(base, entries=data.draw(_changes(base, archive, at)))
     archive_after = dict(archive)
     quick = normalize_store(changed, at, archive=archive, tuning=tuning, base=base, caches=warm)
     archive_after.update((key_hash(exact_key(e)), e) for e in quick.archived)
-    if consolidation._is_settled(quick.store, tuning, warm):
+    if consolidation.is_settled(quick.store, tuning, warm):
         for later in (at, at + 40 * DAY_MS):
             again = normalize_store(quick.store, later, archive=archive_after, tuning=tuning, caches=Caches())
             assert again.store == quick.store

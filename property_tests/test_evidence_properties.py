@@ -15,6 +15,7 @@ from hypothesis import given, strategies as st
 
 from domain.codec import encode_line
 from domain.diagnostics import group_by_memory_id
+from domain.enums import EventType, Outcome, Phase, RelationRole
 from domain.evidence_records import (
     build_record,
     event_time_ms,
@@ -22,20 +23,10 @@ from domain.evidence_records import (
     prune_indices,
 )
 from domain.ids import event_id
-from domain.model import (
-    EventType,
-    EvidenceEvent,
-    EvidenceInput,
-    EvidenceLogLimits,
-    MemoryRef,
-    Outcome,
-    Phase,
-    Relation,
-    RelationRole,
-)
+from domain.limits import EvidenceLogLimits
+from domain.model import EvidenceEvent, EvidenceInput, MemoryRef, Relation
 from domain.timeutil import iso_from_ms
 from property_tests.secret_strategies import filler, secrets
-from property_tests.shapes import steady_lists
 
 NOW = 1_777_636_800_000
 DAY = 86_400_000
@@ -55,9 +46,9 @@ detail_values = st.one_of(
     numbers,
     st.booleans(),
     st.none(),
-    steady_lists(st.text(max_size=50), max_size=30).map(tuple),
-    steady_lists(numbers, max_size=30).map(tuple),
-    steady_lists(st.one_of(st.text(max_size=5), st.integers(), st.booleans()), max_size=5).map(tuple),
+    st.lists(st.text(max_size=50), max_size=30).map(tuple),
+    st.lists(numbers, max_size=30).map(tuple),
+    st.lists(st.one_of(st.text(max_size=5), st.integers(), st.booleans()), max_size=5).map(tuple),
     st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
 )
 refs = st.builds(
@@ -75,11 +66,11 @@ inputs = st.builds(
     type=st.sampled_from(list(EventType)),
     phase=st.sampled_from(list(Phase)),
     outcome=st.sampled_from(list(Outcome)),
-    reason_codes=steady_lists(st.text(max_size=150), max_size=40).map(tuple),
+    reason_codes=st.lists(st.text(max_size=150), max_size=40).map(tuple),
     session_id=st.none() | st.text(max_size=40),
     message_id=st.none() | st.text(max_size=40),
     memory=st.none() | refs,
-    relations=steady_lists(relations, max_size=30).map(tuple),
+    relations=st.lists(relations, max_size=30).map(tuple),
     details=st.dictionaries(st.text(max_size=100), detail_values, max_size=60),
     text_preview=st.none() | st.text(max_size=300),
 )
@@ -234,7 +225,7 @@ def logs(draw: st.DrawFn) -> tuple[list[EvidenceEvent], list[int]]:
     count = draw(st.integers(0, 120))
     age = st.integers(-2 * DAY, 110 * DAY) | st.sampled_from([90 * DAY, 90 * DAY + 1, 0]) | st.none()
     ages = draw(st.lists(age, min_size=count, max_size=count))
-    sizes = draw(steady_lists(st.integers(1, 120), min_size=len(ages), max_size=len(ages)))
+    sizes = draw(st.lists(st.integers(1, 120), min_size=len(ages), max_size=len(ages)))
     template = EvidenceEvent(
         version=1,
         event_id="e",
@@ -311,13 +302,13 @@ query_inputs = st.builds(
     outcome=st.sampled_from([Outcome.PROMOTED, Outcome.OMITTED, Outcome.REINFORCED]),
     session_id=st.none() | st.sampled_from(("s1", "s2")),
     memory=st.none() | query_refs,
-    relations=steady_lists(
+    relations=st.lists(
         st.builds(Relation, role=st.just(RelationRole.REINFORCED), memory=query_refs), max_size=2
     ).map(tuple),
 )
 
 
-@given(steady_lists(query_inputs, max_size=25), small_ids)
+@given(st.lists(query_inputs, max_size=25), small_ids)
 def test_a_memory_groups_every_event_naming_it_once_in_file_order(
     items: list[EvidenceInput], memory_id: str
 ) -> None:

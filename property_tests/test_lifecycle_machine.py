@@ -48,23 +48,20 @@ from msgspec.structs import replace
 
 from domain.consolidation import normalize_store
 from domain.diagnostics import DiagInput, coverage_class, inspect, terminal_reason, trace_report
+from domain.enums import EventType, MemoryStatus, MemoryType
 from domain.evidence_records import build_record
 from domain.extraction import extract_explicit, parse_compaction_candidates
 from domain.keys import exact_key, identity_key, key_hash
-from domain.model import (
+from domain.limits import (
     DAY_MS,
     HOUR_MS,
     RETENTION_TYPE_MAX,
     CacheLimits,
-    EventType,
-    EvidenceEvent,
     HotStateLimits,
     LongTermLimits,
-    MemoryEntry,
-    MemoryStatus,
-    MemoryType,
     PendingJournalLimits,
 )
+from domain.model import EvidenceEvent, MemoryEntry
 from domain.operations import OpResult
 from domain.render import render_budget, render_workspace_block
 from domain.retention import (
@@ -77,7 +74,6 @@ from domain.retention import (
 )
 from domain.session import render_hot_state
 from domain.timeutil import iso_from_ms
-from property_tests.shapes import steady_lists
 from property_tests.store_strategies import NOW_MS
 from tests.support import builders
 from tests.support.builders import KEY, ROOT
@@ -258,7 +254,7 @@ class LifecycleMachine(RuleBasedStateMachine):
                 self.stale.setdefault(owner, set()).update(items)
                 items.clear()
 
-    def _retire(self, entry: MemoryEntry, replacement: Item | None) -> None:
+    def retire_memory(self, entry: MemoryEntry, replacement: Item | None) -> None:
         """The user forgot or superseded ``entry``: its key is tombstoned, its group is no longer
         active (active entries have distinct identity keys)."""
         self.tombstoned.add(exact_key(entry))
@@ -344,7 +340,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     def add_explicit(self, sid: str, message: str) -> None:
         self._say(sid, message)
 
-    @rule(sid=st.sampled_from(SESSIONS), lines=steady_lists(st.sampled_from(sorted(CANDIDATES)), max_size=3))
+    @rule(sid=st.sampled_from(SESSIONS), lines=st.lists(st.sampled_from(sorted(CANDIDATES)), max_size=3))
     def add_compaction(self, sid: str, lines: list[str]) -> None:
         self._compact(sid, lines)
 
@@ -429,7 +425,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         assert result.outcome == "forgotten"
         forgotten = self._entry(entry.id)
         assert forgotten.status is MemoryStatus.SUPERSEDED and forgotten.superseded_by is None
-        self._retire(entry, None)
+        self.retire_memory(entry, None)
 
     @precondition(lambda self: bool(self._ids(MemoryStatus.ACTIVE)))
     @rule(data=st.data(), text=st.sampled_from([text for text, _ in MANUAL]))
@@ -446,7 +442,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         assert result.outcome == "superseded", result.outcome
         retired = self._entry(old.id)
         assert retired.status is MemoryStatus.SUPERSEDED and retired.superseded_by == result.memory_id
-        self._retire(old, item)
+        self.retire_memory(old, item)
         self._promote({item}, requested=True)
 
     @rule(command=st.sampled_from(("forget", "supersede", "restore")))

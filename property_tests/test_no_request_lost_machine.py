@@ -29,19 +29,12 @@ from typing import Final, NamedTuple
 from hypothesis import event, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
+from domain.enums import EventType, MemoryStatus, MemoryType
 from domain.keys import exact_key, identity_key, key_hash
-from domain.model import (
-    DAY_MS,
-    HOUR_MS,
-    EventType,
-    MemoryEntry,
-    MemoryStatus,
-    MemoryType,
-    PendingJournalLimits,
-)
+from domain.limits import DAY_MS, HOUR_MS, PendingJournalLimits
+from domain.model import MemoryEntry
 from domain.pending import journal_key
 from domain.promotion import EARLY_PROMOTION
-from property_tests.shapes import steady_lists
 from property_tests.store_strategies import NOW_MS
 from property_tests.test_lifecycle_machine import MIGRATED
 from tests.support import builders
@@ -132,12 +125,12 @@ class NoRequestLost(RuleBasedStateMachine):
     def say(self, sid: str, text: str) -> None:
         self._apply(Say(sid=sid, text=text))
 
-    @initialize(sids=steady_lists(st.sampled_from(SESSIONS), min_size=1, max_size=3), n=st.integers(0, 50))
+    @initialize(sids=st.lists(st.sampled_from(SESSIONS), min_size=1, max_size=3), n=st.integers(0, 50))
     def backlog(self, sids: list[str], n: int) -> None:
         """Start with up to 50 requests waiting: a few more push the journal over its bound."""
         self.flood(sids, n)
 
-    @rule(sids=steady_lists(st.sampled_from(SESSIONS), min_size=1, max_size=3), n=st.integers(20, 70))
+    @rule(sids=st.lists(st.sampled_from(SESSIONS), min_size=1, max_size=3), n=st.integers(20, 70))
     def flood(self, sids: list[str], n: int) -> None:
         """Many new requests at once, from one to three sessions in turn: enough of them push the
         journal over its bound."""
@@ -158,7 +151,7 @@ class NoRequestLost(RuleBasedStateMachine):
     def open_session(self, sid: str) -> None:
         self._apply(Open(sid=sid))
 
-    @rule(sid=st.sampled_from(SESSIONS), lines=steady_lists(st.sampled_from(CANDIDATES), max_size=3))
+    @rule(sid=st.sampled_from(SESSIONS), lines=st.lists(st.sampled_from(CANDIDATES), max_size=3))
     def compact(self, sid: str, lines: list[str]) -> None:
         summary = "## Goal\nKeep going.\n\nMemory candidates:\n" + ("\n".join(lines) or "(none)") + "\n"
         self._apply(Compact(sid=sid, summary=summary))

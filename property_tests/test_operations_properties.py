@@ -25,17 +25,10 @@ import msgspec
 from hypothesis import given, strategies as st
 
 from domain.commands import summary_key
+from domain.enums import EventType
 from domain.keys import exact_key, identity_key, key_hash
-from domain.model import (
-    DAY_MS,
-    HOUR_MS,
-    CacheLimits,
-    EventType,
-    EvidenceInput,
-    HotStateLimits,
-    PendingJournal,
-    SessionState,
-)
+from domain.limits import DAY_MS, HOUR_MS, CacheLimits, HotStateLimits
+from domain.model import EvidenceInput, PendingJournal, SessionState
 from domain.operations import (
     OpResult,
     compaction_prompt,
@@ -45,7 +38,6 @@ from domain.render import render_workspace_block
 from domain.session import ToolEvent, render_hot_state
 from domain.text import memory_key
 from property_tests.secret_strategies import secrets
-from property_tests.shapes import steady_lists
 from property_tests.store_strategies import NOW_MS
 from tests.support.builders import ROOT
 from tests.support.world import Compact, End, Op, Open, Say, Tool, Wait, World
@@ -164,7 +156,7 @@ def tool_ops(draw: st.DrawFn, sid: str) -> Op:
     if kind in ("read", "edit", "write"):
         return Tool(sid=sid, event=ToolEvent(tool=kind, args={"filePath": draw(st.sampled_from(PATHS))}))
     if kind == "grep":
-        lines = draw(steady_lists(st.sampled_from(PATHS), max_size=3))
+        lines = draw(st.lists(st.sampled_from(PATHS), max_size=3))
         return Tool(sid=sid, event=ToolEvent(tool="grep", output="\n".join(f"{p}:1:match" for p in lines)))
     hidden: tuple[str, ...] = ()
     output = draw(st.one_of(st.sampled_from(OUTPUTS), st.integers(0, 999).map(long_failure)))
@@ -184,7 +176,7 @@ def tool_ops(draw: st.DrawFn, sid: str) -> Op:
 
 @st.composite
 def compact_ops(draw: st.DrawFn, sid: str) -> Op:
-    lines = list(draw(steady_lists(st.sampled_from(CANDIDATES), max_size=5)))
+    lines = list(draw(st.lists(st.sampled_from(CANDIDATES), max_size=5)))
     hidden: list[str] = []
     if draw(st.integers(0, 3)) == 0:
         text, found = draw(secrets())
@@ -220,7 +212,7 @@ def host_ops(draw: st.DrawFn, sids: tuple[str, ...]) -> Op:
 def runs(draw: st.DrawFn) -> list[Op]:
     count = draw(st.sampled_from((2, 3)))
     sids = SESSION_IDS[:count]
-    return draw(steady_lists(host_ops(sids), min_size=8, max_size=30))
+    return draw(st.lists(host_ops(sids), min_size=8, max_size=30))
 
 
 # ---------------------------------------------------------------------------------------------

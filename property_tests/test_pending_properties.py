@@ -16,22 +16,10 @@ from msgspec.structs import replace
 
 from domain import consolidation, keys
 from domain.consolidation import Absorption, AbsorptionReason
+from domain.enums import EventType, MemorySource, MemoryStatus, MemoryType, Outcome, RelationRole
 from domain.keys import key_hash
-from domain.model import (
-    DAY_MS,
-    HOUR_MS,
-    EventType,
-    EvidenceInput,
-    MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    Outcome,
-    PendingJournal,
-    RelationRole,
-    Tombstone,
-    WorkspaceStore,
-)
+from domain.limits import DAY_MS, HOUR_MS
+from domain.model import EvidenceInput, MemoryEntry, PendingJournal, Tombstone, WorkspaceStore
 from domain.pending import (
     append_pending,
     clear_pending,
@@ -45,7 +33,6 @@ from domain.pending import (
 from domain.promotion import PromotionResult, account_pending_promotions, promote, promotion_events
 from domain.text import memory_key
 from domain.timeutil import iso_from_ms, parse_iso_ms
-from property_tests.shapes import steady_lists
 from tests.support import builders
 
 START = parse_iso_ms("2026-01-01T00:00:00.000Z") or 0
@@ -131,7 +118,7 @@ class JournalMachine(RuleBasedStateMachine):
         self.journal = journal
         check_retention(journal, self.now)
 
-    @initialize(specs=steady_lists(entry_spec, max_size=60))
+    @initialize(specs=st.lists(entry_spec, max_size=60))
     def seed(self, specs: list[tuple[str, str, MemorySource, str | None, int, bool]]) -> None:
         entries = [self.build(s) for s in specs]
         raw = builders.journal(*entries, root="/w", key="k", updated_at="x")
@@ -139,7 +126,7 @@ class JournalMachine(RuleBasedStateMachine):
         journal, events = normalize_journal(raw, self.now)
         self.apply(journal, events)
 
-    @rule(specs=steady_lists(entry_spec, max_size=12))
+    @rule(specs=st.lists(entry_spec, max_size=12))
     def append(self, specs: list[tuple[str, str, MemorySource, str | None, int, bool]]) -> None:
         entries = [self.build(s) for s in specs]
         journal, events = append_pending(self.journal, entries, self.now, session_id="s1")
@@ -156,7 +143,7 @@ class JournalMachine(RuleBasedStateMachine):
     def pick_keys(self, data: st.DataObject) -> set[str]:
         """Some exact keys present in the journal, and perhaps one that is not."""
         present = sorted({keys.exact_key(e) for e in self.journal.entries})
-        chosen = set(data.draw(steady_lists(st.sampled_from(present), max_size=6))) if present else set()
+        chosen = set(data.draw(st.lists(st.sampled_from(present), max_size=6))) if present else set()
         if data.draw(st.booleans()):
             chosen.add(memory_key("decision", data.draw(st.sampled_from(TEXTS))))
         return chosen
@@ -207,7 +194,7 @@ TestJournalMachine = JournalMachine.TestCase
 TestJournalMachine.settings = settings(stateful_step_count=15)
 
 
-@given(steady_lists(entry_spec, max_size=80), st.integers(min_value=0, max_value=60 * DAY_MS))
+@given(st.lists(entry_spec, max_size=80), st.integers(min_value=0, max_value=60 * DAY_MS))
 def test_cap_keeps_the_newest(
     specs: list[tuple[str, str, MemorySource, str | None, int, bool]], later: int
 ) -> None:
@@ -328,14 +315,14 @@ def promotion_cases(draw: st.DrawFn) -> PromotionCase:
         Tombstone(
             key_hash=key_hash(memory_key("decision", text)), memory_id="x", reason="forgotten", created_at="x"
         )
-        for text in draw(steady_lists(st.sampled_from(PROMO_TEXTS), max_size=2))
+        for text in draw(st.lists(st.sampled_from(PROMO_TEXTS), max_size=2))
     )
-    stored = draw(steady_lists(promo_spec, max_size=6))
-    journaled = draw(steady_lists(promo_spec, max_size=8))
+    stored = draw(st.lists(promo_spec, max_size=6))
+    journaled = draw(st.lists(promo_spec, max_size=8))
     session_id = draw(st.sampled_from((None, "s1")))
     pending = [
         replace(promo_entry("p", i, spec), pending_owner_session_id=session_id)
-        for i, spec in enumerate(draw(steady_lists(promo_spec, max_size=3)))
+        for i, spec in enumerate(draw(st.lists(promo_spec, max_size=3)))
     ]
     return PromotionCase(
         store=builders.store(
@@ -358,7 +345,7 @@ def promotion_cases(draw: st.DrawFn) -> PromotionCase:
         session_id=session_id,
         include_owned=draw(st.booleans()),
         include_unowned=draw(st.booleans()),
-        idle=draw(steady_lists(st.sampled_from(("dead", "s2")), max_size=2)),
+        idle=draw(st.lists(st.sampled_from(("dead", "s2")), max_size=2)),
     )
 
 
@@ -538,10 +525,10 @@ def test_with_nothing_pending_only_the_housekeeping_runs(case: PromotionCase) ->
 
 
 @given(
-    pending=steady_lists(promo_spec, max_size=8),
-    before=steady_lists(promo_spec, max_size=5),
-    after=steady_lists(promo_spec, max_size=5),
-    terminal=steady_lists(
+    pending=st.lists(promo_spec, max_size=8),
+    before=st.lists(promo_spec, max_size=5),
+    after=st.lists(promo_spec, max_size=5),
+    terminal=st.lists(
         st.tuples(
             st.sampled_from(PROMO_TEXTS),
             st.sampled_from(PROMO_TYPES),

@@ -9,25 +9,12 @@ from hypothesis import given, strategies as st
 from msgspec.structs import replace
 
 from domain.consolidation import normalize_store
-from domain.model import (
-    DAY_MS,
-    RETENTION_TYPE_MAX,
-    SECTION_ORDER,
-    ArchiveMarker,
-    DormantSpan,
-    EventType,
-    Importance,
-    MemoryEntry,
-    MemorySource,
-    MemoryStatus,
-    MemoryType,
-    StoreLimits,
-    WorkspaceStore,
-)
+from domain.enums import SECTION_ORDER, EventType, Importance, MemorySource, MemoryStatus, MemoryType
+from domain.limits import DAY_MS, RETENTION_TYPE_MAX
+from domain.model import ArchiveMarker, DormantSpan, MemoryEntry, StoreLimits, WorkspaceStore
 from domain.render import RENDER_HEADER, number_block, render_entry_line, render_workspace_block
 from domain.retention import dormancy_at, strength
 from domain.timeutil import iso_from_ms
-from property_tests.shapes import steady_lists
 from property_tests.store_strategies import entry_lists, stores as realistic_stores
 from tests.support.builders import memory, store
 
@@ -58,7 +45,7 @@ words = st.sampled_from(
         "ok.",
     ]
 )
-texts = steady_lists(words, min_size=1, max_size=20).map(" ".join)
+texts = st.lists(words, min_size=1, max_size=20).map(" ".join)
 
 
 @st.composite
@@ -91,7 +78,7 @@ def stores(draw: st.DrawFn, max_entries: int = 40) -> WorkspaceStore:
         for i in range(draw(st.integers(0, 3)))
     )
     idle_days = draw(st.one_of(st.none(), st.floats(min_value=0, max_value=200, allow_nan=False)))
-    span_starts = draw(steady_lists(st.integers(1, 300), max_size=3))
+    span_starts = draw(st.lists(st.integers(1, 300), max_size=3))
     spans = tuple(
         DormantSpan(start=NOW - s * DAY_MS, end=NOW - s * DAY_MS + 10 * DAY_MS) for s in span_starts
     )
