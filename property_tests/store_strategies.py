@@ -25,10 +25,18 @@ from typing import Final
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from domain.enums import Importance, MemorySource, MemoryStatus, MemoryType
 from domain.ids import memory_id
-from domain.limits import DAY_MS, HOUR_MS
-from domain.model import DormantSpan, MemoryEntry, WorkspaceStore
+from domain.model import (
+    DAY_MS,
+    HOUR_MS,
+    DormantSpan,
+    Importance,
+    MemoryEntry,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    WorkspaceStore,
+)
 from domain.timeutil import iso_from_ms
 from tests.support.builders import memory, store
 

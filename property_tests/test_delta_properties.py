@@ -19,11 +19,9 @@ from msgspec.structs import replace
 from domain import consolidation
 from domain.caches import Caches
 from domain.consolidation import NormalizeResult, normalize_store
-from domain.enums import MemoryStatus, MemoryType
 from domain.key_index import build_index
 from domain.keys import exact_key, key_hash
-from domain.limits import DAY_MS
-from domain.model import MemoryEntry, WorkspaceStore
+from domain.model import DAY_MS, MemoryEntry, MemoryStatus, MemoryType, WorkspaceStore
 from domain.retention import Tuning, reinforce
 from domain.timeutil import iso_from_ms
 from property_tests.store_strategies import NOW_MS, entries, stores
@@ -95,7 +93,7 @@ def test_the_shortcut_from_a_settled_store_is_the_full_pass(
 ) -> None:
     warm = Caches()
     base, archive, tuning = _settled_base(store, limit, warm)
-    if not consolidation.is_settled(base, tuning, warm):
+    if not consolidation._is_settled(base, tuning, warm):
         return  # nothing recorded settled: the shortcut would decline at once
     at = NOW_MS + days_later * DAY_MS
     changed = replace(base, entries=data.draw(_changes(base, archive, at)))
@@ -113,14 +111,14 @@ def test_what_the_shortcut_records_settled_is_a_fixed_point(
 ) -> None:
     warm = Caches()
     base, archive, tuning = _settled_base(store, limit, warm)
-    if not consolidation.is_settled(base, tuning, warm):
+    if not consolidation._is_settled(base, tuning, warm):
         return
     at = NOW_MS + DAY_MS
     changed = replace(base, entries=data.draw(_changes(base, archive, at)))
     archive_after = dict(archive)
     quick = normalize_store(changed, at, archive=archive, tuning=tuning, base=base, caches=warm)
     archive_after.update((key_hash(exact_key(e)), e) for e in quick.archived)
-    if consolidation.is_settled(quick.store, tuning, warm):
+    if consolidation._is_settled(quick.store, tuning, warm):
         for later in (at, at + 40 * DAY_MS):
             again = normalize_store(quick.store, later, archive=archive_after, tuning=tuning, caches=Caches())
             assert again.store == quick.store

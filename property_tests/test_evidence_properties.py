@@ -15,7 +15,6 @@ from hypothesis import given, strategies as st
 
 from domain.codec import encode_line
 from domain.diagnostics import group_by_memory_id
-from domain.enums import EventType, Outcome, Phase, RelationRole
 from domain.evidence_records import (
     build_record,
     event_time_ms,
@@ -23,8 +22,17 @@ from domain.evidence_records import (
     prune_indices,
 )
 from domain.ids import event_id
-from domain.limits import EvidenceLogLimits
-from domain.model import EvidenceEvent, EvidenceInput, MemoryRef, Relation
+from domain.model import (
+    EventType,
+    EvidenceEvent,
+    EvidenceInput,
+    EvidenceLogLimits,
+    MemoryRef,
+    Outcome,
+    Phase,
+    Relation,
+    RelationRole,
+)
 from domain.timeutil import iso_from_ms
 from property_tests.secret_strategies import filler, secrets
 

@@ -48,20 +48,23 @@ from msgspec.structs import replace
 
 from domain.consolidation import normalize_store
 from domain.diagnostics import DiagInput, coverage_class, inspect, terminal_reason, trace_report
-from domain.enums import EventType, MemoryStatus, MemoryType
 from domain.evidence_records import build_record
 from domain.extraction import extract_explicit, parse_compaction_candidates
 from domain.keys import exact_key, identity_key, key_hash
-from domain.limits import (
+from domain.model import (
     DAY_MS,
     HOUR_MS,
     RETENTION_TYPE_MAX,
     CacheLimits,
+    EventType,
+    EvidenceEvent,
     HotStateLimits,
     LongTermLimits,
+    MemoryEntry,
+    MemoryStatus,
+    MemoryType,
     PendingJournalLimits,
 )
-from domain.model import EvidenceEvent, MemoryEntry
 from domain.operations import OpResult
 from domain.render import render_budget, render_workspace_block
 from domain.retention import (
@@ -254,7 +257,7 @@ class LifecycleMachine(RuleBasedStateMachine):
                 self.stale.setdefault(owner, set()).update(items)
                 items.clear()
 
-    def retire_memory(self, entry: MemoryEntry, replacement: Item | None) -> None:
+    def _retire(self, entry: MemoryEntry, replacement: Item | None) -> None:
         """The user forgot or superseded ``entry``: its key is tombstoned, its group is no longer
         active (active entries have distinct identity keys)."""
         self.tombstoned.add(exact_key(entry))
@@ -425,7 +428,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         assert result.outcome == "forgotten"
         forgotten = self._entry(entry.id)
         assert forgotten.status is MemoryStatus.SUPERSEDED and forgotten.superseded_by is None
-        self.retire_memory(entry, None)
+        self._retire(entry, None)
 
     @precondition(lambda self: bool(self._ids(MemoryStatus.ACTIVE)))
     @rule(data=st.data(), text=st.sampled_from([text for text, _ in MANUAL]))
@@ -442,7 +445,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         assert result.outcome == "superseded", result.outcome
         retired = self._entry(old.id)
         assert retired.status is MemoryStatus.SUPERSEDED and retired.superseded_by == result.memory_id
-        self.retire_memory(old, item)
+        self._retire(old, item)
         self._promote({item}, requested=True)
 
     @rule(command=st.sampled_from(("forget", "supersede", "restore")))

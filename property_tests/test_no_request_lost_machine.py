@@ -29,10 +29,16 @@ from typing import Final, NamedTuple
 from hypothesis import event, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from domain.enums import EventType, MemoryStatus, MemoryType
 from domain.keys import exact_key, identity_key, key_hash
-from domain.limits import DAY_MS, HOUR_MS, PendingJournalLimits
-from domain.model import MemoryEntry
+from domain.model import (
+    DAY_MS,
+    HOUR_MS,
+    EventType,
+    MemoryEntry,
+    MemoryStatus,
+    MemoryType,
+    PendingJournalLimits,
+)
 from domain.pending import journal_key
 from domain.promotion import EARLY_PROMOTION
 from property_tests.store_strategies import NOW_MS

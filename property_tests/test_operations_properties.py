@@ -25,10 +25,17 @@ import msgspec
 from hypothesis import given, strategies as st
 
 from domain.commands import summary_key
-from domain.enums import EventType
 from domain.keys import exact_key, identity_key, key_hash
-from domain.limits import DAY_MS, HOUR_MS, CacheLimits, HotStateLimits
-from domain.model import EvidenceInput, PendingJournal, SessionState
+from domain.model import (
+    DAY_MS,
+    HOUR_MS,
+    CacheLimits,
+    EventType,
+    EvidenceInput,
+    HotStateLimits,
+    PendingJournal,
+    SessionState,
+)
 from domain.operations import (
     OpResult,
     compaction_prompt,

@@ -16,10 +16,22 @@ from msgspec.structs import replace
 
 from domain import consolidation, keys
 from domain.consolidation import Absorption, AbsorptionReason
-from domain.enums import EventType, MemorySource, MemoryStatus, MemoryType, Outcome, RelationRole
 from domain.keys import key_hash
-from domain.limits import DAY_MS, HOUR_MS
-from domain.model import EvidenceInput, MemoryEntry, PendingJournal, Tombstone, WorkspaceStore
+from domain.model import (
+    DAY_MS,
+    HOUR_MS,
+    EventType,
+    EvidenceInput,
+    MemoryEntry,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    Outcome,
+    PendingJournal,
+    RelationRole,
+    Tombstone,
+    WorkspaceStore,
+)
 from domain.pending import (
     append_pending,
     clear_pending,

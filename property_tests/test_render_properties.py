@@ -9,9 +9,21 @@ from hypothesis import given, strategies as st
 from msgspec.structs import replace
 
 from domain.consolidation import normalize_store
-from domain.enums import SECTION_ORDER, EventType, Importance, MemorySource, MemoryStatus, MemoryType
-from domain.limits import DAY_MS, RETENTION_TYPE_MAX
-from domain.model import ArchiveMarker, DormantSpan, MemoryEntry, StoreLimits, WorkspaceStore
+from domain.model import (
+    DAY_MS,
+    RETENTION_TYPE_MAX,
+    SECTION_ORDER,
+    ArchiveMarker,
+    DormantSpan,
+    EventType,
+    Importance,
+    MemoryEntry,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    StoreLimits,
+    WorkspaceStore,
+)
 from domain.render import RENDER_HEADER, number_block, render_entry_line, render_workspace_block
 from domain.retention import dormancy_at, strength
 from domain.timeutil import iso_from_ms
