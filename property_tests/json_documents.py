@@ -25,9 +25,9 @@ json_scalars: st.SearchStrategy[Any] = st.one_of(
 _KINDS = ("scalar", "list", "scalar", "object")
 
 
-def _node(scalar: Any, kind: str, keys: list[str], children: list[Any], size: int) -> Any:
+def _node(scalar: Any, kind: str, keys: tuple[str, ...], children: tuple[Any, ...], size: int) -> Any:
     if kind == "list":
-        return children[:size]
+        return list(children[:size])
     if kind == "object":
         return dict(zip(keys[:size], children[:size], strict=True))
     return scalar
@@ -42,8 +42,8 @@ def _nodes(children: st.SearchStrategy[Any], width: int) -> st.SearchStrategy[An
         _node,
         json_scalars,
         st.sampled_from(_KINDS),
-        st.lists(st.text(max_size=6), min_size=width, max_size=width),
-        st.lists(children, min_size=width, max_size=width),
+        st.tuples(*(st.text(max_size=6),) * width),
+        st.tuples(*(children,) * width),
         st.integers(0, width),
     )
 

@@ -13,6 +13,10 @@ shrink towards ``min_size``, elements towards their simplest value. ``steady_dic
 the same for key/value pairs (a repeated key keeps its last value, as in ``dict()``).
 ``replace_if`` builds a value outside a small excluded set instead of filtering the set away.
 
+Hypothesis also mutates a good example by copying one part of it over another part with the same
+label; a label does not tell a fixed list of two from one of four, so the elements are drawn as a
+tuple, whose label does.
+
 The same rule for ``st.one_of``: its simplest example takes the first option, so the costliest
 option goes first (a cheap first option would make a costly later one overrun), and a part that
 is used only sometimes is drawn every time and then used or not.
@@ -35,12 +39,13 @@ def steady_lists(
 ) -> st.SearchStrategy[list[T]]:
     """Lists of ``min_size..max_size`` elements, every example drawing ``max_size`` of them."""
 
-    def keep(items: list[T], count: int) -> list[T]:
-        return items[:count]
+    def keep(items: tuple[T, ...], count: int) -> list[T]:
+        return list(items[:count])
 
-    return st.builds(
-        keep, st.lists(elements, min_size=max_size, max_size=max_size), st.integers(min_size, max_size)
-    )
+    # A tuple, not a fixed-size list: hypothesis labels a tuple by its length too, and its mutator
+    # only copies a part over another of the same label (a list of two over a list of four would
+    # be read wrongly and overrun).
+    return st.builds(keep, st.tuples(*(elements,) * max_size), st.integers(min_size, max_size))
 
 
 def steady_dictionaries(
