@@ -108,42 +108,40 @@ def _with_digit(body: str, digit: str, where: int) -> str:
 
 @st.composite
 def token_secrets(draw: st.DrawFn) -> tuple[str, str]:
-    """One well-known token format: ``(token, secret part)``. The pieces of every format are drawn
-    whichever format is used, so each example costs the same (property_tests/shapes.py)."""
+    """One well-known token format: ``(token, secret part)``."""
     kind = draw(st.sampled_from(("sk", "sk-proj", "ghp", "github_pat", "akia", "xox", "jwt", "pem")))
     digit = draw(st.sampled_from(string.digits))
     where = draw(st.integers(0, 64))
-    b62 = draw(st.text(alphabet=_B62, min_size=20, max_size=48))
-    flavour = draw(st.sampled_from("pousr"))
-    ghp = draw(st.text(alphabet=_B62, min_size=36, max_size=40))
-    pat = draw(st.text(alphabet=_B62 + "_", min_size=22, max_size=82))
-    akia = draw(st.text(alphabet=_UPPER_ALNUM, min_size=16, max_size=16))
-    team, user = (draw(st.text(alphabet=string.digits, min_size=10, max_size=13)) for _ in range(2))
-    slack = draw(st.text(alphabet=_B62, min_size=24, max_size=24))
-    slack_flavour = draw(st.sampled_from("bp"))
-    header = draw(st.text(alphabet=_B64URL, min_size=10, max_size=40))
-    payload = draw(st.text(alphabet=_B64URL, min_size=10, max_size=80))
-    signature = draw(st.text(alphabet=_B64URL, min_size=10, max_size=60))
+    if kind == "sk":
+        body = _with_digit(draw(st.text(alphabet=_B62, min_size=20, max_size=48)), digit, where)
+        return "sk-" + body, body
+    if kind == "sk-proj":  # any characters: a project key need not hold a digit
+        body = draw(st.text(alphabet=_B62, min_size=20, max_size=48))
+        return "sk-proj-" + body, body
+    if kind == "ghp":
+        flavour = draw(st.sampled_from("pousr"))
+        body = draw(st.text(alphabet=_B62, min_size=36, max_size=40))
+        return f"gh{flavour}_{body}", body
+    if kind == "github_pat":
+        body = draw(st.text(alphabet=_B62 + "_", min_size=22, max_size=82))
+        return f"github_pat_{body}", body
+    if kind == "akia":
+        body = draw(st.text(alphabet=_UPPER_ALNUM, min_size=16, max_size=16))
+        return f"AKIA{body}", body
+    if kind == "xox":  # [0-9]{10,13}-[0-9]{10,13}-[A-Za-z0-9]{24}
+        flavour = draw(st.sampled_from("bp"))
+        team, user = (draw(st.text(alphabet=string.digits, min_size=10, max_size=13)) for _ in range(2))
+        body = f"{team}-{user}-{draw(st.text(alphabet=_B62, min_size=24, max_size=24))}"
+        return f"xox{flavour}-{body}", body
+    if kind == "jwt":
+        header = draw(st.text(alphabet=_B64URL, min_size=10, max_size=40))
+        payload = draw(st.text(alphabet=_B64URL, min_size=10, max_size=80))
+        signature = draw(st.text(alphabet=_B64URL, min_size=10, max_size=60))
+        return f"eyJ{header}.eyJ{payload}.{signature}", f"{payload}.{signature}"
     algorithm = draw(st.sampled_from(("", "RSA ", "EC ", "OPENSSH ", "ENCRYPTED ")))
     lines = draw(
         steady_lists(st.text(alphabet=_B62 + "+/", min_size=16, max_size=64), min_size=1, max_size=4)
     )
-    if kind == "sk":
-        body = _with_digit(b62, digit, where)
-        return "sk-" + body, body
-    if kind == "sk-proj":  # any characters: a project key need not hold a digit
-        return "sk-proj-" + b62, b62
-    if kind == "ghp":
-        return f"gh{flavour}_{ghp}", ghp
-    if kind == "github_pat":
-        return f"github_pat_{pat}", pat
-    if kind == "akia":
-        return f"AKIA{akia}", akia
-    if kind == "xox":
-        body = f"{team}-{user}-{slack}"
-        return f"xox{slack_flavour}-{body}", body
-    if kind == "jwt":
-        return f"eyJ{header}.eyJ{payload}.{signature}", f"{payload}.{signature}"
     body = "\n".join(lines)
     block = f"-----BEGIN {algorithm}PRIVATE KEY-----\n{body}\n-----END {algorithm}PRIVATE KEY-----"
     return block, lines[0]
@@ -151,21 +149,21 @@ def token_secrets(draw: st.DrawFn) -> tuple[str, str]:
 
 @st.composite
 def labelled_secrets(draw: st.DrawFn) -> tuple[str, str]:
-    """A label, a delimiter and a value: ``(snippet, value)`` (every piece drawn, as above)."""
+    """A label, a delimiter and a value: ``(snippet, value)``."""
     value = draw(label_values())
     kind = draw(st.sampled_from(("password", "sensitive", "pin", "bearer")))
-    password = draw(st.sampled_from(PASSWORD_LABELS))
-    sensitive = draw(st.sampled_from(SENSITIVE_LABELS))
-    bearer = draw(st.sampled_from(("Bearer", "bearer")))
-    spaced = draw(st.sampled_from((*DELIMITERS, " ")))
-    plain = draw(st.sampled_from(DELIMITERS))
-    after_bearer = draw(st.sampled_from(BEARER_DELIMITERS))
-    label, delimiter = {
-        "password": (password, spaced),
-        "sensitive": (sensitive, plain),
-        "pin": ("PIN", spaced),
-        "bearer": (bearer, after_bearer),
-    }[kind]
+    if kind == "password":
+        label = draw(st.sampled_from(PASSWORD_LABELS))
+        delimiter = draw(st.sampled_from((*DELIMITERS, " ")))
+    elif kind == "sensitive":
+        label = draw(st.sampled_from(SENSITIVE_LABELS))
+        delimiter = draw(st.sampled_from(DELIMITERS))
+    elif kind == "pin":
+        label = "PIN"
+        delimiter = draw(st.sampled_from((*DELIMITERS, " ")))
+    else:
+        label = draw(st.sampled_from(("Bearer", "bearer")))
+        delimiter = draw(st.sampled_from(BEARER_DELIMITERS))
     quote = draw(st.sampled_from(("", "", "'", '"', "`")))
     closing = quote if draw(st.booleans()) else ""
     return f"{label}{delimiter}{quote}{value}{closing}", value
@@ -174,12 +172,9 @@ def labelled_secrets(draw: st.DrawFn) -> tuple[str, str]:
 @st.composite
 def secrets(draw: st.DrawFn) -> tuple[str, tuple[str, ...]]:
     """Random filler with one to three credentials embedded: ``(text, secret values)``."""
-    count = draw(st.integers(1, 3))
-    # three of everything, then ``count`` of them used: each example costs the same
-    tokens = [draw(token_secrets()) for _ in range(3)]
-    labelled = [draw(labelled_secrets()) for _ in range(3)]
-    items = [token if draw(st.booleans()) else label for token, label in zip(tokens, labelled, strict=True)]
-    items = items[:count]
+    # a token costs a few choices more than a labelled value, and their number varies by at most
+    # two: the costlier option first (property_tests/shapes.py)
+    items = draw(steady_lists(st.one_of(token_secrets(), labelled_secrets()), min_size=1, max_size=3))
     fillers = [draw(filler()) for _ in range(4)]
     parts: list[str] = []
     for snippet, filled in zip((snippet for snippet, _ in items), fillers, strict=False):
