@@ -11,6 +11,8 @@ from typing import Any, NamedTuple
 
 from hypothesis import strategies as st
 
+from property_tests.shapes import steady_lists
+
 json_scalars: st.SearchStrategy[Any] = st.one_of(
     st.none(),
     st.booleans(),
@@ -18,11 +20,37 @@ json_scalars: st.SearchStrategy[Any] = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=8),
 )
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-    max_leaves=8,
-)
+
+#: What a node of a generated value is; half of them are scalars.
+_KINDS = ("scalar", "list", "scalar", "object")
+
+
+def _node(scalar: Any, kind: str, keys: tuple[str, ...], children: tuple[Any, ...], size: int) -> Any:
+    if kind == "list":
+        return list(children[:size])
+    if kind == "object":
+        return dict(zip(keys[:size], children[:size], strict=True))
+    return scalar
+
+
+def _nodes(children: st.SearchStrategy[Any], width: int) -> st.SearchStrategy[Any]:
+    """A scalar, or a list or object of up to ``width`` items drawn from ``children``. Every example
+    draws the same choices (``width`` keys and children, used or not), so none is thrown away as an
+    overrun (property_tests/shapes.py); each level is its own strategy, so hypothesis never copies a
+    part of one level over a part of another."""
+    return st.builds(
+        _node,
+        json_scalars,
+        st.sampled_from(_KINDS),
+        st.tuples(*(st.text(max_size=6),) * width),
+        st.tuples(*(children,) * width),
+        st.integers(0, width),
+    )
+
+
+#: Any JSON value: a scalar, or a list or object of up to three items, each a scalar or a list or
+#: object of up to two scalars. Object keys are at most six characters long.
+json_values: st.SearchStrategy[Any] = _nodes(_nodes(json_scalars, 2), 3)
 
 
 class Layout(NamedTuple):
@@ -46,7 +74,7 @@ def layouts() -> st.SearchStrategy[Layout]:
         st.booleans(),
         st.booleans(),
         st.booleans(),
-        st.lists(st.booleans(), min_size=1, max_size=4).map(tuple),
+        steady_lists(st.booleans(), min_size=1, max_size=4).map(tuple),
     )
 
 

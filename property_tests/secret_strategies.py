@@ -20,6 +20,8 @@ from typing import Final
 
 from hypothesis import strategies as st
 
+from property_tests.shapes import steady_lists
+
 PASSWORD_LABELS: Final = (
     "password",
     "Password",
@@ -95,7 +97,7 @@ def filler() -> st.SearchStrategy[str]:
         max_size=10,
     )
     sep = st.sampled_from((" ", " ", "\n", ", ", ". ", "; ", " - ", "\t", "\u3000"))
-    words = st.lists(st.tuples(word, sep), max_size=6)
+    words = steady_lists(st.tuples(word, sep), max_size=6)
     return words.map(lambda parts: "".join(w + s for w, s in parts).strip())
 
 
@@ -126,9 +128,10 @@ def token_secrets(draw: st.DrawFn) -> tuple[str, str]:
     if kind == "akia":
         body = draw(st.text(alphabet=_UPPER_ALNUM, min_size=16, max_size=16))
         return f"AKIA{body}", body
-    if kind == "xox":
+    if kind == "xox":  # [0-9]{10,13}-[0-9]{10,13}-[A-Za-z0-9]{24}
         flavour = draw(st.sampled_from("bp"))
-        body = draw(st.from_regex(r"[0-9]{10,13}-[0-9]{10,13}-[A-Za-z0-9]{24}", fullmatch=True))
+        team, user = (draw(st.text(alphabet=string.digits, min_size=10, max_size=13)) for _ in range(2))
+        body = f"{team}-{user}-{draw(st.text(alphabet=_B62, min_size=24, max_size=24))}"
         return f"xox{flavour}-{body}", body
     if kind == "jwt":
         header = draw(st.text(alphabet=_B64URL, min_size=10, max_size=40))
@@ -136,7 +139,9 @@ def token_secrets(draw: st.DrawFn) -> tuple[str, str]:
         signature = draw(st.text(alphabet=_B64URL, min_size=10, max_size=60))
         return f"eyJ{header}.eyJ{payload}.{signature}", f"{payload}.{signature}"
     algorithm = draw(st.sampled_from(("", "RSA ", "EC ", "OPENSSH ", "ENCRYPTED ")))
-    lines = draw(st.lists(st.text(alphabet=_B62 + "+/", min_size=16, max_size=64), min_size=1, max_size=4))
+    lines = draw(
+        steady_lists(st.text(alphabet=_B62 + "+/", min_size=16, max_size=64), min_size=1, max_size=4)
+    )
     body = "\n".join(lines)
     block = f"-----BEGIN {algorithm}PRIVATE KEY-----\n{body}\n-----END {algorithm}PRIVATE KEY-----"
     return block, lines[0]
@@ -167,16 +172,19 @@ def labelled_secrets(draw: st.DrawFn) -> tuple[str, str]:
 @st.composite
 def secrets(draw: st.DrawFn) -> tuple[str, tuple[str, ...]]:
     """Random filler with one to three credentials embedded: ``(text, secret values)``."""
-    items = draw(st.lists(st.one_of(token_secrets(), labelled_secrets()), min_size=1, max_size=3))
+    # a token costs a few choices more than a labelled value, and their number varies by at most
+    # two: the costlier option first (property_tests/shapes.py)
+    items = draw(steady_lists(st.one_of(token_secrets(), labelled_secrets()), min_size=1, max_size=3))
+    fillers = [draw(filler()) for _ in range(4)]
     parts: list[str] = []
-    for snippet, _ in items:
-        parts.append(draw(filler()))
+    for snippet, filled in zip((snippet for snippet, _ in items), fillers, strict=False):
+        parts.append(filled)
         parts.append(snippet)
-    parts.append(draw(filler()))
-    separators = st.sampled_from((" ", "\n", " (", ", ", "; ", "\n\n"))
+    parts.append(fillers[len(items)])
+    separators = [draw(st.sampled_from((" ", "\n", " (", ", ", "; ", "\n\n"))) for _ in range(7)]
     text = ""
-    for part in parts:
+    for part, separator in zip(parts, separators, strict=False):
         if not part:
             continue
-        text = f"{text}{draw(separators)}{part}" if text else part
+        text = f"{text}{separator}{part}" if text else part
     return text, tuple(secret for _, secret in items)

@@ -30,6 +30,7 @@ from domain.ids import memory_id
 from domain.limits import DAY_MS, HOUR_MS
 from domain.model import DormantSpan, MemoryEntry, WorkspaceStore
 from domain.timeutil import iso_from_ms
+from property_tests.shapes import steady_lists
 from tests.support.builders import memory, store
 
 #: 2026-05-20T12:00:00.000Z
@@ -194,17 +195,23 @@ def entry_lists(
 ) -> list[MemoryEntry]:
     """Entries with deliberate duplicates: exact-key variants of earlier texts, the same text under
     another type or source, and (when ``duplicate_ids``) now and then a repeated id."""
-    base = draw(st.lists(entries(now_ms, status=status), min_size=min_size, max_size=max_size))
+    # ``max_size`` entries and eight twins are drawn whatever is used, so every example costs the
+    # same (property_tests/shapes.py); a twin's type is fixed by its original, which costs no choice.
+    base = draw(steady_lists(entries(now_ms, status=status), min_size=min_size, max_size=max_size))
+    wanted = draw(st.integers(0, 8))
+    extra = min(wanted, max_size - len(base)) if base else 0
     out = list(base)
-    if base:
-        extra = draw(st.integers(0, max(0, min(8, max_size - len(base)))))
-        for _ in range(extra):
-            original = draw(st.sampled_from(base))
-            twin = draw(entries(now_ms, status=status, types=(original.type,)))
-            twin = replace(twin, text=_variant(original.text, draw(st.integers(0, 3))))
-            if duplicate_ids and draw(st.integers(0, 9)) == 0:
-                twin = replace(twin, id=original.id)
-            out.insert(draw(st.integers(0, len(out))), twin)
+    for slot in range(8):
+        index, how, same_id, at = (draw(st.integers(0, bound)) for bound in (max_size, 3, 9, max_size + 8))
+        original = base[index % len(base)] if base else None
+        type_ = original.type if original else MemoryType.DECISION
+        twin = draw(entries(now_ms, status=status, types=(type_,)))
+        if original is None or slot >= extra:
+            continue
+        twin = replace(twin, text=_variant(original.text, how))
+        if duplicate_ids and same_id == 0:
+            twin = replace(twin, id=original.id)
+        out.insert(at % (len(out) + 1), twin)
     return out
 
 
@@ -236,10 +243,9 @@ def stores(
     )
     idle_days = draw(st.sampled_from((None, 0, 3, 20, 120)))
     last_activity = iso_from_ms(now_ms - idle_days * DAY_MS) if idle_days is not None else None
-    spans: tuple[DormantSpan, ...] = ()
-    if draw(st.booleans()):
-        start = now_ms - draw(st.integers(60, 300)) * DAY_MS
-        spans = (DormantSpan(start=start, end=start + draw(st.integers(1, 50)) * DAY_MS),)
+    start = now_ms - draw(st.integers(60, 300)) * DAY_MS
+    span = DormantSpan(start=start, end=start + draw(st.integers(1, 50)) * DAY_MS)
+    spans: tuple[DormantSpan, ...] = (span,) if draw(st.booleans()) else ()
     return store(
         *body,
         root="/home/user/project",

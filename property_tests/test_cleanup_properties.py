@@ -21,18 +21,20 @@ from domain.cleanup import (
     known_test_prefix,
     quarantine_stamp,
 )
+from property_tests.shapes import replace_if, steady_lists
 
 NOW = 1_777_636_800_000
 
-segment = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.", min_size=1, max_size=12).filter(
-    lambda s: s not in (".", "..")
+#: A path segment: never ``.`` or ``..`` (those become ``.x`` and ``..x``).
+segment = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.", min_size=1, max_size=12).map(
+    replace_if(lambda s: s in (".", ".."), lambda s: s + "x")
 )
 name = st.one_of(segment, st.builds(lambda p, s: p + s, st.sampled_from(KNOWN_TEST_ROOT_PREFIXES), segment))
 parents = st.sampled_from(
     ["/tmp", "/private/tmp", "/var/folders/ab/cd/T", "/home/dev", "/srv/x", "/scratch/t"]
 )
 roots = st.builds(
-    lambda p, parts, n: posixpath.join(p, *parts, n), parents, st.lists(segment, max_size=3), name
+    lambda p, parts, n: posixpath.join(p, *parts, n), parents, steady_lists(segment, max_size=3), name
 )
 
 

@@ -27,6 +27,7 @@ from domain.limits import EvidenceLogLimits
 from domain.model import EvidenceEvent, EvidenceInput, MemoryRef, Relation
 from domain.timeutil import iso_from_ms
 from property_tests.secret_strategies import filler, secrets
+from property_tests.shapes import steady_dictionaries, steady_lists
 
 NOW = 1_777_636_800_000
 DAY = 86_400_000
@@ -60,18 +61,18 @@ refs = st.builds(
     source=st.none() | st.sampled_from(("explicit", "compaction", "manual")),
     status=st.none() | st.sampled_from(("active", "superseded")),
 )
-relations = st.builds(Relation, role=st.sampled_from(list(RelationRole)), memory=st.none() | refs)
+relations = st.builds(Relation, role=st.sampled_from(list(RelationRole)), memory=refs | st.none())
 inputs = st.builds(
     EvidenceInput,
     type=st.sampled_from(list(EventType)),
     phase=st.sampled_from(list(Phase)),
     outcome=st.sampled_from(list(Outcome)),
-    reason_codes=st.lists(st.text(max_size=150), max_size=40).map(tuple),
+    reason_codes=steady_lists(st.text(max_size=150), max_size=40).map(tuple),
     session_id=st.none() | st.text(max_size=40),
     message_id=st.none() | st.text(max_size=40),
     memory=st.none() | refs,
-    relations=st.lists(relations, max_size=30).map(tuple),
-    details=st.dictionaries(st.text(max_size=100), detail_values, max_size=60),
+    relations=steady_lists(relations, max_size=30).map(tuple),
+    details=steady_dictionaries(st.text(max_size=100), detail_values, max_size=60),
     text_preview=st.none() | st.text(max_size=300),
 )
 
@@ -292,7 +293,7 @@ def test_prune_defaults_are_the_documented_limits() -> None:
 # ---- grouping by memory id (the one per-memory engine, domain.diagnostics) -------------------------
 
 small_ids = st.sampled_from(("m1", "m2", "m3"))
-query_refs = st.builds(MemoryRef, memory_id=st.none() | small_ids, memory_key_hash=st.none() | small_ids)
+query_refs = st.builds(MemoryRef, memory_id=small_ids | st.none(), memory_key_hash=small_ids | st.none())
 query_inputs = st.builds(
     EvidenceInput,
     type=st.sampled_from(
@@ -300,15 +301,15 @@ query_inputs = st.builds(
     ),
     phase=st.sampled_from([Phase.PROMOTION, Phase.RENDER]),
     outcome=st.sampled_from([Outcome.PROMOTED, Outcome.OMITTED, Outcome.REINFORCED]),
-    session_id=st.none() | st.sampled_from(("s1", "s2")),
-    memory=st.none() | query_refs,
-    relations=st.lists(
+    session_id=st.sampled_from(("s1", "s2")) | st.none(),
+    memory=query_refs | st.none(),
+    relations=steady_lists(
         st.builds(Relation, role=st.just(RelationRole.REINFORCED), memory=query_refs), max_size=2
     ).map(tuple),
 )
 
 
-@given(st.lists(query_inputs, max_size=25), small_ids)
+@given(steady_lists(query_inputs, max_size=25), small_ids)
 def test_a_memory_groups_every_event_naming_it_once_in_file_order(
     items: list[EvidenceInput], memory_id: str
 ) -> None:

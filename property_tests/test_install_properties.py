@@ -36,44 +36,58 @@ from adapters.settings_edits import (
 )
 from domain.extraction import static_compaction_prompt
 from property_tests.json_documents import Layout, json_values, layouts, write
+from property_tests.shapes import replace_if, steady_dictionaries, steady_lists
 
 EXE = "/opt/venv b/bin/workmem"
 HERE = Path("settings.json")
 EVENT_NAMES = [name for name, _ in CLAUDE_EVENTS] + ["Stop", "Notification", "PreToolUse"]
 
-commands = st.text(max_size=20) | st.sampled_from(
-    ["echo hi", "workmem --home x hook claude-code", "/x/workmem hook codex", "/x/workmem hook claude-code"]
-)
+COMMANDS = [
+    "echo hi",
+    "workmem --home x hook claude-code",
+    "/x/workmem hook codex",
+    "/x/workmem hook claude-code",
+]
+#: Every workmem hook command ends in ``hook <host>``: text without a ``k`` is never one.
+free_commands = st.text(alphabet=st.characters(exclude_characters="kK"), max_size=20)
 
 
 def handlers(tail: tuple[str, ...]) -> st.SearchStrategy[Any]:
-    command = commands.filter(lambda c: not is_workmem_command(c, *tail))
+    """A handler that is not ours for ``tail`` (any other command, or any JSON value: the keys of a
+    generated object are at most six characters long, so never ``command``)."""
+    others = [c for c in COMMANDS if not is_workmem_command(c, *tail)]
+    command = st.one_of(free_commands, st.sampled_from(others))
     handler = st.fixed_dictionaries(
-        {"type": st.just("command"), "command": command}, optional={"timeout": st.integers(1, 60)}
-    )
-    return handler | json_values.filter(lambda v: not isinstance(v, dict) or "command" not in v)
+        {"type": st.just("command"), "command": command, "timeout": st.none() | st.integers(1, 60)}
+    ).map(lambda h: {k: v for k, v in h.items() if v is not None})
+    return st.one_of(json_values, handler)
 
 
-def hook_tables(tail: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
+def hook_tables(tail: tuple[str, ...], max_events: int = 4) -> st.SearchStrategy[dict[str, Any]]:
     group = st.fixed_dictionaries(
-        {"hooks": st.lists(handlers(tail), max_size=3)}, optional={"matcher": st.text(max_size=10)}
-    )
-    events = st.sampled_from(EVENT_NAMES) | st.text(max_size=6)
-    return st.dictionaries(
-        events, st.lists(group | json_values, min_size=1, max_size=3), min_size=1, max_size=4
+        {"hooks": steady_lists(handlers(tail), max_size=3), "matcher": st.none() | st.text(max_size=10)}
+    ).map(lambda g: {k: v for k, v in g.items() if v is not None})
+    events = st.one_of(st.sampled_from(EVENT_NAMES), st.text(max_size=6))
+    return steady_dictionaries(
+        events,
+        steady_lists(st.one_of(group, json_values), min_size=1, max_size=3),
+        min_size=1,
+        max_size=max_events,
     )
 
 
 def settings_with(key: str, values: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
     """A settings object with other keys around an optional ``key`` (first or last)."""
-    others = st.dictionaries(st.text(max_size=6).filter(lambda k: k != key), json_values, max_size=4)
+    names = st.text(max_size=6).map(replace_if(lambda k: k == key, lambda k: k + "~"))
+    others = steady_dictionaries(names, json_values, max_size=4)
 
-    def build(rest: dict[str, Any], value: Any, first: bool) -> dict[str, Any]:
-        if value is None:
+    def build(rest: dict[str, Any], value: Any, present: bool, first: bool) -> dict[str, Any]:
+        if not present:
             return rest
         return {key: value, **rest} if first else {**rest, key: value}
 
-    return st.builds(build, others, st.none() | values, st.booleans())
+    # ``value`` is drawn even when absent: every example costs the same (property_tests/shapes.py)
+    return st.builds(build, others, values, st.booleans(), st.booleans())
 
 
 def check_round_trip(
@@ -101,13 +115,16 @@ def test_codex_hooks_round_trip(settings: dict[str, Any]) -> None:
     check_round_trip(lambda v, on: edit_hooks(HERE, v, CODEX_EVENTS, command if on else None, tail), settings)
 
 
-plugin_specs = st.text(max_size=12) | st.just("file:///elsewhere/plugin.js") | json_values
-servers = st.dictionaries(
-    st.text(max_size=6).filter(lambda k: k != "workmem"), json_values, min_size=1, max_size=3
+plugin_specs = st.one_of(json_values, st.text(max_size=12), st.just("file:///elsewhere/plugin.js"))
+servers = steady_dictionaries(
+    st.text(max_size=6).map(replace_if(lambda k: k == "workmem", lambda k: k + "~")),
+    json_values,
+    min_size=1,
+    max_size=3,
 )
 
 
-@given(settings_with("plugin", st.lists(plugin_specs, min_size=1, max_size=4)))
+@given(settings_with("plugin", steady_lists(plugin_specs, min_size=1, max_size=4)))
 def test_opencode_plugin_round_trip(settings: dict[str, Any]) -> None:
     spec = "file:///site/adapters/hosts/opencode"
     check_round_trip(lambda v, on: edit_plugins(HERE, v, spec if on else None), settings)
@@ -124,37 +141,40 @@ def test_opencode_mcp_round_trip(settings: dict[str, Any]) -> None:
 def others() -> st.SearchStrategy[dict[str, Any]]:
     """Keys of the user's that no install touches (at least one: a file never starts empty)."""
     ours = ("hooks", "mcpServers", "projects", "plugin", "mcp")
-    names = st.text(max_size=6).filter(lambda k: k not in ours)
-    return st.dictionaries(names, json_values, min_size=1, max_size=3)
+    names = st.text(max_size=6).map(replace_if(lambda k: k in ours, lambda k: k + "~"))
+    return steady_dictionaries(names, json_values, min_size=1, max_size=3)
 
 
 def with_key(key: str, values: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
-    def build(rest: dict[str, Any], value: Any, first: bool) -> dict[str, Any]:
-        if value is None:
+    def build(rest: dict[str, Any], value: Any, present: bool, first: bool) -> dict[str, Any]:
+        if not present:
             return rest
         return {key: value, **rest} if first else {**rest, key: value}
 
-    return st.builds(build, others(), st.none() | values, st.booleans())
+    return st.builds(build, others(), values, st.booleans(), st.booleans())
 
 
 ROOT = "<the project>"  # replaced by the project's real path
-projects = st.dictionaries(
+projects = steady_dictionaries(
     st.sampled_from(["/elsewhere", ROOT]),
-    st.dictionaries(st.sampled_from(["allowedTools", "x"]), json_values, min_size=1),
+    steady_dictionaries(st.sampled_from(["allowedTools", "x"]), json_values, min_size=1, max_size=2),
+    max_size=2,
 )
 host_files = {
     "claude-code": {
-        ".claude/settings.local.json": with_key("hooks", hook_tables(("hook", "claude-code"))),
-        ".claude/settings.json": with_key("hooks", hook_tables(("hook", "claude-code"))),
+        # two events per table here (four above): every file is drawn, and a host's files together
+        # must stay within what hypothesis draws for one example
+        ".claude/settings.local.json": with_key("hooks", hook_tables(("hook", "claude-code"), max_events=2)),
+        ".claude/settings.json": with_key("hooks", hook_tables(("hook", "claude-code"), max_events=2)),
         "home/.claude.json": with_key("mcpServers", servers).flatmap(
             lambda d: st.builds(lambda p: {**d, "projects": p} if p else d, projects)
         ),
         ".mcp.json": with_key("mcpServers", servers),
     },
-    "codex": {".codex/hooks.json": with_key("hooks", hook_tables(("hook", "codex")))},
+    "codex": {".codex/hooks.json": with_key("hooks", hook_tables(("hook", "codex"), max_events=2))},
     "opencode": {
-        "opencode.json": with_key("plugin", st.lists(plugin_specs, min_size=1, max_size=3)).flatmap(
-            lambda d: st.builds(lambda m: {**d, "mcp": m} if m else d, st.none() | servers)
+        "opencode.json": with_key("plugin", steady_lists(plugin_specs, min_size=1, max_size=3)).flatmap(
+            lambda d: st.builds(lambda m, present: {**d, "mcp": m} if present else d, servers, st.booleans())
         )
     },
 }
@@ -166,8 +186,9 @@ def host_settings(draw: st.DrawFn) -> tuple[str, dict[str, tuple[Any, Layout]]]:
     host = draw(st.sampled_from(sorted(host_files)))
     files = {}
     for name, values in host_files[host].items():
+        value, layout = draw(values), draw(layouts())  # drawn either way: every example costs the same
         if draw(st.booleans()):
-            files[name] = (draw(values), draw(layouts()))
+            files[name] = (value, layout)
     return host, files
 
 
@@ -225,12 +246,17 @@ def snapshot(base: Path) -> dict[str, bytes | None]:
 
 
 # --- the Codex config.toml ---------------------------------------------------------------------------
-bare_keys = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(
-    lambda k: k not in ("compact_prompt", "features", "mcp_servers", "hooks")
-)
-table_names = st.from_regex(r"T[0-9]{1,2}", fullmatch=True)  # never a bare key above (those are lower case)
-toml_scalars = st.integers(-1000, 1000) | st.booleans() | st.text(max_size=10)
-comments = st.none() | st.text(alphabet="abc xyz#", max_size=10)
+#: Bare keys of the user's: never one install writes (``hooks`` becomes ``hooks_``).
+bare_keys = st.builds(
+    str.__add__,
+    st.sampled_from("abcdefghijklmnopqrstuvwxyz"),
+    st.text("abcdefghijklmnopqrstuvwxyz0123456789_", max_size=6),
+).map(replace_if(lambda k: k in ("compact_prompt", "features", "mcp_servers", "hooks"), lambda k: k + "_"))
+table_names = st.text("0123456789", min_size=1, max_size=2).map(
+    "T".__add__
+)  # never a bare key above (those are lower case)
+toml_scalars = st.one_of(st.integers(-1000, 1000), st.booleans(), st.text(max_size=10))
+comments = st.one_of(st.text(alphabet="abc xyz#", max_size=10), st.none())
 
 
 def toml_line(key: str, value: Any, comment: str | None) -> str:
@@ -241,7 +267,7 @@ NO_LINES: st.SearchStrategy[list[str]] = st.just([])
 
 
 def toml_lines(extra: st.SearchStrategy[list[str]] = NO_LINES) -> st.SearchStrategy[list[str]]:
-    pairs = st.dictionaries(bare_keys, st.tuples(toml_scalars, comments), max_size=3)
+    pairs = steady_dictionaries(bare_keys, st.tuples(toml_scalars, comments), max_size=3)
     lines = pairs.map(lambda d: [toml_line(k, v, c) for k, (v, c) in d.items()])
     return st.tuples(lines, extra, st.booleans()).map(lambda t: t[0] + t[1] + ([""] if t[2] else []))
 
@@ -250,13 +276,17 @@ def toml_lines(extra: st.SearchStrategy[list[str]] = NO_LINES) -> st.SearchStrat
 def toml_documents(draw: st.DrawFn) -> str:
     out = ["# a Codex configuration"] if draw(st.booleans()) else []
     out += draw(toml_lines())
+    # Every part is drawn whether it is used or not: each example costs the same (property_tests/shapes.py).
+    hooks = ["hooks = false", "hooks = false  # off for now", "hooks=false#x", "  hooks = false # a # b"]
+    features = draw(toml_lines(st.sampled_from([[], *([line] for line in hooks)])))
     if draw(st.booleans()):
-        hooks = ["hooks = false", "hooks = false  # off for now", "hooks=false#x", "  hooks = false # a # b"]
-        out += ["[features]", *draw(toml_lines(st.sampled_from([[], *([line] for line in hooks)])))]
+        out += ["[features]", *features]
     if draw(st.booleans()):
         out += ["[mcp_servers.other]", 'command = "node"', ""]
-    for name in draw(st.lists(table_names, max_size=2, unique=True)):
-        out += [f"[{name}]", *draw(toml_lines())]
+    names = draw(steady_lists(table_names, min_size=2, max_size=2))
+    tables = [draw(toml_lines()) for _ in names]
+    for name, lines in list(zip(dict.fromkeys(names), tables, strict=False))[: draw(st.integers(0, 2))]:
+        out += [f"[{name}]", *lines]
     return "\n".join(out) + ("\n" if draw(st.booleans()) else "") if out else ""
 
 

@@ -33,6 +33,7 @@ from domain.pending import (
 from domain.promotion import PromotionResult, account_pending_promotions, promote, promotion_events
 from domain.text import memory_key
 from domain.timeutil import iso_from_ms, parse_iso_ms
+from property_tests.shapes import steady_lists
 from tests.support import builders
 
 START = parse_iso_ms("2026-01-01T00:00:00.000Z") or 0
@@ -118,7 +119,7 @@ class JournalMachine(RuleBasedStateMachine):
         self.journal = journal
         check_retention(journal, self.now)
 
-    @initialize(specs=st.lists(entry_spec, max_size=60))
+    @initialize(specs=steady_lists(entry_spec, max_size=60))
     def seed(self, specs: list[tuple[str, str, MemorySource, str | None, int, bool]]) -> None:
         entries = [self.build(s) for s in specs]
         raw = builders.journal(*entries, root="/w", key="k", updated_at="x")
@@ -126,7 +127,7 @@ class JournalMachine(RuleBasedStateMachine):
         journal, events = normalize_journal(raw, self.now)
         self.apply(journal, events)
 
-    @rule(specs=st.lists(entry_spec, max_size=12))
+    @rule(specs=steady_lists(entry_spec, max_size=12))
     def append(self, specs: list[tuple[str, str, MemorySource, str | None, int, bool]]) -> None:
         entries = [self.build(s) for s in specs]
         journal, events = append_pending(self.journal, entries, self.now, session_id="s1")
@@ -143,9 +144,12 @@ class JournalMachine(RuleBasedStateMachine):
     def pick_keys(self, data: st.DataObject) -> set[str]:
         """Some exact keys present in the journal, and perhaps one that is not."""
         present = sorted({keys.exact_key(e) for e in self.journal.entries})
-        chosen = set(data.draw(st.lists(st.sampled_from(present), max_size=6))) if present else set()
-        if data.draw(st.booleans()):
-            chosen.add(memory_key("decision", data.draw(st.sampled_from(TEXTS))))
+        # positions are drawn whether or not the journal is empty: each step costs the same
+        picks = data.draw(steady_lists(st.integers(0, 59), max_size=6))
+        chosen = {present[i % len(present)] for i in picks} if present else set()
+        absent, text = data.draw(st.booleans()), data.draw(st.sampled_from(TEXTS))
+        if absent:
+            chosen.add(memory_key("decision", text))
         return chosen
 
     @rule(
@@ -194,7 +198,7 @@ TestJournalMachine = JournalMachine.TestCase
 TestJournalMachine.settings = settings(stateful_step_count=15)
 
 
-@given(st.lists(entry_spec, max_size=80), st.integers(min_value=0, max_value=60 * DAY_MS))
+@given(steady_lists(entry_spec, max_size=80), st.integers(min_value=0, max_value=60 * DAY_MS))
 def test_cap_keeps_the_newest(
     specs: list[tuple[str, str, MemorySource, str | None, int, bool]], later: int
 ) -> None:
@@ -315,14 +319,16 @@ def promotion_cases(draw: st.DrawFn) -> PromotionCase:
         Tombstone(
             key_hash=key_hash(memory_key("decision", text)), memory_id="x", reason="forgotten", created_at="x"
         )
-        for text in draw(st.lists(st.sampled_from(PROMO_TEXTS), max_size=2))
+        for text in draw(steady_lists(st.sampled_from(PROMO_TEXTS), max_size=2))
     )
-    stored = draw(st.lists(promo_spec, max_size=6))
-    journaled = draw(st.lists(promo_spec, max_size=8))
+    stored = draw(steady_lists(promo_spec, max_size=6))
+    journaled = draw(steady_lists(promo_spec, max_size=8))
+    # whether each of the eight journal entries there can be is marked superseded (one in eight)
+    superseded = draw(st.tuples(*(st.integers(0, 7),) * 8))
     session_id = draw(st.sampled_from((None, "s1")))
     pending = [
         replace(promo_entry("p", i, spec), pending_owner_session_id=session_id)
-        for i, spec in enumerate(draw(st.lists(promo_spec, max_size=3)))
+        for i, spec in enumerate(draw(steady_lists(promo_spec, max_size=3)))
     ]
     return PromotionCase(
         store=builders.store(
@@ -334,8 +340,10 @@ def promotion_cases(draw: st.DrawFn) -> PromotionCase:
         ),
         journal=builders.journal(
             *(
-                replace(entry, status=MemoryStatus.SUPERSEDED) if draw(st.integers(0, 7)) == 0 else entry
-                for entry in (promo_entry("j", i, spec) for i, spec in enumerate(journaled))
+                replace(entry, status=MemoryStatus.SUPERSEDED) if mark == 0 else entry
+                for entry, mark in zip(
+                    (promo_entry("j", i, spec) for i, spec in enumerate(journaled)), superseded, strict=False
+                )
             ),
             root="/w",
             key="k",
@@ -345,7 +353,7 @@ def promotion_cases(draw: st.DrawFn) -> PromotionCase:
         session_id=session_id,
         include_owned=draw(st.booleans()),
         include_unowned=draw(st.booleans()),
-        idle=draw(st.lists(st.sampled_from(("dead", "s2")), max_size=2)),
+        idle=draw(steady_lists(st.sampled_from(("dead", "s2")), max_size=2)),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import assume, event, given, strategies as st
+from hypothesis import event, given, strategies as st
 from msgspec.structs import replace
 
 from domain.enums import Importance, MemorySource, MemoryType
@@ -25,6 +25,7 @@ from domain.retention import (
     strength,
 )
 from domain.timeutil import iso_from_ms
+from property_tests.shapes import steady_lists
 from tests.support.builders import memory, store
 
 BASE = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -38,7 +39,8 @@ timestamps = st.one_of(
 
 
 @st.composite
-def entries(draw: st.DrawFn) -> MemoryEntry:
+def entries(draw: st.DrawFn, max_count: int = 9) -> MemoryEntry:
+    """Any entry; its reinforcement count, when set, is ``0..max_count``."""
     return memory(
         id=draw(st.text("abc123", min_size=1, max_size=4)),
         type=draw(st.sampled_from(list(MemoryType))),
@@ -48,7 +50,7 @@ def entries(draw: st.DrawFn) -> MemoryEntry:
         created_at=draw(timestamps),
         updated_at=draw(timestamps),
         retention_clock=draw(st.one_of(st.none(), times, st.just(-1))),
-        reinforcement_count=draw(st.one_of(st.none(), st.integers(0, 9))),
+        reinforcement_count=draw(st.one_of(st.none(), st.integers(0, max_count))),
         last_reinforced_at=draw(st.one_of(st.none(), st.just(0), times)),
         last_reinforced_session_id=draw(st.one_of(st.none(), st.sampled_from(["s1", "s2"]))),
         user_importance=draw(st.one_of(st.none(), st.sampled_from(list(Importance)))),
@@ -57,15 +59,17 @@ def entries(draw: st.DrawFn) -> MemoryEntry:
 
 @st.composite
 def dormancies(draw: st.DrawFn) -> Dormancy:
-    starts = draw(st.lists(times, max_size=4))
-    spans = tuple((float(s), float(s + draw(st.integers(1, 90 * DAY_MS)))) for s in starts)
+    starts = draw(steady_lists(st.tuples(times, st.integers(1, 90 * DAY_MS)), max_size=4))
+    spans = tuple((float(s), float(s + length)) for s, length in starts)
     return Dormancy(spans)
 
 
 @st.composite
 def stores(draw: st.DrawFn) -> WorkspaceStore:
-    starts = sorted(draw(st.lists(times, max_size=4, unique=True)))
-    spans = tuple(DormantSpan(start=s, end=s + draw(st.integers(1, 30 * DAY_MS))) for s in starts)
+    starts = dict(
+        draw(steady_lists(st.tuples(times, st.integers(1, 30 * DAY_MS)), max_size=4))
+    )  # unique starts
+    spans = tuple(DormantSpan(start=s, end=s + starts[s]) for s in sorted(starts))
     return store(
         root="/r",
         key="k",
@@ -86,7 +90,7 @@ def test_strength_is_finite_nonnegative_and_at_most_initial(
 
 @given(entries(), stores(), times, st.integers(0, 400 * DAY_MS))
 def test_strength_never_increases_with_time(e: MemoryEntry, s: WorkspaceStore, now: int, step: int) -> None:
-    assume(e.reinforcement_count is None or e.reinforcement_count >= 0)
+    # entries() makes no negative reinforcement count
     earlier = strength(e, now, dormancy_at(s, now))
     later = strength(e, now + step, dormancy_at(s, now + step))
     assert later <= earlier * (1 + 1e-12)
@@ -123,9 +127,14 @@ def test_effective_age_never_decreases_even_across_resumed_activity(
     assert at_resume_closed <= after + 1e-9
 
 
-@given(entries(), st.lists(st.tuples(st.sampled_from([None, "s1", "s2", "s3"]), st.integers(0, 30 * DAY_MS))))
+@given(
+    entries(max_count=6),
+    steady_lists(
+        st.tuples(st.sampled_from([None, "s1", "s2", "s3"]), st.integers(0, 30 * DAY_MS)), max_size=12
+    ),
+)
 def test_reinforcement_count_never_exceeds_six(e: MemoryEntry, steps: list[tuple[str | None, int]]) -> None:
-    assume(e.reinforcement_count is None or e.reinforcement_count <= 6)
+    """From any entry at six or fewer, no run of reinforcements goes past six."""
     now = BASE
     current = e
     for session, delta in steps:
@@ -169,13 +178,13 @@ def test_a_reinforcement_counts_once_and_a_second_the_same_day_changes_nothing(
 def test_reinforcement_never_lowers_strength_when_it_happens(
     e: MemoryEntry, s: WorkspaceStore, now: int, session: str | None
 ) -> None:
-    assume(e.reinforcement_count is None or e.reinforcement_count >= 0)
+    # entries() makes no negative reinforcement count
     d = dormancy_at(s, now)
     assert strength(reinforce(e, session, now), now, d) >= strength(e, now, d) * (1 - 1e-12)
 
 
 @given(
-    st.lists(st.tuples(times, st.integers(1, 40 * DAY_MS)), min_size=60, max_size=80),
+    steady_lists(st.tuples(times, st.integers(1, 40 * DAY_MS)), min_size=60, max_size=80),
     times,
     st.integers(0, 400 * DAY_MS),
 )
