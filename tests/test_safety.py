@@ -969,3 +969,18 @@ def test_arrows_typographic_quotes_and_bracketed_values_do_not_leak(text: str, e
     like ASCII ones; a value may start with ``[`` (only ``[REDACTED]`` itself is never re-redacted)."""
     assert redact(text) == expected
     assert redact(expected) == expected
+
+
+def test_a_corpus_secret_is_redacted_to_the_end_of_its_value() -> None:
+    """A rule's secret group can stop inside a value (``Q0123456789/`` of ``Q0123456789/.Z``); the
+    rest of the value goes with it (found by the property tests' generated values)."""
+    assert redact("password: 'Q0123456789/.Z'") == "password: '[REDACTED]'"
+    assert redact('password: "Q0123456789/.Z" and more') == 'password: "[REDACTED]" and more'
+
+
+def test_a_stored_text_never_ends_in_whitespace() -> None:
+    """A cut can end on a space; a `.workmem/` file would not give it back (found by the projection's
+    export-import-export property)."""
+    text = "x" * 255 + " long note"
+    assert not stored_text(text).endswith(" ")
+    assert stored_text(stored_text(text)) == stored_text(text)

@@ -147,15 +147,27 @@ def _replace_token(match: re.Match[str]) -> str:
     return (keep or "") + REDACTED
 
 
+#: What ends a value: a rule's secret that stops inside a run of other characters (``Q0123456789/``
+#: of ``'Q0123456789/.Z'``) is taken to the end of that run, so no tail of the value is left behind.
+_VALUE_END: Final = frozenset(" \t\r\n'\"`,;)]}>")
+
+
 def _redact_corpus(text: str) -> str:
-    """The secrets the rule corpus finds (docs/decisions.md#credential-rule-corpus), replaced."""
+    """The secrets the rule corpus finds (docs/decisions.md#credential-rule-corpus), replaced, each
+    to the end of the value it stands in."""
     spans = secret_spans(text)
     if not spans:
         return text
     out: list[str] = []
     last = 0
+    size = len(text)
     for start, end in spans:
-        out += (text[last:start], REDACTED)
+        while end < size and text[end] not in _VALUE_END:
+            end += 1
+        if end <= last:  # inside a value already replaced
+            continue
+        if start > last or not out:
+            out += (text[last:start], REDACTED)
         last = end
     out.append(text[last:])
     return "".join(out)
@@ -242,8 +254,9 @@ def _stable_cut(excerpt: str, limit: int) -> str:
 
 def stored_text(text: str, limit: int = 260) -> str:
     """The text a memory is stored with: redacted and cut to ``limit`` code points, stable under
-    both (so normalising a stored memory again changes nothing)."""
-    return _stable_cut(truncate(redact(cut_at_whitespace(text, limit + _CUT_MARGIN)), limit), limit)
+    both (so normalising a stored memory again changes nothing), and without the whitespace a cut
+    can leave at its end (a file of ``.workmem/`` could not give it back, docs/decisions.md#d17)."""
+    return _stable_cut(truncate(redact(cut_at_whitespace(text, limit + _CUT_MARGIN)), limit), limit).rstrip()
 
 
 #: Texts up to this length have their previews remembered (:func:`preview_memo`).
