@@ -25,6 +25,7 @@ from domain.safety import (
     is_prompt_injection,
     preview,
     redact,
+    stored_text,
 )
 from tests.fixtures.quality_fixtures import (
     CURRENT_28,
