@@ -982,6 +982,6 @@ def test_a_corpus_secret_is_redacted_to_the_end_of_its_value() -> None:
 def test_a_stored_text_never_ends_in_whitespace() -> None:
     """A cut can end on a space; a `.workmem/` file would not give it back (found by the projection's
     export-import-export property)."""
-    text = "x" * 255 + " long note"
+    text = "x" * 259 + " long note"
     assert not stored_text(text).endswith(" ")
     assert stored_text(stored_text(text)) == stored_text(text)
