@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-import filelock
 import msgspec
 
+from adapters import locking
 from domain.codec import encode_line
 
 FILE_MODE: Final = 0o600
@@ -244,14 +244,14 @@ def rotate_if_larger(target: Path, limit: int = ROTATE_BYTES) -> bool:
             return False
     except OSError:
         return False
-    lock = filelock.FileLock(target.with_name(target.name + ".lock"), timeout=1.0, mode=FILE_MODE)
+    lock = locking.FileLock(str(target.with_name(target.name + ".lock")), timeout=1.0, mode=FILE_MODE)
     try:
         with lock:
             if os.lstat(target).st_size <= limit:
                 return False
             os.replace(target, target.with_name(target.name + ".1"))
             return True
-    except (OSError, filelock.Timeout):
+    except (OSError, locking.Timeout):
         return False
 
 
