@@ -9,12 +9,14 @@ import pytest
 from msgspec.structs import replace
 
 from domain.commands import Forget, ImportProjection, Remember
-from domain.enums import EventType, MemoryStatus, MemoryType, Scope
+from domain.enums import EventType, MemoryStatus, MemoryType, Scope, Volatility
 from domain.keys import exact_key, key_hash
 from domain.model import MemoryEntry
 from domain.operations import OpResult
+from domain.projection.freshness_keys import cite_text
 from domain.projection.records import ProjectionFile, TombstoneLine
 from domain.projection.view import file_of, superseded_index, wanted_files
+from domain.timeutil import parse_iso_ms
 from domain.workspace_port import InMemoryWorkspace
 from tests.support.projection import empty_workspace, every_file, import_of
 
@@ -178,16 +180,45 @@ def test_a_new_file_of_a_forgotten_fact_comes_in_forgotten() -> None:
 def test_scope_unknown_keys_and_rationale_are_taken_as_written() -> None:
     ws = _workspace((DECISION, MemoryType.DECISION))
     path, text = _file(ws, ws.store.entries[0])
-    edited = text.replace("---\nUse", "verified: 2026-06-01\nvolatility: stable\n---\nUse").replace(
+    edited = text.replace("---\nUse", "owner: platform-team\n---\nUse").replace(
         "scope: team", "scope: personal"
     )
     _run(ws, _one(path, edited))
     entry = ws.store.entries[0]
     assert entry.scope is Scope.PERSONAL
-    assert entry.extras["projectionFields"] == {"verified": "2026-06-01", "volatility": "stable"}
+    assert entry.extras["projectionFields"] == {"owner": "platform-team"}
     assert wanted_files(ws.store.entries, ws.store, Scope.TEAM) == {}  # no longer shared
     file = file_of(entry, {})
-    assert dict(file.extras) == {"verified": "2026-06-01", "volatility": "stable"}
+    assert dict(file.extras) == {"owner": "platform-team"}
+
+
+def test_freshness_travels_in_the_file_both_ways() -> None:
+    """volatility, verified, valid_until and cites are the memory's fields in its file
+    (docs/decisions.md#d17, #d18): written when set, read back when a person or a clone changes them;
+    a value that cannot be read stays an unknown key."""
+    ws = _workspace((DECISION, MemoryType.DECISION))
+    path, text = _file(ws, ws.store.entries[0])
+    edited = text.replace(
+        "---\nUse",
+        "volatility: volatile\nverified: 2026-06-01\nvalid_until: 2027-03-01\n"
+        "cites: [src/importer.py:3-9, README.md]\n---\nUse",
+    )
+    _run(ws, _one(path, edited))
+    entry = ws.store.entries[0]
+    assert entry.volatility is Volatility.VOLATILE
+    assert entry.verified == parse_iso_ms("2026-06-01") and entry.valid_until == parse_iso_ms("2027-03-01")
+    assert [cite_text(c) for c in entry.cites or ()] == ["src/importer.py:3-9", "README.md"]
+    assert "projectionFields" not in entry.extras
+    fields = dict(file_of(entry, {}).extras)
+    assert fields == {
+        "cites": ("src/importer.py:3-9", "README.md"),
+        "valid_until": "2027-03-01T00:00:00.000Z",
+        "verified": "2026-06-01T00:00:00.000Z",
+        "volatility": "volatile",
+    }
+    again = text.replace("---\nUse", "volatility: sometimes\n---\nUse")
+    _run(ws, _one(path, again))
+    assert ws.store.entries[0].extras["projectionFields"] == {"volatility": "sometimes"}
 
 
 def test_unreadable_files_are_quarantined_and_change_nothing() -> None:

@@ -30,11 +30,12 @@ from domain.consolidation import normalize_store
 from domain.emitted import Emitted, events
 from domain.enums import MemoryStatus, Scope
 from domain.ids import memory_id, stable_suffix
-from domain.model import MemoryEntry
+from domain.model import Citation, MemoryEntry
 from domain.operations.values import OpResult, Snapshot, operation, unchanged
 from domain.projection import events as projection_events
 from domain.projection.checks import gate
 from domain.projection.document import Diagnostic, MemoryFile, Parsed, file_stem, parse, path_parts
+from domain.projection.freshness_keys import FRESHNESS_KEYS, ReadFreshness, cite_text, stored_texts
 from domain.projection.reasons import FileReason, FileStatus
 from domain.projection.records import ProjectionFile, TombstoneLine
 from domain.projection.scopes import projects, stored_scope
@@ -142,8 +143,13 @@ class _Import(Working):
         return revised
 
     def _fields(self, file: MemoryFile) -> dict[str, object]:
-        extras = dict(file.extras)
+        read = ReadFreshness(dict(file.extras))
+        extras = {k: v for k, v in file.extras if k not in FRESHNESS_KEYS} | read.unread
         fields: dict[str, object] = {
+            "volatility": read.volatility,
+            "verified": read.verified,
+            "valid_until": read.valid_until,
+            "cites": read.cites,
             "scope": stored_scope(file.type, file.scope),
             "source": file.source,
             "rationale": file.rationale,
@@ -240,7 +246,12 @@ def _stale_after_days(file: MemoryFile) -> int | None:
 
 def _field_values(entry: MemoryEntry) -> dict[str, object]:
     raw = entry.extras.get(FIELDS_KEY)
+    stored = stored_texts(entry)
     values: dict[str, object] = {
+        "volatility": stored["volatility"],
+        "verified": stored["verified"],
+        "valid_until": stored["valid_until"],
+        "cites": _unread(entry.cites) if entry.cites else None,
         "scope": entry.scope,
         "source": entry.source,
         "rationale": entry.rationale,
@@ -253,6 +264,9 @@ def _field_values(entry: MemoryEntry) -> dict[str, object]:
 
 def _with_fields(entry: MemoryEntry, fields: dict[str, object]) -> MemoryEntry:
     values = dict(fields)
+    cites = values.get("cites")
+    if isinstance(cites, tuple) and entry.cites and _cite_texts(cites) == _cite_texts(entry.cites):
+        values["cites"] = entry.cites  # the same files and lines: this machine's baseline stays
     extra = values.pop("extras_fields")
     extras = {k: v for k, v in entry.extras.items() if k != FIELDS_KEY}
     if isinstance(extra, dict) and extra:
@@ -310,3 +324,12 @@ def import_projection(
 
 
 __all__ = ["ProjectionFile", "import_projection"]
+
+
+def _unread(cites: tuple[Citation, ...]) -> tuple[Citation, ...]:
+    """Citations as a file gives them: files and lines, not this machine's hash or identifiers."""
+    return tuple(Citation(path=c.path, start_line=c.start_line, end_line=c.end_line) for c in cites)
+
+
+def _cite_texts(cites: tuple[Citation, ...]) -> tuple[str, ...]:
+    return tuple(cite_text(c) for c in cites)

@@ -17,6 +17,7 @@ from domain.enums import MemoryStatus, Scope
 from domain.ids import hash16, sha256
 from domain.model import MemoryEntry, WorkspaceStore
 from domain.projection.document import MemoryFile, file_path, render
+from domain.projection.freshness_keys import freshness_fields
 from domain.projection.frontmatter import Value
 from domain.projection.reasons import FileStatus
 from domain.projection.scopes import projects, scope_of
@@ -82,6 +83,18 @@ def extra_fields(entry: MemoryEntry) -> tuple[tuple[str, Value], ...]:
     return tuple(sorted(out))
 
 
+def _with_freshness(
+    extras: tuple[tuple[str, Value], ...], entry: MemoryEntry
+) -> tuple[tuple[str, Value], ...]:
+    """The file's other keys: the memory's freshness (docs/decisions.md#d18) and the unknown keys it
+    keeps (a freshness key it keeps unread gives way to the memory's own value)."""
+    fresh = freshness_fields(entry)
+    if not fresh:
+        return extras
+    taken = {key for key, _ in fresh}
+    return tuple(sorted([*(kv for kv in extras if kv[0] not in taken), *fresh]))
+
+
 def file_of(entry: MemoryEntry, superseded: Mapping[str, tuple[str, ...]]) -> MemoryFile:
     """What the file of ``entry`` says (``superseded``: :func:`superseded_index` of its store)."""
     replaced = set(entry.supersedes or ()) | set(superseded.get(entry.id, ()))
@@ -96,7 +109,7 @@ def file_of(entry: MemoryEntry, superseded: Mapping[str, tuple[str, ...]]) -> Me
         supersedes=tuple(sorted(replaced)),
         rationale=entry.rationale,
         identity=identity_of(entry),
-        extras=extra_fields(entry),
+        extras=_with_freshness(extra_fields(entry), entry),
         body=entry.text,
     )
 
