@@ -33,7 +33,7 @@ from pathlib import Path
 
 from bench.cli import NOW_ISO, Timing, table, use_checkout, workmem_command
 
-#: what a host sends first: the handshake, then a tool call (tests/test_mcp_server.py sends it too)
+#: what a host sends first: the handshake, then a tool call (tests/adapters/test_mcp_server.py sends it too)
 MESSAGES = (
     {
         "jsonrpc": "2.0",

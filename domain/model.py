@@ -56,7 +56,7 @@ class _KeywordOnly(msgspec.StructMeta):
 @dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(msgspec.field,))
 class _Base(msgspec.Struct, metaclass=_KeywordOnly, frozen=True, omit_defaults=True, rename="camel"):
     """Shared struct configuration: immutable, keyword-only, camelCase JSON, defaults omitted.
-    Subclasses declare fields only (their encoding is pinned by ``tests/test_model_encoding.py``)."""
+    Subclasses declare fields only (their encoding is pinned by ``tests/domain/test_model_encoding.py``)."""
 
 
 class Citation(_Base):

@@ -1,6 +1,6 @@
 // The OpenCode plugin against a fake OpenCode client and a real `workmem serve` (node --test).
 // WORKMEM_COMMAND (a JSON array) names the workmem command; default: `workmem` on PATH.
-// tests/test_opencode_plugin.py runs this file with a scratch WORKMEM_HOME and a fixed WORKMEM_NOW.
+// tests/adapters/test_opencode_plugin.py runs this file with a scratch WORKMEM_HOME and a fixed WORKMEM_NOW.
 import assert from "node:assert/strict"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"

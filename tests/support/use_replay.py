@@ -11,7 +11,7 @@ agent edits or inspects the very file a memory names for another reason (``COINC
 reading commands on it, or does unrelated work; and every memory the block showed without any
 trace afterwards (injection only).
 
-``python -m tests.support.use_replay`` prints the precision report; ``tests/test_use_replay.py``
+``python -m tests.support.use_replay`` prints the precision report; ``tests/adapters/test_use_replay.py``
 asserts it.
 """
 

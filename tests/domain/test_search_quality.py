@@ -16,7 +16,7 @@ from domain.search.rank import search
 from domain.search.values import Verdict
 from tests.support.search_fixture import build
 
-FIXTURE: Final = Path(__file__).parent / "data" / "search_fixture.json"
+FIXTURE: Final = Path(__file__).parents[1] / "data" / "search_fixture.json"
 NOW: Final = 1_777_626_000_000
 CREATED: Final = "2026-04-20T09:00:00.000Z"
 

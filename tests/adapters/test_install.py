@@ -1,7 +1,7 @@
 """``workmem install`` / ``uninstall`` for Claude Code, and what every host shares: merging,
 idempotence, the exact undo of the text, per-user files for machine-specific paths, files removed
 when nothing is left in them, next steps, permissions, dry runs and the refusal of files that cannot
-be edited safely. Codex and OpenCode: tests/test_install_codex_opencode.py."""
+be edited safely. Codex and OpenCode: tests/adapters/test_install_codex_opencode.py."""
 
 from __future__ import annotations
 
@@ -380,7 +380,7 @@ def test_a_hook_process_never_imports_the_installer(tmp_path: Path) -> None:
 def test_the_hand_written_registration_in_the_docs_is_what_install_writes() -> None:
     from adapters.install import CLAUDE_EVENTS as EVENTS, edit_hooks
 
-    docs = (Path(__file__).resolve().parent.parent / "docs" / "hosts.md").read_text()
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "hosts.md").read_text()
     section = docs[docs.index("### Registering the hooks") :]
     start = section.index("```json\n") + len("```json\n")
     block = section[start : section.index("\n```", start)]

@@ -15,7 +15,7 @@ from adapters import paths
 from adapters.hosts import codex
 from tests.support.cli import T0, Cli, Run
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 MIN = 60_000
 EXPLICIT = "we deploy with blue-green"
 CANDIDATES = (

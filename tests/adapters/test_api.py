@@ -20,7 +20,7 @@ from domain.timeutil import parse_iso_ms
 from workmem import InvalidInput, Observed, StorageError, WorkingMemory
 
 T0 = parse_iso_ms("2026-05-01T09:00:00Z") or 0
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SUMMARY = """## Progress
 Done.
 

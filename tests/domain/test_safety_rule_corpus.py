@@ -24,7 +24,7 @@ from domain.safety.rule_corpus import (
     shannon_entropy,
 )
 
-EXAMPLES_PATH: Final = Path(__file__).resolve().parent / "data" / "gitleaks_examples.json"
+EXAMPLES_PATH: Final = Path(__file__).resolve().parents[1] / "data" / "gitleaks_examples.json"
 EXAMPLES: Final[dict[str, Any]] = json.loads(EXAMPLES_PATH.read_text(encoding="utf-8"))
 #: Rules whose upstream tests have no true positives this generator can read (upstream marks the two
 #: Dropbox token rules "validate TODO"; jwt-base64 builds its examples in a loop).

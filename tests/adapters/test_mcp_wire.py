@@ -17,7 +17,7 @@ from hypothesis import given, strategies as st
 
 from adapters.mcp_wire import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, check_line
 
-ROOT = str(Path(__file__).resolve().parent.parent)
+ROOT = str(Path(__file__).resolve().parents[2])
 
 
 def _reply(line: str) -> dict[str, Any]:

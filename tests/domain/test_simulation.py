@@ -43,7 +43,7 @@ from domain.simulation.workspace import Workspace, date_ms, empty_workspace
 from domain.timeutil import iso_from_ms
 from tests.support import builders
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "scenarios"
 NOW = date_ms(dt.date(2026, 3, 2))
 

@@ -303,7 +303,7 @@ def test_run_in_process_keeps_order_and_ids(tmp_path: Path, project: str) -> Non
 
 
 def test_the_protocol_doc_example_is_what_the_server_answers(tmp_path: Path) -> None:
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
     example = doc[doc.index("## Example") :]
     sent = [line[2:] for line in example.splitlines() if line.startswith("→ ")]
     expected = [line[2:] for line in example.splitlines() if line.startswith("← ")]

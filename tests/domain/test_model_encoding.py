@@ -20,7 +20,7 @@ import pytest
 from domain import model
 from domain.codec import encode_line
 
-EXPECTED: Final = Path(__file__).parent / "data" / "model_encoding.json"
+EXPECTED: Final = Path(__file__).parents[1] / "data" / "model_encoding.json"
 
 STRUCTS: Final = tuple(
     value

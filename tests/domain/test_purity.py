@@ -19,7 +19,7 @@ import pytest
 from domain.enums import MemoryType
 from domain.model import MemoryEntry
 
-DOMAIN = Path(__file__).resolve().parent.parent / "domain"
+DOMAIN = Path(__file__).resolve().parents[2] / "domain"
 FORBIDDEN_MODULES = {
     "adapters",
     "os",

@@ -227,7 +227,7 @@ def test_the_mcp_remember_tool_stores_what_the_api_stores(tmp_path: Path) -> Non
     pytest.importorskip("mcp")  # the extra (CI installs it)
     import anyio
 
-    from tests.test_mcp_server import call_tools
+    from tests.adapters.test_mcp_server import call_tools
 
     project = tmp_path / "project"
     project.mkdir()

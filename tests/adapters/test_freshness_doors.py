@@ -11,8 +11,8 @@ import pytest
 
 from adapters import freshness_steps
 from adapters.filestore import Workspace
+from tests.adapters.test_serve import Client
 from tests.support.cli import T0, Cli
-from tests.test_serve import Client
 
 DAY = 86_400_000
 SOURCE = "def import_rows(path):\n    return load_csv(path)\n\n\ndef other():\n    pass\n"

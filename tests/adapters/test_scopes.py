@@ -12,8 +12,8 @@ import anyio
 import pytest
 
 from adapters.api import InvalidInput, WorkingMemory
+from tests.adapters.test_mcp_server import call_tools
 from tests.support.cli import Cli, one_line_error
-from tests.test_mcp_server import call_tools
 
 PREFERENCE: Final = "Always write commit messages in the imperative mood"
 

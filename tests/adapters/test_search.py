@@ -388,7 +388,7 @@ def test_the_mcp_tools(tmp_path: Path) -> None:
     pytest.importorskip("mcp")  # the extra (CI installs it)
     import anyio
 
-    from tests.test_mcp_server import call_tools
+    from tests.adapters.test_mcp_server import call_tools
 
     project = tmp_path / "project"
     project.mkdir()

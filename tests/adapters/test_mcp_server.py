@@ -23,7 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from bench.mcp import MESSAGES  # the handshake and a tool call, as a host sends them
 
 NOW = "2026-05-01T09:00:00Z"
-ROOT = str(Path(__file__).resolve().parent.parent)
+ROOT = str(Path(__file__).resolve().parents[2])
 TOOLS = {"remember", "forget", "supersede", "restore", "pin", "unpin", "list", "explain"}
 
 
