@@ -9,7 +9,7 @@ import re
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, NamedTuple, Protocol, TypeVar
 
 import msgspec
 from returns.result import Result, Success
@@ -20,10 +20,12 @@ from domain.codec import DecodeFailure, decode
 from domain.enums import EventType, Outcome, Phase
 from domain.ids import hash16
 from domain.keys import exact_key
-from domain.model import EvidenceInput, MemoryEntry
+from domain.model import EvidenceInput, MemoryEntry, PendingJournal, WorkspaceStore
 from domain.salvage import describe_salvage
 
 if TYPE_CHECKING:
+    from adapters.evidence_log import EvidenceLog
+    from adapters.paths import WorkspacePaths
     from domain.salvage import Salvaged
 
 T = TypeVar("T")
@@ -266,3 +268,19 @@ def cached_decode(
 def archive_key(entry: MemoryEntry) -> str:
     """The key an archived entry is found by: ``hash16`` of its exact key (as archive markers use)."""
     return hash16(exact_key(entry))
+
+
+class WorkspaceFiles(Protocol):
+    """What a transaction needs of its workspace (:class:`adapters.filestore.Workspace` is one): where
+    its files are, its evidence log, its decode cache and its empty documents."""
+
+    home: Path
+    paths: WorkspacePaths
+    cache: SnapshotCache | None
+    evidence: EvidenceLog
+
+    def empty_store(self, now_ms: int) -> WorkspaceStore: ...
+
+    def empty_journal(self, now_ms: int) -> PendingJournal: ...
+
+    def read_archive(self) -> dict[str, MemoryEntry]: ...

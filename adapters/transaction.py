@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 from msgspec.structs import replace
@@ -44,28 +44,10 @@ from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionStat
 from domain.recovery import stored_ids
 
 if TYPE_CHECKING:
-    from adapters.evidence_log import EvidenceLog
-    from adapters.paths import WorkspacePaths
-    from adapters.storage_io import SnapshotCache
+    from adapters.storage_io import WorkspaceFiles
     from domain.salvage import Salvaged
 
 S = TypeVar("S", bound=msgspec.Struct)
-
-
-class WorkspaceFiles(Protocol):
-    """What a transaction needs of its workspace (:class:`adapters.filestore.Workspace` is one): where
-    its files are, its evidence log, its decode cache and its empty documents."""
-
-    home: Path
-    paths: WorkspacePaths
-    cache: SnapshotCache | None
-    evidence: EvidenceLog
-
-    def empty_store(self, now_ms: int) -> WorkspaceStore: ...
-
-    def empty_journal(self, now_ms: int) -> PendingJournal: ...
-
-    def read_archive(self) -> dict[str, MemoryEntry]: ...
 
 
 class Transaction:

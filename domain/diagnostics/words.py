@@ -105,19 +105,19 @@ def _active(snap: DiagSnapshot, entry: MemoryEntry, status: RowStatus, raw: bool
         else f"its strength is {format_strength(strength)}; no other {type_} memory is shown"
     )
     pin = f"`workmem pin {entry.id}` keeps it in the block whatever comes later"
+    explained = Explained(
+        id=entry.id,
+        text=entry.text,
+        type=type_,
+        status=status,
+        in_block=True,
+        sentence=f"In the block: {_quoted(entry.text, raw)} ({against}).",
+        strength=strength,
+        weakest_shown=weakest,
+        actions=(pin,),
+    )
     if status == DiagnosticStatus.RENDERED:
-        sentence = f"In the block: {_quoted(entry.text, raw)} ({against})."
-        return Explained(
-            id=entry.id,
-            text=entry.text,
-            type=type_,
-            status=status,
-            in_block=True,
-            sentence=sentence,
-            strength=strength,
-            weakest_shown=weakest,
-            actions=(pin,),
-        )
+        return explained
     cap = sum(1 for r in snap.shortlist if r.entry.type is entry.type)
     pool = same_type if status == DiagnosticStatus.OMITTED_TYPE_CAP else shown
     outranked = _outrankers(pool, strength, raw)
@@ -135,17 +135,8 @@ def _active(snap: DiagSnapshot, entry: MemoryEntry, status: RowStatus, raw: bool
         f"Not in the block: {_quoted(entry.text, raw)}, because {_why_not(status, type_, cap)} "
         f"({against}{tie})." + (f" Outranked by: {names}." if names else "")
     )
-    return Explained(
-        id=entry.id,
-        text=entry.text,
-        type=type_,
-        status=status,
-        in_block=False,
-        sentence=sentence,
-        strength=strength,
-        weakest_shown=weakest,
-        outranked_by=outranked,
-        actions=tuple(actions),
+    return replace(
+        explained, in_block=False, sentence=sentence, outranked_by=outranked, actions=tuple(actions)
     )
 
 
