@@ -13,6 +13,7 @@ from msgspec.structs import replace
 from domain import evidence
 from domain.consolidation.results import ABSORBED_EXACT, ABSORBED_IDENTITY, Absorption, DedupeResult
 from domain.enums import MemoryStatus, MemoryType
+from domain.freshness import volatility_of
 from domain.ids import stable_suffix
 from domain.keys import entry_keys, exact_key
 from domain.model import EvidenceInput, MemoryEntry
@@ -184,10 +185,14 @@ def _merge_ids(*groups: Iterable[str] | None, exclude: str) -> tuple[str, ...] |
     return tuple(merged) or None
 
 
-def _never_weaker(survivor: MemoryEntry, members: Sequence[MemoryEntry], now_ms: int) -> MemoryEntry:
+def _never_weaker(
+    survivor: MemoryEntry, members: Sequence[MemoryEntry], now_ms: int, tuning: Tuning
+) -> MemoryEntry:
     """The survivor of a merge is never weaker than the strongest member of its group at that moment:
     it keeps the most recent retention clock of the group (a duplicate's recent activity is not
-    thrown away), the highest user importance and a pin (docs/decisions.md#d20). Members share their
+    thrown away), the highest user importance, a pin (docs/decisions.md#d20) and the volatility that
+    decays slowest (docs/decisions.md#d18: copies of one text differ in volatility only where one was
+    set explicitly, and the merge must not shorten the group's half-life). Members share their
     type (identity keys include it), and the survivor has the highest source priority, so with the
     highest count (inherited above) no member can outlast it."""
     latest = max(retention_start_ms(m, now_ms) for m in members)
@@ -199,6 +204,10 @@ def _never_weaker(survivor: MemoryEntry, members: Sequence[MemoryEntry], now_ms:
         survivor = replace(survivor, user_importance=strongest.user_importance)
     if not survivor.pinned and any(m.pinned for m in members):
         survivor = replace(survivor, pinned=True)
+    factors = tuning.volatility_factors
+    slowest = max(members, key=lambda m: factors.get(volatility_of(m), 1.0))
+    if factors.get(volatility_of(slowest), 1.0) > factors.get(volatility_of(survivor), 1.0):
+        survivor = replace(survivor, volatility=volatility_of(slowest))
     return survivor
 
 
@@ -219,7 +228,7 @@ def absorb_component(
     survivor = winner
     if inherited > reinforcement_count(winner):
         survivor = replace(survivor, reinforcement_count=inherited)
-    survivor = _never_weaker(survivor, members, now_ms)
+    survivor = _never_weaker(survivor, members, now_ms, tuning)
     survivor = replace(
         survivor,
         absorbed_ids=_merge_ids(

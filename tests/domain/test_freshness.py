@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
+from domain.consolidation import dedupe
 from domain.enums import EventType, Grade, MemoryType, Outcome, Volatility
 from domain.extraction import extract_explicit
 from domain.freshness import (
@@ -22,6 +23,7 @@ from domain.freshness import (
     path_candidates,
     span_hash,
     stale_label,
+    volatility_of,
 )
 from domain.limits import DAY_MS
 from domain.model import Citation, MemoryEntry
@@ -116,6 +118,27 @@ def test_volatility_scales_the_half_life() -> None:
     assert half_life_days(base) == 45.0
     assert half_life_days(replace(base, volatility=Volatility.VOLATILE)) == 22.5
     assert half_life_days(replace(base, volatility=Volatility.VOLATILE, reinforcement_count=1)) == 22.5 / 0.85
+
+
+def test_a_merge_keeps_the_volatility_that_decays_slowest() -> None:
+    """Found by the randomized property pass: an explicitly volatile copy won the merge and its
+    group lost half its half-life (docs/decisions.md#d18)."""
+    volatile = memory(
+        "Always run the linter before committing",
+        id="a",
+        type="feedback",
+        source="explicit",
+        volatility=Volatility.VOLATILE,
+        reinforcement_count=1,
+    )
+    plain = memory("Always run the linter before committing", id="b", type="feedback", source="explicit")
+    result = dedupe([volatile, plain], NOW)
+    (survivor,) = result.kept
+    assert volatility_of(survivor) is Volatility.STABLE
+    assert half_life_days(survivor) == 45.0 / 0.85**2
+    # a group that agrees keeps what it says
+    (both,) = dedupe([volatile, replace(plain, volatility=Volatility.VOLATILE)], NOW).kept
+    assert both.volatility is Volatility.VOLATILE
 
 
 def test_citation_parsing_and_hashing() -> None:
