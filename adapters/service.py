@@ -35,7 +35,7 @@ from msgspec.structs import replace
 from adapters import freshness_steps, host_instructions, projection_steps, search_index, user_scope
 from adapters.evidence_log import describe_os_error, warn
 from adapters.paths import workspace_root_hash
-from adapters.storage_io import KIND_JOURNAL
+from adapters.storage_io import KIND_JOURNAL, LazyArchive
 from domain.caches import Caches
 from domain.commands import Batch, Command, Compacted, OpenSession, footprint, handle
 from domain.operations import OpResult, Snapshot
@@ -107,7 +107,7 @@ def preview(ws: Workspace, command: Command, now_ms: int, caches: Caches | None 
         store=store,
         journal=ws.read_journal(now_ms).value,
         session=ws.read_session(reads.session_id).value if reads.session_id is not None else None,
-        archive=ws.read_archive() if store.archived else {},
+        archive=LazyArchive(ws.read_archive, ws.paths.archive) if store.archived else {},
         caches=caches if caches is not None else Caches(),
     )
     return handle(snap, command, now_ms)
@@ -171,7 +171,7 @@ def _transaction(ws: Workspace, command: Command, now_ms: int, caches: Caches | 
                 result = None
         if result is None:
             store = tx.store
-            archive = dict(tx.archive()) if store.archived else {}
+            archive = LazyArchive(tx.archive, ws.paths.archive) if store.archived else {}
             snap = Snapshot(
                 store=store,
                 journal=journal,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Generic, NamedTuple, Protocol, TypeVar
 
@@ -268,6 +268,43 @@ def cached_decode(
 def archive_key(entry: MemoryEntry) -> str:
     """The key an archived entry is found by: ``hash16`` of its exact key (as archive markers use)."""
     return hash16(exact_key(entry))
+
+
+class LazyArchive(Mapping[str, MemoryEntry]):
+    """The archive as a snapshot reads it (docs/performance.md, "Search"): decoded on the first
+    lookup, so a command that never meets an archive marker does not pay for reading every archived
+    memory. Whether it is empty is answered from the file's size until then (an empty or missing file
+    is an empty archive; a file whose every line is damaged counts as not empty until it is read)."""
+
+    def __init__(self, load: Callable[[], Mapping[str, MemoryEntry]], path: Path) -> None:
+        self._load = load
+        self._path = path
+        self._items: Mapping[str, MemoryEntry] | None = None
+
+    def _loaded(self) -> Mapping[str, MemoryEntry]:
+        if self._items is None:
+            self._items = self._load()
+        return self._items
+
+    def __getitem__(self, key: str) -> MemoryEntry:
+        return self._loaded()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._loaded()
+
+    def __bool__(self) -> bool:
+        if self._items is not None:
+            return bool(self._items)
+        try:
+            return self._path.stat().st_size > 0
+        except OSError:
+            return False
 
 
 class WorkspaceFiles(Protocol):

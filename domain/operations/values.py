@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import TYPE_CHECKING, Concatenate, ParamSpec
 
@@ -32,7 +32,7 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     journal: PendingJournal
     session: SessionState | None = None
     others: tuple[SessionState, ...] = ()
-    archive: dict[str, MemoryEntry] = msgspec.field(default_factory=dict)
+    archive: Mapping[str, MemoryEntry] = msgspec.field(default_factory=dict)
     #: the shell's ``workspaceRootHash`` (it resolves the real path); labels rejection records.
     workspace_root_hash: str | None = None
     #: the retention and render parameters; hosts always use the defaults, the simulator varies them.

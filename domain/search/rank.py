@@ -194,24 +194,29 @@ def search(
     every = [d for d in kept if all(t in d[1] for t in wanted)]
     mode = MatchMode.ALL if any(visible(d[0]) for d in every) or len(wanted) == 1 else MatchMode.ANY
     pool = every if mode is MatchMode.ALL else kept
-    scored: list[_Scored] = []
+    # hidden and below-threshold matches are only counted: a score is worked out for what may be shown
+    above: list[_Scored] = []
+    hidden = below = 0
     for entry, tf, length in pool:
-        bm25 = 0.0
+        shown = visible(entry)
+        if not shown and not include_all:
+            hidden += 1
+            continue
         matched = tuple(t for t in wanted if t in tf)
+        coverage = sum(idf[t] for t in matched) / weight
+        if mode is MatchMode.ANY and coverage < min_coverage:
+            below += 1
+            continue
+        bm25 = 0.0
         for t in matched:
             f = tf[t]
             bm25 += idf[t] * f * (K1 + 1) / (f + K1 * (1 - B + B * length / avgdl))
-        coverage = sum(idf[t] for t in matched) / weight
         strength = strengths.get(entry.id, 0.0)
-        validity = 1.0 if visible(entry) else 0.5
-        if validity == 1.0 and is_stale_marked(entry, now_ms):
+        validity = 1.0 if shown else 0.5
+        if shown and is_stale_marked(entry, now_ms):
             validity = 0.8
         score = bm25 * (0.5 + 0.5 * min(strength, 1.0)) * validity
-        scored.append(_Scored(score, entry, matched, coverage))
-    shown = [s for s in scored if include_all or visible(s.entry)]
-    hidden = len(scored) - len(shown)
-    above = [s for s in shown if mode is MatchMode.ALL or s.coverage >= min_coverage]
-    below = len(shown) - len(above)
+        above.append(_Scored(score, entry, matched, coverage))
     above.sort(key=lambda s: (-s.score, -numbers.get(s.entry.id, 0), s.entry.id))
     hits = tuple(_hit(s, now_ms, numbers, strengths) for s in above[:limit])
     verdict = Verdict.MATCH if hits else Verdict.BELOW_THRESHOLD if below else Verdict.NO_MATCH

@@ -339,3 +339,49 @@ def test_the_workspace_lock_keeps_two_threads_of_one_process_apart(tmp_path: Pat
         holder.join(30)
     with Workspace(home, root, lock_timeout_s=5.0).transaction(NOW):
         pass  # free again once the first thread left
+
+
+def test_the_archive_is_read_only_when_a_command_meets_an_archived_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prompt, a search and an unrelated memory never decode the archive (docs/performance.md,
+    "Search"); a memory that duplicates an archived one still brings it back."""
+    from adapters.filestore import Workspace
+    from domain.codec import encode_pretty
+    from domain.enums import EventType, MemorySource
+    from domain.limits import DAY_MS
+    from tests.support.builders import memory, store
+
+    project = tmp_path / "project"
+    project.mkdir()
+    home = tmp_path / "home"
+    old = NOW - 90 * DAY_MS
+    texts = [f"Service number {n} listens behind the gateway on its own route" for n in range(620)]
+    entries = [
+        memory(t, id=f"mem_{n:04d}", type="project", source=MemorySource.MANUAL, at=old)
+        for n, t in enumerate(texts)
+    ]
+    layout = paths.workspace_paths(home, str(project.resolve()))
+    layout.directory.mkdir(parents=True, mode=0o700)
+    layout.store.write_bytes(
+        encode_pretty(store(*entries, root=str(project.resolve()), key=layout.directory.name))
+    )
+    wm = WorkingMemory(project, home=home, clock=lambda: NOW)
+    wm.remember("The gateway drains connections for thirty seconds on deploy", type="project")
+    assert layout.archive.stat().st_size > 0  # the weakest went to the archive
+
+    reads: list[int] = []
+    real = Workspace.read_archive
+    monkeypatch.setattr(Workspace, "read_archive", lambda self: reads.append(1) or real(self))
+    wm.open_session("s1")
+    wm.user_message("s1", "how does the gateway route service number 7?", message_id="u1")
+    wm.search("gateway route")
+    wm.remember("Canary deploys take ten percent of traffic first", type="project")
+    assert reads == []
+
+    archived = {json.loads(line)["text"] for line in layout.archive.read_text().splitlines()}
+    back = sorted(archived)[0]
+    wm.remember(back, type="project")
+    assert reads
+    kinds = [json.loads(line)["type"] for line in layout.evidence.read_text().splitlines()]
+    assert EventType.MEMORY_REVIVED.value in kinds
