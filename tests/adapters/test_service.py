@@ -372,7 +372,12 @@ def test_the_archive_is_read_only_when_a_command_meets_an_archived_memory(
 
     reads: list[int] = []
     real = Workspace.read_archive
-    monkeypatch.setattr(Workspace, "read_archive", lambda self: reads.append(1) or real(self))
+
+    def counted(self: Workspace) -> dict[str, Any]:
+        reads.append(1)
+        return real(self)
+
+    monkeypatch.setattr(Workspace, "read_archive", counted)
     wm.open_session("s1")
     wm.user_message("s1", "how does the gateway route service number 7?", message_id="u1")
     wm.search("gateway route")
