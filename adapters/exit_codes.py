@@ -4,7 +4,11 @@
 
 from __future__ import annotations
 
-from typing import Final
+# start-up time: the thin hook client imports this module, and ``typing`` costs it milliseconds
+# (docs/performance.md); type checkers read the name TYPE_CHECKING as true
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 EXIT_OK: Final = 0
 EXIT_UNEXPECTED: Final = 1

@@ -2,7 +2,7 @@
 before it imports anything else.
 
 Only the standard library's lightest modules are imported here (``os``, ``sys``, ``json``,
-``socket``, ``struct``, ``binascii``): a hook call that the server answers costs little more than
+``socket``, ``binascii``): a hook call that the server answers costs little more than
 starting the interpreter (docs/performance.md).
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 import sys
 
 from adapters.host_names import HOOK_HOSTS, HookEvent
@@ -26,7 +25,8 @@ ANSWER_MARGIN_S = 10.0
 MAX_SOCKET_PATH = 100
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 FORWARDED_ENV = ("WORKMEM_NOW", LOCK_TIMEOUT_ENV)
-_HEADER = struct.Struct("!I")
+#: every message is preceded by its length: 4 bytes, big-endian
+_HEADER_BYTES = 4
 _GLOBAL_OPTIONS = ("--home", "--workspace")
 
 #: Events that read or write the workspace; every other event (and a tool the hot state does not
@@ -181,11 +181,11 @@ def worth_a_round_trip(raw: str) -> bool:
 
 def send(conn: object, value: object) -> None:
     data = json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
-    conn.sendall(_HEADER.pack(len(data)) + data)  # type: ignore[attr-defined]
+    conn.sendall(len(data).to_bytes(_HEADER_BYTES, "big") + data)  # type: ignore[attr-defined]
 
 
 def receive(conn: object) -> object:
-    (size,) = _HEADER.unpack(_read_exactly(conn, _HEADER.size))
+    size = int.from_bytes(_read_exactly(conn, _HEADER_BYTES), "big")
     if size > MAX_MESSAGE_BYTES:
         raise ValueError("message too large")
     return json.loads(_read_exactly(conn, size).decode("utf-8", "surrogatepass"))

@@ -4,7 +4,12 @@ module: the thin hook client imports it too, so it imports nothing."""
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Final
+
+# start-up time: the thin hook client imports this module, and ``typing`` costs it milliseconds
+# (docs/performance.md); type checkers read the name TYPE_CHECKING as true
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 #: hosts ``workmem install`` writes settings for
 INSTALL_HOSTS: Final = ("claude-code", "codex", "opencode")

@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import os
 import time
-from types import TracebackType
-from typing import Final
+
+# start-up time: the thin hook client imports this module, and ``typing`` costs it milliseconds
+# (docs/performance.md); type checkers read the name TYPE_CHECKING as true
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import TracebackType
+    from typing import Final
 
 try:
     import fcntl

@@ -173,13 +173,22 @@ _ALWAYS: Final[dict[type[msgspec.Struct], tuple[tuple[str, Any], ...]]] = {
 }
 
 
+# A memo over classes, like _plan.
+@lru_cache(maxsize=256)
+def _nested_names(tp: type[msgspec.Struct]) -> frozenset[str]:
+    """The encode names of ``tp``'s fields that hold structs (or sequences of them)."""
+    return frozenset(name for name, spec in _plan(tp)[0].items() if spec[1] is not None)
+
+
 def _fixup(value: Any, tp: type[msgspec.Struct]) -> Any:
     """Merge extras back, restore always-written fields, and recurse into nested structs."""
     if not isinstance(value, dict):
         return value
+    always = _ALWAYS.get(tp)
+    if not always and EXTRAS_NAME not in value and _nested_names(tp).isdisjoint(value):
+        return value  # nothing to merge, restore or recurse into (most memories)
     fields, _ = _plan(tp)
     extras = value.pop(EXTRAS_NAME, None)
-    always = _ALWAYS.get(tp)
     if always:
         for name, default in always:
             if name not in value:

@@ -161,10 +161,22 @@ def is_specific(term: str) -> bool:
     return any(c in term for c in "./_-:$@~") or any(c.isdigit() for c in term)
 
 
-def occurrences(wanted: Iterable[str], entries: Iterable[MemoryEntry]) -> dict[str, int]:
+def occurrences(wanted: Iterable[str], entries: Iterable[MemoryEntry], cap: int = 2) -> dict[str, int]:
     """How often each of the terms ``wanted`` occurs in the texts of ``entries`` (as a substring, so a
-    word inside a path counts too: an overcount only makes a term less rare). One scan of one joined
-    text per term: a block's few hundred terms over 1,000 memories cost milliseconds, where the
-    terms of every memory would cost tens (docs/decisions.md#d19)."""
+    word inside a path counts too: an overcount only makes a term less rare), counted up to ``cap``:
+    :func:`rare_terms` only asks whether a term is in at most one memory, and a common term is
+    settled at its second occurrence instead of a scan of every text. One joined text, scanned per
+    term: a block's few hundred terms over 1,000 memories cost milliseconds, where the terms of every
+    memory would cost tens (docs/decisions.md#d19)."""
     corpus = "\n".join(unicodedata.normalize("NFKC", e.text).lower() for e in entries)
-    return {t: corpus.count(t) for t in set(wanted)}
+    found: dict[str, int] = {}
+    for term in set(wanted):
+        if not term:
+            found[term] = min(cap, len(corpus) + 1)  # as str.count counts the empty string
+            continue
+        count, start = 0, 0
+        while count < cap and (at := corpus.find(term, start)) >= 0:
+            count += 1
+            start = at + len(term)  # non-overlapping, as str.count
+        found[term] = count
+    return found

@@ -12,6 +12,7 @@ from msgspec.structs import replace
 from domain.commands import Command, Compacted, OpenSession, ToolResult, UserMessage, handle
 from domain.enums import EventType, MemoryType
 from domain.limits import DAY_MS
+from domain.matching import occurrences
 from domain.operations import Snapshot
 from domain.operations.replies import AgentReply
 from domain.session import ToolEvent
@@ -87,3 +88,18 @@ def test_use_is_once_per_session_and_only_for_memories_shown(
                 assert after.retention_clock is not None and after.retention_clock <= now
     assert all(count == 1 for count in used.values()), used
     note(f"memories used: {min(len(used), 3)}{'+' if len(used) >= 3 else ''}")
+
+
+@given(
+    st.lists(st.text(alphabet="ab.-1 ", max_size=12), max_size=6),
+    st.lists(st.text(alphabet="ab.-1", max_size=4), min_size=1, max_size=6),
+    st.integers(min_value=1, max_value=4),
+)
+def test_occurrences_count_as_str_count_up_to_the_cap(
+    texts: list[str], wanted: list[str], cap: int
+) -> None:
+    """The capped count (docs/decisions.md#d19) is ``str.count`` over the joined texts, stopped at
+    ``cap``: non-overlapping, so "aa" occurs once in "aaa"."""
+    entries = [memory(t or "x", id=f"m{i}") for i, t in enumerate(texts)]
+    corpus = "\n".join(e.text.lower() for e in entries)
+    assert occurrences(wanted, entries, cap) == {t: min(corpus.count(t), cap) for t in wanted}

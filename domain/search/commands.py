@@ -9,6 +9,7 @@ stale (the service's updater then builds it again). Either way the answer is the
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Final
 
 import msgspec
@@ -59,11 +60,31 @@ class Show(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", tag="show"
 ReadCommand = Search | Show
 
 
-def strengths(
-    store: WorkspaceStore, entries: tuple[MemoryEntry, ...] | list[MemoryEntry], now_ms: int, snap: Snapshot
-) -> dict[str, float]:
-    dormancy = dormancy_at(store, now_ms, snap.tuning)
-    return {e.id: strength(e, now_ms, dormancy, snap.tuning) for e in entries}
+class Strengths(Mapping[str, float]):
+    """The current strength of each of ``entries`` by id, worked out when first asked for: a search
+    looks at the strength of the matches it may show, not of every candidate."""
+
+    def __init__(
+        self, store: WorkspaceStore, entries: Sequence[MemoryEntry], now_ms: int, snap: Snapshot
+    ) -> None:
+        self._by_id = {e.id: e for e in entries}
+        self._now_ms = now_ms
+        self._dormancy = dormancy_at(store, now_ms, snap.tuning)
+        self._tuning = snap.tuning
+        self._known: dict[str, float] = {}
+
+    def __getitem__(self, memory_id: str) -> float:
+        found = self._known.get(memory_id)
+        if found is None:
+            entry = self._by_id[memory_id]
+            found = self._known[memory_id] = strength(entry, self._now_ms, self._dormancy, self._tuning)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_id)
+
+    def __len__(self) -> int:
+        return len(self._by_id)
 
 
 def index_usable(store: WorkspaceStore, command: Search) -> bool:
@@ -90,7 +111,7 @@ def run_search(snap: Snapshot, command: Search, now_ms: int) -> OpResult:
         command.query,
         now_ms,
         shortids.numbering(store),
-        strengths(store, entries, now_ms, snap),
+        Strengths(store, entries, now_ms, snap),
         type_=command.type,
         limit=command.limit,
         include_all=command.include_all,
@@ -175,7 +196,7 @@ def run_show(snap: Snapshot, command: Show, now_ms: int) -> OpResult:
         scope=entry.scope.value if entry.scope is not None else None,
         created_at=entry.created_at,
         updated_at=entry.updated_at,
-        strength=round(strengths(store, [entry], now_ms, snap)[entry.id], 4),
+        strength=round(Strengths(store, [entry], now_ms, snap)[entry.id], 4),
         age_days=age_days(entry, now_ms),
         in_block=in_block,
         supersedes=back,
