@@ -25,7 +25,7 @@ import math
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -295,32 +295,50 @@ def _unique(entries: Iterable[MemoryEntry]) -> list[MemoryEntry]:
     return list(seen.values())
 
 
+def _difference(
+    before: Sequence[MemoryEntry], after_: Sequence[MemoryEntry]
+) -> tuple[list[MemoryEntry], list[str]]:
+    """The memories whose searched text is new or changed, and the ids that are gone. A write
+    usually keeps every other memory as the same object in the same place: then only the places
+    that differ are compared."""
+    if len(before) == len(after_):
+        moved = [(o, e) for o, e in zip(before, after_, strict=True) if o is not e]
+        if all(o.id == e.id for o, e in moved) and len({e.id for _, e in moved}) == len(moved):
+            return [e for o, e in moved if document(o) != document(e)], []
+    old = {e.id: e for e in before}
+    new = {e.id: e for e in after_}
+    changed = [
+        e for i, e in new.items() if (o := old.get(i)) is None or (o is not e and document(o) != document(e))
+    ]
+    return changed, [i for i in old if i not in new]
+
+
 def update(path: Path, before: WorkspaceStore, after_: WorkspaceStore, revision: int) -> bool:
     """Bring the index from ``before`` (which it must describe) to ``after_`` at ``revision``;
     ``False`` when it described something else (the caller rebuilds it)."""
     with _open(path) as db:
         state = _state(db)
-        if state.revision != (before.revision or 0) or state.documents != len(_unique(before.entries)):
+        if state.revision != (before.revision or 0):
             return False
-        old = {e.id: e for e in before.entries}
-        new = {e.id: e for e in after_.entries}
-        changed = [
-            e
-            for i, e in new.items()
-            if (o := old.get(i)) is None or (o is not e and document(o) != document(e))
-        ]
-        gone = [i for i in old if i not in new]
+        if state.documents != len(before.entries) and state.documents != len({e.id for e in before.entries}):
+            return False  # (ids held twice are indexed once)
+        changed, gone = _difference(before.entries, after_.entries)
+        # The index is derived: a crash may lose its last write, never the store's (a stale or damaged
+        # index is found by its revision or an error and rebuilt, docs/decisions.md#d16).
+        db.execute("PRAGMA synchronous=OFF")
         db.execute("BEGIN IMMEDIATE")
+        documents, total = state.documents, state.total
         for memory_id in [*gone, *(e.id for e in changed)]:
-            row = db.execute("SELECT rowid FROM docs WHERE id = ?", (memory_id,)).fetchone()
+            row = db.execute("SELECT rowid, length FROM docs WHERE id = ?", (memory_id,)).fetchone()
             if row is not None:
-                db.execute("DELETE FROM docs WHERE rowid = ?", row)
-                db.execute("DELETE FROM fts WHERE rowid = ?", row)
+                db.execute("DELETE FROM docs WHERE rowid = ?", row[:1])
+                db.execute("DELETE FROM fts WHERE rowid = ?", row[:1])
+                documents, total = documents - 1, total - row[1]
         for memory_id, found, length in map(_row, changed):
             rowid = db.execute("INSERT INTO docs(id, length) VALUES (?, ?)", (memory_id, length)).lastrowid
             db.execute("INSERT INTO fts(rowid, terms) VALUES (?, ?)", (rowid, found))
             db.executemany("INSERT OR IGNORE INTO vocab VALUES (?)", [(t,) for t in set(found.split())])
-        documents, total = db.execute("SELECT count(*), coalesce(sum(length), 0) FROM docs").fetchone()
+            documents, total = documents + 1, total + length
         db.executemany(
             "UPDATE meta SET value = ? WHERE key = ?",
             [(str(revision), "revision"), (str(documents), "documents"), (str(total), "total")],

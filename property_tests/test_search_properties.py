@@ -10,6 +10,7 @@ from pathlib import Path
 
 import msgspec
 from hypothesis import given, strategies as st
+from msgspec.structs import replace
 
 from adapters.search_index import has_fts5, lookup, rebuild, update
 from domain.enums import MemoryStatus
@@ -81,10 +82,12 @@ def _store(found: tuple[MemoryEntry, ...], base: WorkspaceStore, revision: int) 
     return msgspec.structs.replace(base, entries=found, revision=revision)
 
 
-def _content(path: Path) -> list[tuple[str, int, str]]:
+def _content(path: Path) -> tuple[list[tuple[str, int, str]], list[tuple[str, str]]]:
+    """The indexed memories, and what the index says about itself (revision, counts)."""
     with sqlite3.connect(path) as db:
         rows = db.execute("SELECT docs.id, docs.length, fts.terms FROM docs JOIN fts ON fts.rowid = docs.n")
-        return sorted(rows.fetchall())
+        meta = db.execute("SELECT key, value FROM meta ORDER BY key")
+        return sorted(rows.fetchall()), meta.fetchall()
 
 
 @given(stores(), worded, worded, st.lists(phrases, min_size=1, max_size=4))
@@ -113,3 +116,8 @@ def test_the_kept_index_equals_the_rebuilt_one_and_answers_alike(
             with_index = search(narrowed, query, NOW_MS, numbers, strengths, corpus=corpus, limit=10)
             without = search(later, query, NOW_MS, numbers, strengths, limit=10)
             assert with_index == without
+        # an edit in place (every other memory the same object in the same place)
+        edited = tuple(replace(e, text=f"{e.text} edited") if n % 2 else e for n, e in enumerate(later))
+        assert update(kept, _store(later, base, 4), _store(edited, base, 4), 5)
+        rebuild(fresh, _store(edited, base, 4), 5)
+        assert _content(kept) == _content(fresh)

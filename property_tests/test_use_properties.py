@@ -95,9 +95,7 @@ def test_use_is_once_per_session_and_only_for_memories_shown(
     st.lists(st.text(alphabet="ab.-1", max_size=4), min_size=1, max_size=6),
     st.integers(min_value=1, max_value=4),
 )
-def test_occurrences_count_as_str_count_up_to_the_cap(
-    texts: list[str], wanted: list[str], cap: int
-) -> None:
+def test_occurrences_count_as_str_count_up_to_the_cap(texts: list[str], wanted: list[str], cap: int) -> None:
     """The capped count (docs/decisions.md#d19) is ``str.count`` over the joined texts, stopped at
     ``cap``: non-overlapping, so "aa" occurs once in "aaa"."""
     entries = [memory(t or "x", id=f"m{i}") for i, t in enumerate(texts)]

@@ -94,6 +94,8 @@ STOPWORDS: Final = frozenset(
 
 def _fold(text: str) -> str:
     """Lower case without diacritics (``remove_diacritics 2``); lone surrogates are dropped."""
+    if text.isascii():
+        return text.lower()  # nothing to decompose, drop or encode (most memories)
     clean = text.encode("utf-8", "ignore").decode("utf-8")
     decomposed = unicodedata.normalize("NFKD", clean.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
@@ -128,7 +130,10 @@ def terms(text: str) -> list[str]:
     return list(_terms(text))
 
 
-@functools.lru_cache(maxsize=32768)
+# Sized for a store of 100,000 memories (docs/performance.md, "Search"): a smaller table evicts
+# texts a search over such a store needs again at once (its terms take about as much memory as the
+# texts themselves).
+@functools.lru_cache(maxsize=131072)
 def _terms(text: str) -> tuple[str, ...]:
     """:func:`terms` remembered by text (a memory's text is tokenised once per process)."""
     return tuple(stem(w) for w in words(text) if w not in STOPWORDS)
