@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
 
+from adapters.api_reads import ReadMethods
 from adapters.api_values import (
     CompactionPrompt,
     Decision,
@@ -42,7 +43,6 @@ from adapters.api_values import (
     decisions,
     importance_of,
     injection_of,
-    memory_rows,
     memory_type_of,
     pinning_of,
     remembered_of,
@@ -52,23 +52,14 @@ from adapters.api_values import (
     volatility_of_value,
 )
 from adapters.clock import now_ms
-from adapters.diagnostics_input import load_input, read_rejections
-from adapters.evidence_log import warn
 from adapters.filestore import Workspace
 from adapters.locking import DEFAULT_LOCK_TIMEOUT_S
-from adapters.paths import (
-    NoSuchWorkspace,
-    data_home,
-    workspace_key,
-    workspace_paths_for_key,
-    workspace_root_of,
-)
+from adapters.paths import NoSuchWorkspace, data_home, workspace_root_of
 from adapters.search_door import SearchMethods
-from adapters.search_index import disclosure, recalled_text
+from adapters.search_index import recalled_text
 from adapters.service import execute
 from adapters.storage_io import StorageError
 from adapters.sync import sync_workspace
-from domain import operations
 from domain.caches import Caches
 from domain.commands import (
     Batch,
@@ -84,14 +75,10 @@ from domain.commands import (
     UserMessage,
     completed,
 )
-from domain.consolidation import normalize_store
-from domain.diagnostics.words import explain_all, format_explained
 from domain.enums import Importance, MemoryType, Scope, Volatility
 from domain.host_instructions import host_context
 from domain.operations.pinning import Pin, Unpin
 from domain.operations.replies import AgentReply
-from domain.render import render_workspace_block
-from domain.search.disclosure import tagged_block
 from domain.search.values import SearchAnswer, ShowAnswer
 from domain.session import ToolEvent
 
@@ -100,7 +87,6 @@ if TYPE_CHECKING:
     from adapters.storage_io import SnapshotCache
     from adapters.sync import SyncReport
     from domain.commands import Command, Forget, Restore, Supersede
-    from domain.model import SessionState, WorkspaceStore
     from domain.operations import OpResult
 
 __all__ = [
@@ -141,8 +127,9 @@ def _outcome(result: OpResult) -> str:
     return result.outcome.value if result.outcome is not None else "unknown"
 
 
-class WorkingMemory(SearchMethods):
-    """Working memory of one workspace (``search`` and ``show``: :class:`SearchMethods`).
+class WorkingMemory(SearchMethods, ReadMethods):
+    """Working memory of one workspace (``search`` and ``show``: :class:`SearchMethods`; the
+    read-only views: :class:`adapters.api_reads.ReadMethods`).
 
     ``workspace`` is a directory of the project: the workspace is the repository that holds it
     (:func:`adapters.paths.workspace_root_of`); a directory that does not exist is
@@ -153,8 +140,8 @@ class WorkingMemory(SearchMethods):
     caller reuse decoded files between calls while their bytes on disk are unchanged. The object
     holds nothing the files do not hold, so any number of them, in any number of processes, may share
     a workspace; what it keeps between calls is the core's speed state of its workspace (a
-    :class:`domain.caches.Caches`, docs/decisions.md#d14), used only inside a transaction, which no
-    result depends on.
+    :class:`domain.caches.Caches`, docs/decisions.md#d14, read-only as :attr:`caches`), used only
+    inside a transaction, which no result depends on.
     """
 
     def __init__(
@@ -178,6 +165,13 @@ class WorkingMemory(SearchMethods):
         self._caches = Caches()
 
     # ---- plumbing ---------------------------------------------------------------------------------
+
+    @property
+    def caches(self) -> Caches:
+        """The core's speed state of this workspace (:class:`domain.caches.Caches`): the one object
+        every command of this instance is handed, the same for the object's life. For looking at
+        (a long-running door keeps one per workspace); a result never depends on it."""
+        return self._caches
 
     def now_ms(self) -> int:
         """The clock this object uses (``WORKMEM_NOW`` is read on every call when no clock was given)."""
@@ -292,19 +286,6 @@ class WorkingMemory(SearchMethods):
         )
         return _observed(self.execute(command))
 
-    # ---- read-only views of a session -------------------------------------------------------------
-
-    def current_injection(self, session: str) -> Injection:
-        """The text the session holds for injection right now (frozen block + hot state), without
-        opening a new epoch; empty for a session that was never opened. Read-only."""
-        return injection_of(self._read_session(checked_session_id(session)), self.root)
-
-    def compaction_prompt(self, session: str) -> CompactionPrompt:
-        """The compaction prompt for this session (its numbered block and hot state). Read-only."""
-
-        state = self._read_session(checked_session_id(session))
-        return CompactionPrompt(operations.compaction_prompt(state, self.root))
-
     # ---- the user's own commands ------------------------------------------------------------------
 
     def remember(
@@ -385,68 +366,7 @@ class WorkingMemory(SearchMethods):
         except OSError as exc:
             raise storage_error_from(exc) from None
 
-    def explain(self, memory_id: str | None = None) -> Explanation:
-        """Why each memory (or only ``memory_id``) is or is not in the block, in words (what
-        ``workmem explain`` prints). Read-only."""
-
-        now = self.now_ms()
-        key = workspace_key(self.root)
-        try:
-            records, _, _ = read_rejections(self.home)
-            scoped = tuple(r for r in records if not r.workspace_key or r.workspace_key == key)
-            src = load_input(workspace_paths_for_key(self.home, key), self.root, key, scoped)
-        except OSError as exc:
-            raise storage_error_from(exc) from None
-        found = explain_all(src, now, memory_id)
-        if not found:
-            return Explanation(
-                f"Memory {memory_id}: no memory has this id." if memory_id else "No memories stored."
-            )
-        return Explanation("\n".join(format_explained(item) for item in found))
-
-    def normalized_store(self) -> tuple[WorkspaceStore, int]:
-        """The store as workmem sees it now, normalised in memory, and the time used. Read-only."""
-
-        now = self.now_ms()
-        ws = self.workspace()
-        try:
-            loaded = ws.read_store(now)
-            if loaded.corrupt:
-                # never show an unreadable store as an empty one; the next write moves it aside
-                raise StorageError(
-                    f"the workspace store {ws.paths.store} cannot be read; it will be moved aside "
-                    "(not deleted) by the next command that writes"
-                )
-            if loaded.damage:
-                warn(loaded.damage)
-            store = loaded.value
-            archive = ws.read_archive() if store.archived else {}
-        except OSError as exc:
-            raise storage_error_from(exc) from None
-        return normalize_store(store, now, archive=archive).store, now
-
-    def block(self) -> Injection:
-        """The workspace block a new session would start with now, rendered from the stored memories.
-        Read-only: nothing is written and no epoch starts."""
-
-        store, now = self.normalized_store()
-        rendered = render_workspace_block(store, now)
-        text = tagged_block(rendered, store, now) if disclosure().tags else rendered.text
-        return Injection(text, block=text)
-
-    def list(self, *, include_all: bool = False) -> tuple[Memory, ...]:
-        """Active memories, strongest first; with ``include_all`` also superseded and forgotten ones.
-        Read-only."""
-        store, now = self.normalized_store()
-        return memory_rows(store, now, include_all=include_all)
-
     # ---- helpers ----------------------------------------------------------------------------------
-
-    def _read_session(self, session: str) -> SessionState | None:
-        try:
-            return self.workspace().read_session(session).value
-        except OSError as exc:
-            raise storage_error_from(exc) from None
 
     def _edit(self, command: Forget | Supersede | Restore) -> Edit:
         result = self.execute(command)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Final, NamedTuple
+from typing import NamedTuple, assert_never
 
 import msgspec
 from msgspec.structs import replace
@@ -24,10 +24,10 @@ from msgspec.structs import replace
 from domain import operations
 from domain.bounds import MEMORY_INPUT_CHARS, cut_at_whitespace
 from domain.command_keys import message_key as message_key, summary_key as summary_key
+from domain.context_handout import changes_since_handed_out, mark_handed_out
 from domain.enums import Importance, MemoryType, Scope, Volatility
 from domain.host_instructions import HostContext
-from domain.ids import hash16
-from domain.model import Citation, SessionState
+from domain.model import Citation
 from domain.operations import OpResult, Snapshot
 from domain.operations.pinning import Pin, Unpin, set_pinned
 from domain.operations.replies import AgentReply, observe_agent_reply
@@ -35,7 +35,7 @@ from domain.projection.records import ProjectionFile, TombstoneLine
 from domain.recovery import Held, restore_held
 from domain.reverify import Reverify, reverify
 from domain.search.commands import ReadCommand, Search, Show, run_read
-from domain.session import ToolEvent, render_hot_state
+from domain.session import ToolEvent
 from domain.text import may_hold_correction
 from domain.workspace_merge import MergeWorkspace, merged
 
@@ -207,8 +207,23 @@ def footprint(command: Command) -> Footprint | None:
             return None if command.parent is not None else Footprint(command.session, False, False)
         case Batch(steps=steps):
             return _batch_footprint(steps)
-        case _:  # the user's commands, recovery, sync, pin and unpin: the workspace only
+        case (
+            Remember()
+            | Forget()
+            | Supersede()
+            | Restore()
+            | Pin()
+            | Unpin()
+            | RestoreSetAside()
+            | MergeWorkspace()
+            | ImportProjection()
+            | Search()
+            | Show()
+            | Reverify()
+        ):  # the user's commands, recovery, sync, search and re-verification: the workspace only
             return Footprint(None, False, False)
+        case _:  # a new command has no footprint until it is given one here (mypy fails first)
+            assert_never(command)
 
 
 def _batch_footprint(steps: tuple[Command, ...]) -> Footprint | None:
@@ -233,8 +248,8 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
             if command.context is not ContextMode.APPENDED:
                 return opened
             if command.resumed:
-                return _changes_since_handed_out(opened, resumed=True)
-            return _handed_out(opened, block=True, hot=True)
+                return changes_since_handed_out(opened, resumed=True)
+            return mark_handed_out(opened, block=True, hot=True)
         case UserMessage():
             mid = message_key(command.message_id, command.text, now_ms)
             seen = operations.observe_user_message(
@@ -242,7 +257,7 @@ def handle(snap: Snapshot, command: Command, now_ms: int) -> OpResult:
             )
             if command.context is not ContextMode.APPENDED:
                 return seen  # its output: the note on forget and correct (docs/decisions.md#d19)
-            shown = _changes_since_handed_out(replace(seen, output=""))
+            shown = changes_since_handed_out(replace(seen, output=""))
             return replace(shown, output="\n\n".join(t for t in (seen.output, shown.output) if t))
         case ToolResult():
             return operations.observe_tool_result(
@@ -329,69 +344,3 @@ def _batch(snap: Snapshot, steps: tuple[Command, ...], now_ms: int) -> OpResult:
     for command in steps[1:]:
         result = result.then(step(command))
     return result
-
-
-# --- What a host that appends its context was handed (docs/decisions.md#hook-injection) ---
-
-
-def _hot_state(result: OpResult) -> str:
-    if result.session is None or result.session.parent_session_id is not None:
-        return ""
-    return render_hot_state(result.session, result.store.workspace.root)
-
-
-#: Where sessions written before the typed fields kept the same hashes (in their extras).
-_LEGACY_BLOCK_KEY: Final = "hookInjectedBlock"
-_LEGACY_HOT_STATE_KEY: Final = "claudeCodeInjectedHotState"
-
-
-def handed_out(session: SessionState) -> tuple[str | None, str | None]:
-    """The hashes of the block and of the hot state last handed to a host that appends its context
-    (``None``: nothing recorded). A session written before the typed fields kept them in its extras."""
-    block = session.injected_block_hash
-    hot = session.injected_hot_state_hash
-    if block is None and isinstance(found := session.extras.get(_LEGACY_BLOCK_KEY), str):
-        block = found
-    if hot is None and isinstance(found := session.extras.get(_LEGACY_HOT_STATE_KEY), str):
-        hot = found
-    return block, hot
-
-
-def _handed_out(result: OpResult, *, block: bool, hot: bool) -> OpResult:
-    """``result`` with its session recording that the host was handed the block and/or the hot
-    state it holds now."""
-    session = result.session
-    if session is None or session.parent_session_id is not None:
-        return result
-    block_mark, hot_mark = handed_out(session)
-    if block:
-        block_mark = hash16(session.frozen_block or "")
-    if hot:
-        hot_mark = hash16(_hot_state(result))
-    extras = session.extras
-    if _LEGACY_BLOCK_KEY in extras or _LEGACY_HOT_STATE_KEY in extras:
-        extras = {k: v for k, v in extras.items() if k not in (_LEGACY_BLOCK_KEY, _LEGACY_HOT_STATE_KEY)}
-    marked = replace(session, injected_block_hash=block_mark, injected_hot_state_hash=hot_mark, extras=extras)
-    return result if marked == session else replace(result, session=marked)
-
-
-def _changes_since_handed_out(result: OpResult, *, resumed: bool = False) -> OpResult:
-    """What a host that appends its context has not been handed yet: the whole context again when the
-    block changed since it was handed out (a compaction or a session end promoted memories), else the
-    hot state when it changed, else nothing. A message in a session that never recorded its block
-    assumes the block is in the conversation already; a resumed conversation that never recorded one
-    is handed the whole context."""
-    session = result.session
-    if session is None or session.parent_session_id is not None:
-        return result
-    block = session.frozen_block or ""
-    block_mark, hot_mark = handed_out(session)
-    if block_mark is None and not resumed:  # a session from before the record: its block is handed out
-        result = _handed_out(result, block=True, hot=False)
-    elif block and block_mark != hash16(block):
-        text = operations.context_text(session, result.store.workspace.root)
-        return replace(_handed_out(result, block=True, hot=True), output=text)
-    hot = _hot_state(result)
-    if hot_mark == hash16(hot):
-        return replace(result, output="")
-    return replace(_handed_out(result, block=False, hot=True), output=hot)

@@ -89,9 +89,9 @@ from domain.diagnostics.health import (
     QualityFailure,
     TypeRow,
     format_health,
-    health_json,
     health_report,
 )
+from domain.diagnostics.health_json import health_json
 from domain.diagnostics.inspection import (
     COVERAGE_CLASSES,
     TERMINAL_TYPES,

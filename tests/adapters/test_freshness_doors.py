@@ -5,9 +5,8 @@ the paths a text names, re-verification at each session start through the servic
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
-
-import pytest
 
 from adapters import freshness_steps
 from adapters.filestore import Workspace
@@ -76,23 +75,22 @@ def test_identifiers_a_text_names_in_a_file_it_names(cli: Cli) -> None:
     assert len(cli.memories()) == 1  # never deleted
 
 
-def test_a_file_whose_size_and_mtime_did_not_change_is_not_read_again(
-    cli: Cli, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _project(cli)
+def test_a_file_whose_size_and_mtime_did_not_change_is_not_read_again(cli: Cli) -> None:
+    """The stat cache, seen from outside: an edit that keeps the file's size and mtime is not seen (the
+    file is not read again); the same edit with a new mtime is."""
+    file = _project(cli)
     cli.ok("remember", "Rows are loaded with the CSV loader", "--cite", "src/importer.py:1-2")
-    reads: list[Path] = []
-    real = freshness_steps._text
-
-    def counted(file: Path) -> str | None:
-        reads.append(file)
-        return real(file)
-
-    monkeypatch.setattr(freshness_steps, "_text", counted)
-    _block(cli, "s1")
-    assert len(reads) == 1
-    _block(cli, "s2")
-    assert len(reads) == 1
+    assert "verify]" not in _block(cli, "s1")
+    stat = file.stat()
+    file.write_text(SOURCE.replace("load_csv", "read_csv"), encoding="utf-8")  # same size, in the span
+    os.utime(file, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert file.stat().st_size == stat.st_size
+    cli.at_ms(T0 + DAY)
+    assert "verify]" not in _block(cli, "s2")
+    assert [m["grade"] for m in cli.memories()] == ["fresh"]
+    os.utime(file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    cli.at_ms(T0 + 2 * DAY)
+    assert "[code changed since verified: src/importer.py:1-2, verify]" in _block(cli, "s3")
 
 
 def test_expired_memories_are_not_shown_and_bad_input_is_one_line(cli: Cli) -> None:

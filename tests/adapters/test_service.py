@@ -280,17 +280,17 @@ def test_a_working_memory_and_serve_keep_one_cache_per_workspace(tmp_path: Path)
     project.mkdir()
     other.mkdir()
     memory = WorkingMemory(project, home=home, clock=lambda: NOW)
-    caches = memory._caches
+    caches = memory.caches
     memory.remember(MANUAL, type="project")
     memory.remember("Deploys use blue-green switching, never on Fridays", type="project")
-    assert memory._caches is caches and len(caches.settled) > 0
+    assert memory.caches is caches and len(caches.settled) > 0
 
     server = Server(home, lock_timeout_s=5.0, clock=lambda: NOW)
     for root in (project, other):
         server.answer(msgspec.json.encode({"op": "remember", "workspace": str(root), "text": MANUAL}))
-    kept = server.memory(str(project))._caches
-    assert server.memory(str(project))._caches is kept
-    assert server.memory(str(other))._caches is not kept
+    kept = server.memory(str(project)).caches
+    assert server.memory(str(project)).caches is kept
+    assert server.memory(str(other)).caches is not kept
 
 
 def test_caches_by_workspace_gives_each_workspace_its_own_and_stays_bounded(tmp_path: Path) -> None:

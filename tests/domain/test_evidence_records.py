@@ -1,7 +1,7 @@
 """The pure half of the evidence log: record building (docs/decisions.md#evidence-log-records), line
 parsing and prune (docs/decisions.md#evidence-log-append-and-prune). The per-memory questions
 (docs/decisions.md#evidence-log-per-memory-lifecycle) are answered by the diagnostics
-(tests/domain/test_health.py)."""
+(tests/domain/diagnostics/)."""
 
 from __future__ import annotations
 
