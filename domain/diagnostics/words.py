@@ -229,6 +229,9 @@ def explain_memory(snap: DiagSnapshot, memory_id: str, *, raw: bool = False) -> 
         return None
     shown = status if status is not None else (events[-1].outcome if events else DiagnosticStatus.UNKNOWN)
     what = _ELSEWHERE.get(shown, f"known only from its history (last: {events[-1].type})" if events else "")
+    taker = next((e for e in snap.store.entries if memory_id in (e.absorbed_ids or ())), None)
+    if shown == DiagnosticStatus.OMITTED_ABSORBED_DUPLICATE and taker is not None:
+        what = f"merged into {taker.id} {_quoted(taker.text, raw)}, a memory with the same text"
     actions = [f"`workmem trace {memory_id}` shows its history"]
     if shown == DiagnosticStatus.OMITTED_ARCHIVED:
         actions.insert(0, f"`workmem restore {memory_id}` brings it back")
