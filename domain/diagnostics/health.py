@@ -25,6 +25,7 @@ from domain.diagnostics.common import (
 )
 from domain.diagnostics.snapshot import MemoryRow, Ranked, RecentEvent, build_snapshot
 from domain.diagnostics.status import promotion_limit
+from domain.diagnostics.words import left_out_counts
 from domain.enums import EventType, Grade, Importance, MemorySource, MemoryStatus
 from domain.freshness import grade
 from domain.ids import hash16
@@ -93,6 +94,7 @@ def health_json(src: DiagInput, now_ms: int) -> dict[str, Any]:
             ),
             **bound_json(pending_bound(src)),
             "pinned": _pinned_json(snap.store),
+            "leftOut": {code: count for code, _, count in left_out_counts(snap)},  # docs/decisions.md#d22
         },
         "memories": [_row_json(row) for row in snap.memories],
         "recentEvents": [_recent_json(ev) for ev in snap.recent_events],
@@ -179,6 +181,8 @@ class HealthReport(msgspec.Struct, frozen=True, kw_only=True):
     pinned: str = ""  # the pinned memories against their budget (docs/decisions.md#d20)
     #: active memories per freshness grade (docs/decisions.md#d18)
     grades: tuple[tuple[str, int], ...] = ()
+    #: memories the block leaves out besides its caps, in words, and how many (docs/decisions.md#d22)
+    left_out: tuple[tuple[str, int], ...] = ()
 
 
 def _ratio(part: int, whole: int) -> float:
@@ -278,6 +282,7 @@ def health_report(src: DiagInput, now_ms: int) -> HealthReport:
         ),
         hook_failures=sum(1 for ev in src.events if ev.type == EventType.HOOK_FAILED),
         pinned=pin_budget(store).line(),
+        left_out=tuple((words, count) for _, words, count in left_out_counts(snap)),
     )
 
 
@@ -337,6 +342,7 @@ def format_health(
     out.append(f"  type-capped entries: {r.type_capped}")
     out.append(f"  global-cap overflow: {r.global_capped}")
     out.append(f"  over character budget: {r.char_budget_omitted}")
+    out.extend(f"  {words}: {count}" for words, count in r.left_out)
     out.append("")
     out.append("Host events (evidence log):")
     out.append(f"  compactions without a summary: {r.compactions_without_summary}")
