@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from adapters import user_scope
 from adapters.api_values import (
     CompactionPrompt,
     Explanation,
@@ -111,10 +112,15 @@ class ReadMethods:
         return Injection(text, block=text)
 
     def list(self, *, include_all: bool = False) -> tuple[Memory, ...]:
-        """Active memories, strongest first; with ``include_all`` also superseded and forgotten ones.
-        Read-only."""
+        """Active memories, strongest first; with ``include_all`` also superseded and forgotten ones;
+        then the active memories of the user's own store this workspace does not hold itself
+        (scope ``user``, docs/decisions.md#d17). Read-only."""
         store, now = self.normalized_store()
-        return memory_rows(store, now, include_all=include_all)
+        try:
+            shared = user_scope.shared_entries(self.workspace(), now)
+        except OSError as exc:
+            raise storage_error_from(exc) from None
+        return memory_rows(store, now, include_all=include_all, shared=shared)
 
     # ---- helpers ----------------------------------------------------------------------------------
 

@@ -17,7 +17,9 @@ from domain.enums import EventType, Importance, MemoryStatus, MemoryType, Outcom
 from domain.freshness import grade, parse_cite, parse_until, verified_ms, volatility_of
 from domain.model import Citation, EvidenceInput
 from domain.operations import CommandOutcome, context_text
+from domain.operations.common import with_shared
 from domain.pinning import pin_budget, pinned_of
+from domain.projection.scopes import scope_of
 from domain.ranking import sort_by_retention
 from domain.render import render_workspace_block
 from domain.retention import dormancy_at, strength
@@ -183,6 +185,9 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
     verified: int | None = None
     valid_until: int | None = None
     stale_reason: str | None = None
+    #: ``team``, ``personal`` or ``user`` (docs/decisions.md#d17); ``user`` rows after the
+    #: workspace's own may come from the user's own store
+    scope: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -307,16 +312,22 @@ def storage_error_from(exc: OSError) -> StorageUnavailable:
     return StorageUnavailable(" ".join(f"{reason}{where}".split()))
 
 
-def memory_rows(store: WorkspaceStore, now_ms: int, *, include_all: bool) -> tuple[Memory, ...]:
+def memory_rows(
+    store: WorkspaceStore, now_ms: int, *, include_all: bool, shared: Sequence[MemoryEntry] = ()
+) -> tuple[Memory, ...]:
     """The store as ``list`` shows it: active memories strongest first, then (with ``include_all``)
-    the others. ``store`` should already be normalised (in memory)."""
+    the others, then the user's own memories (``shared``, scope ``user``) the block shows beside
+    them, strongest first — each once: the workspace's own copy wins, as in the block
+    (docs/decisions.md#d17). ``store`` should already be normalised (in memory)."""
 
     dormancy = dormancy_at(store, now_ms)
-    rendered = {e.id for e in render_workspace_block(store, now_ms).rendered}
+    merged = with_shared(store, shared)
+    rendered = {e.id for e in render_workspace_block(merged, now_ms).rendered}
     active = [e for e in store.entries if e.status is MemoryStatus.ACTIVE]
     ordered: list[MemoryEntry] = sort_by_retention(active, now_ms, dormancy)
     if include_all:
         ordered += [e for e in store.entries if e.status is not MemoryStatus.ACTIVE]
+    ordered += sort_by_retention(merged.entries[len(store.entries) :], now_ms, dormancy)
     return tuple(
         Memory(
             id=entry.id,
@@ -338,6 +349,7 @@ def memory_rows(store: WorkspaceStore, now_ms: int, *, include_all: bool) -> tup
             verified=None if (at := verified_ms(entry)) is None else int(at),
             valid_until=None if entry.valid_until is None else int(entry.valid_until),
             stale_reason=entry.stale_reason,
+            scope=scope_of(entry).value,
         )
         for entry in ordered
     )

@@ -83,7 +83,9 @@ def shared_entries(ws: Workspace, now_ms: int) -> tuple[MemoryEntry, ...]:
 def _handed_over(entry: MemoryEntry, before: MemoryEntry | None) -> bool:
     if entry.status is not MemoryStatus.ACTIVE or scope_of(entry) is not Scope.USER:
         return False
-    return before is None or (before.text, before.type, before.scope, before.status) != (
+    if before is None or (entry.pinned and not before.pinned):  # a pin travels too (docs/decisions.md#d20)
+        return True
+    return (before.text, before.type, before.scope, before.status) != (
         entry.text,
         entry.type,
         entry.scope,
@@ -114,6 +116,7 @@ def handover(
                 importance=entry.user_importance,
                 rationale=entry.rationale,
                 scope=Scope.USER,
+                pin=entry.pinned,  # within the user's store's own pinned budget (docs/decisions.md#d20)
                 force=True,  # admitted in the workspace already (docs/decisions.md#d20)
             ),
         )

@@ -10,14 +10,17 @@ rule), pending ones go through promotion like any pending memory. Pure.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 import msgspec
 from msgspec.structs import replace
 
+from domain import evidence
 from domain.consolidation import normalize_store
+from domain.consolidation.results import ABSORBED_EXACT
 from domain.emitted import events
-from domain.enums import EventType, Outcome, Phase
+from domain.enums import EventType, MemoryStatus, Outcome, Phase
 from domain.evidence.build import event
 from domain.keys import exact_key, key_hash
 from domain.model import EvidenceInput, MemoryEntry, PendingJournal, WorkspaceStore
@@ -52,20 +55,65 @@ def missing_from(store: WorkspaceStore, journal: PendingJournal, held: Held) -> 
     holds the key (a forgotten memory stays forgotten); for pending memories, none waits in the
     journal with that key either.
     Each memory once, however often the file holds it."""
+    return _sorted_out(store, journal, held)[0]
+
+
+def duplicates_in(
+    store: WorkspaceStore, journal: PendingJournal, held: Held
+) -> tuple[tuple[MemoryEntry, str], ...]:
+    """The held memories :func:`missing_from` leaves out as exact duplicates under another id: the
+    exact key of an active stored memory, or of a memory held earlier that comes back; each with the
+    id of the memory that takes it in (docs/decisions.md#d2: its id joins that memory's
+    ``absorbed_ids``)."""
+    return _sorted_out(store, journal, held)[1]
+
+
+def _sorted_out(
+    store: WorkspaceStore, journal: PendingJournal, held: Held
+) -> tuple[tuple[MemoryEntry, ...], tuple[tuple[MemoryEntry, str], ...]]:
     known_ids = set(stored_ids(store))
     known_keys = {exact_key(entry) for entry in store.entries}
+    takers = {exact_key(e): e.id for e in store.entries if e.status is MemoryStatus.ACTIVE}
     if held.pending:
         known_keys.update(exact_key(entry) for entry in journal.entries)
     tombstoned = {tombstone.key_hash for tombstone in store.tombstones}
     out: list[MemoryEntry] = []
+    duplicates: list[tuple[MemoryEntry, str]] = []
     for entry in held.entries:
         key = exact_key(entry)
-        if entry.id in known_ids or key in known_keys or key_hash(key) in tombstoned:
+        if entry.id in known_ids:
             continue
         known_ids.add(entry.id)
-        known_keys.add(key)
-        out.append(entry)
-    return tuple(out)
+        taker = takers.get(key)
+        if taker is not None:
+            duplicates.append((entry, taker))
+        elif not (key in known_keys or key_hash(key) in tombstoned):
+            known_keys.add(key)
+            takers[key] = entry.id
+            out.append(entry)
+    return tuple(out), tuple(duplicates)
+
+
+def absorb_duplicates(
+    store: WorkspaceStore, duplicates: Sequence[tuple[MemoryEntry, str]]
+) -> tuple[WorkspaceStore, tuple[EvidenceInput, ...]]:
+    """Each duplicate's id (and the ids it absorbed) joins the ``absorbed_ids`` of the stored memory
+    that takes it, with a ``memory_absorbed`` event, as dedupe records a duplicate
+    (docs/decisions.md#d2), so ``explain`` says where it went. A taker not in ``store`` (a pending
+    memory) records nothing."""
+    found: list[EvidenceInput] = []
+    entries = {e.id: e for e in store.entries}
+    for duplicate, taker_id in duplicates:
+        taker = entries.get(taker_id)
+        if taker is None:
+            continue
+        ids = dict.fromkeys((*(taker.absorbed_ids or ()), duplicate.id, *(duplicate.absorbed_ids or ())))
+        ids.pop(taker.id, None)
+        entries[taker_id] = taker = replace(taker, absorbed_ids=tuple(ids))
+        found.append(evidence.absorbed(duplicate, taker, ABSORBED_EXACT))
+    if not found:
+        return store, ()
+    return replace(store, entries=tuple(entries[e.id] for e in store.entries)), tuple(found)
 
 
 def _restored_event(entry: MemoryEntry, source: str, reason: str) -> EvidenceInput:
@@ -87,39 +135,60 @@ def restore_held(
     """Bring back the memories of ``held`` (read from the set-aside file named ``source``) that the
     workspace lacks (:func:`missing_from`). Stored memories are appended to the store as they were,
     each with a ``memory_restored`` event, and the store is normalised; pending memories are promoted
-    as unowned ones (their sessions may be long gone). Outcome ``restored``, or ``unchanged`` when
-    the workspace lacked none. ``reason``: the reason code of each stored memory's event."""
-    missing = missing_from(snap.store, snap.journal, held)
+    as unowned ones (their sessions may be long gone). A held memory that duplicates one the store
+    keeps (or one the file brings back) under another id is absorbed by it
+    (:func:`absorb_duplicates`). Outcome ``restored``, or ``unchanged`` when the workspace lacked
+    none. ``reason``: the reason code of each stored memory's event."""
+    missing, duplicates = _sorted_out(snap.store, snap.journal, held)
+    if missing and not held.pending:
+        return _stored_back(snap, missing, duplicates, now_ms, source, reason)
+    taken, absorbed = absorb_duplicates(snap.store, duplicates)
     if not missing:
-        return replace(unchanged(snap), outcome=CommandOutcome.UNCHANGED)
-    if held.pending:
-        unowned = tuple(replace(e, pending_owner_session_id=None, pending_message_id=None) for e in missing)
-        promoted = promote(
-            snap.store,
-            snap.journal,
-            unowned,
-            now_ms,
-            session_id=None,
-            include_owned=False,
-            include_unowned=False,
-            archive=snap.archive,
-            tuning=snap.tuning,
-            caches=snap.caches,
+        if not absorbed:
+            return replace(unchanged(snap), outcome=CommandOutcome.UNCHANGED)
+        kept = replace(taken, updated_at=iso_from_ms(now_ms))
+        return replace(
+            unchanged(snap), store=kept, emitted=events(absorbed), outcome=CommandOutcome.UNCHANGED
         )
-        return OpResult(
-            store=promoted.store,
-            journal=promoted.journal,
-            session=snap.session,
-            emitted=promoted.emitted,
-            outcome=CommandOutcome.RESTORED,
-        )
+    unowned = tuple(replace(e, pending_owner_session_id=None, pending_message_id=None) for e in missing)
+    promoted = promote(
+        taken,
+        snap.journal,
+        unowned,
+        now_ms,
+        session_id=None,
+        include_owned=False,
+        include_unowned=False,
+        archive=snap.archive,
+        tuning=snap.tuning,
+        caches=snap.caches,
+    )
+    return OpResult(
+        store=promoted.store,
+        journal=promoted.journal,
+        session=snap.session,
+        emitted=events(absorbed) + promoted.emitted,
+        outcome=CommandOutcome.RESTORED,
+    )
+
+
+def _stored_back(
+    snap: Snapshot,
+    missing: tuple[MemoryEntry, ...],
+    duplicates: tuple[tuple[MemoryEntry, str], ...],
+    now_ms: int,
+    source: str,
+    reason: str,
+) -> OpResult:
+    """Stored memories appended as they were, their duplicates absorbed, the store normalised."""
     store = replace(snap.store, entries=(*snap.store.entries, *missing), updated_at=iso_from_ms(now_ms))
+    store, absorbed = absorb_duplicates(store, duplicates)
     normalized = normalize_store(store, now_ms, archive=snap.archive, tuning=snap.tuning, caches=snap.caches)
     restored = events(_restored_event(entry, source, reason) for entry in missing)
     return OpResult(
         store=normalized.store,
         journal=snap.journal,
         session=snap.session,
-        emitted=restored + normalized.emitted,
+        emitted=restored + events(absorbed) + normalized.emitted,
         outcome=CommandOutcome.RESTORED,
     )

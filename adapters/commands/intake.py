@@ -12,17 +12,15 @@ from adapters.clock import now_ms
 from adapters.commands import (
     EXIT_OK,
     EXIT_REJECTED,
-    CommandError,
     context,
     memory,
     text_arg,
     write,
     write_json,
 )
-from adapters.commands.pinning import budget_full, refusal, remembered_lines
+from adapters.commands.pinning import not_pinned, refusal, remembered_lines
 from domain.enums import EventType
 from domain.extraction import ExtractionResult, extract_explicit, parse_compaction_candidates
-from domain.pinning import PIN_MAX_CHARS, PIN_MAX_ENTRIES
 from domain.text import one_line
 
 _BLOCK_HEADER: Final = re.compile(r"memory[ \t]+candidates", re.IGNORECASE)
@@ -101,7 +99,5 @@ def remember(args: argparse.Namespace) -> int:
     else:
         write("\n".join(remembered_lines(result)))
     if unpinned:
-        rows = [f"{r.id}: {r.text}" for r in memory(ctx).list() if r.pinned]
-        budget = f"at most {PIN_MAX_ENTRIES} memories, {PIN_MAX_CHARS} characters"
-        raise CommandError(f"stored, but not pinned: {budget_full(rows, budget)}", EXIT_REJECTED)
+        raise not_pinned(args, "stored")
     return EXIT_REJECTED if rejected else EXIT_OK

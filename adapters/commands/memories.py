@@ -18,7 +18,9 @@ from adapters.commands import (
     write,
     write_json,
 )
+from adapters.commands.pinning import not_pinned
 from adapters.evidence_log import warn
+from domain.pinning import PIN_BUDGET_FULL
 from domain.text import one_line
 
 if TYPE_CHECKING:
@@ -66,6 +68,7 @@ def list_memories(args: argparse.Namespace) -> int:
         shown = "yes" if r.rendered else "no"
         status = "" if r.status == "active" else f" status={r.status}"
         status += " pinned" if r.pinned else ""
+        status += " scope=user" if r.scope == "user" else ""
         write(
             f"{r.id} [{r.type}] {r.source} strength={r.strength:.3f} "
             f"rendered={shown}{status} grade={r.grade}  {one_line(r.text)}"
@@ -80,8 +83,12 @@ def list_memories(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace, edit: Edit) -> int:
     if edit.outcome == "unknown":
         raise CommandError(f"no memory with id {edit.target} (see `workmem list --all`)", EXIT_REJECTED)
+    unpinned = edit.outcome == "restored" and PIN_BUDGET_FULL in edit.reasons
     if args.json:
         write_json(msgspec.to_builtins(edit))
+    if unpinned:  # restored, unpinned: said like ``remember --pin`` says it (docs/decisions.md#d20)
+        raise not_pinned(args, f"{edit.target} restored")
+    if args.json:
         return EXIT_REJECTED if edit.outcome == "rejected" else EXIT_OK
     if edit.outcome == "rejected":
         write(f"rejected: {','.join(edit.reasons) or 'rejected'}")

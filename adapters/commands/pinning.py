@@ -18,6 +18,7 @@ from adapters.commands import (
     write,
     write_json,
 )
+from domain.pinning import PIN_MAX_CHARS, PIN_MAX_ENTRIES
 from domain.text import one_line
 
 if TYPE_CHECKING:
@@ -48,6 +49,14 @@ def budget_full(pinned: Sequence[str], budget: str) -> str:
     """The one line that refuses a pin past the budget, naming what is pinned."""
     named = "; ".join(_excerpt(p) for p in pinned) or "nothing"
     return f"the pinned budget is full ({budget}); pinned now: {named}. Unpin one first (workmem unpin ID)"
+
+
+def not_pinned(args: argparse.Namespace, what: str) -> CommandError:
+    """The exit-3 error of a memory kept but not pinned because the pinned budget is full
+    (``remember --pin``, a ``restore`` of a pinned memory; docs/decisions.md#d20)."""
+    rows = [f"{r.id}: {r.text}" for r in memory(context(args)).list() if r.pinned]
+    budget = f"at most {PIN_MAX_ENTRIES} memories, {PIN_MAX_CHARS} characters"
+    return CommandError(f"{what}, but not pinned: {budget_full(rows, budget)}", EXIT_REJECTED)
 
 
 def _pinning(args: argparse.Namespace, result: Pinning) -> int:

@@ -25,6 +25,7 @@ from domain.diagnostics.common import (
 )
 from domain.diagnostics.snapshot import Ranked, build_snapshot
 from domain.diagnostics.status import promotion_limit
+from domain.diagnostics.words import left_out_counts
 from domain.enums import EventType, Grade, Importance, MemorySource, MemoryStatus
 from domain.freshness import grade
 from domain.limits import DAY_MS, RETENTION_TYPE_MAX, DormancyLimits, LongTermLimits
@@ -112,6 +113,8 @@ class HealthReport(msgspec.Struct, frozen=True, kw_only=True):
     pinned: str = ""  # the pinned memories against their budget (docs/decisions.md#d20)
     #: active memories per freshness grade (docs/decisions.md#d18)
     grades: tuple[tuple[str, int], ...] = ()
+    #: memories the block leaves out besides its caps, in words, and how many (docs/decisions.md#d22)
+    left_out: tuple[tuple[str, int], ...] = ()
 
 
 def _ratio(part: int, whole: int) -> float:
@@ -211,6 +214,7 @@ def health_report(src: DiagInput, now_ms: int) -> HealthReport:
         ),
         hook_failures=sum(1 for ev in src.events if ev.type == EventType.HOOK_FAILED),
         pinned=pin_budget(store).line(),
+        left_out=tuple((words, count) for _, words, count in left_out_counts(snap)),
     )
 
 
@@ -270,6 +274,7 @@ def format_health(
     out.append(f"  type-capped entries: {r.type_capped}")
     out.append(f"  global-cap overflow: {r.global_capped}")
     out.append(f"  over character budget: {r.char_budget_omitted}")
+    out.extend(f"  {words}: {count}" for words, count in r.left_out)
     out.append("")
     out.append("Host events (evidence log):")
     out.append(f"  compactions without a summary: {r.compactions_without_summary}")

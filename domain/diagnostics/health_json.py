@@ -9,6 +9,7 @@ from typing import Any
 from domain.diagnostics.bound import bound_json, pending_bound
 from domain.diagnostics.common import DiagInput, file_name
 from domain.diagnostics.snapshot import MemoryRow, RecentEvent, build_snapshot
+from domain.diagnostics.words import left_out_counts
 from domain.enums import EventType
 from domain.ids import hash16
 from domain.model import WorkspaceStore
@@ -62,6 +63,7 @@ def health_json(src: DiagInput, now_ms: int) -> dict[str, Any]:
             ),
             **bound_json(pending_bound(src)),
             "pinned": _pinned_json(snap.store),
+            "leftOut": {code: count for code, _, count in left_out_counts(snap)},  # docs/decisions.md#d22
         },
         "memories": [_row_json(row) for row in snap.memories],
         "recentEvents": [_recent_json(ev) for ev in snap.recent_events],

@@ -12,7 +12,7 @@ import msgspec
 
 from domain.diagnostics.common import clean_text, shorten
 from domain.diagnostics.snapshot import DiagSnapshot
-from domain.diagnostics.status import DiagnosticStatus, RowStatus
+from domain.diagnostics.status import DiagnosticStatus, LeftOut, RowStatus
 from domain.enums import EventType, MemoryStatus
 from domain.timeutil import iso_from_ms
 
@@ -20,6 +20,8 @@ _WHY: Final[dict[str, str]] = {
     DiagnosticStatus.OMITTED_TYPE_CAP: "stronger memories of its type took every place",
     DiagnosticStatus.OMITTED_GLOBAL_CAP: "the block was full with stronger memories",
     DiagnosticStatus.OMITTED_CHAR_BUDGET: "the block's character budget was used up",
+    LeftOut.OMITTED_IN_HOST_INSTRUCTIONS: "the host's instruction files already say it",
+    LeftOut.OMITTED_NEAR_DUPLICATE: "folded into a near-duplicate that is shown",
 }
 
 

@@ -7,7 +7,10 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 import msgspec
+from msgspec.structs import replace
 
+from domain import evidence
+from domain.consolidation.near_duplicates import NEAR_DUPLICATE
 from domain.diagnostics.common import (
     DiagInput,
     clean_text,
@@ -29,12 +32,13 @@ from domain.diagnostics.status import (
 from domain.enums import EventType, MemoryStatus, Outcome
 from domain.evidence import SELECTED_REASONS
 from domain.freshness import describe
-from domain.model import EvidenceEvent, MemoryEntry, WorkspaceStore
+from domain.host_instructions import IN_HOST_INSTRUCTIONS
+from domain.leave_out import render_leaving_out
+from domain.model import EvidenceEvent, EvidenceInput, MemoryEntry, WorkspaceStore
 from domain.render import (
     REASON_SUPERSEDED,
     OmissionReason,
     RenderResult,
-    render_workspace_block,
     select_candidates,
 )
 from domain.retention import dormancy_at, strength
@@ -42,7 +46,10 @@ from domain.retention import dormancy_at, strength
 RECENT_EVENT_LIMIT: Final = 50
 
 #: The reason codes of render events: a row's reasons take the render's verdict from its status only.
-_RENDER_CODES: Final = frozenset((*SELECTED_REASONS, *(str(reason) for reason in OmissionReason)))
+_RENDER_CODES: Final = frozenset(
+    (*SELECTED_REASONS, *(str(reason) for reason in OmissionReason), IN_HOST_INSTRUCTIONS, NEAR_DUPLICATE)
+)
+_RENDER_EVENTS: Final = frozenset((EventType.RENDER_SELECTED, EventType.RENDER_OMITTED))
 
 
 class MemoryRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -93,6 +100,9 @@ class DiagSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     events: tuple[EvidenceEvent, ...]
     by_memory: dict[str, tuple[EvidenceEvent, ...]]
     summary: DiagSummary
+    #: what the block leaves out besides its caps, by id, with its ``render_omitted`` event
+    #: (``in_host_instructions``, ``near_duplicate``; docs/decisions.md#d22)
+    left_out: dict[str, EvidenceInput] = msgspec.field(default_factory=dict)
 
 
 def evidence_summary(events: Sequence[EvidenceEvent]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -114,19 +124,20 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
     store = effective_store(src)
     journal = journal_entries(src)
     dormancy = dormancy_at(store, now_ms)
-    render = render_workspace_block(store, now_ms)
+    by_memory = group_by_memory_id(src.events)
+    render, left = leave_out(store, now_ms, by_memory)
     selection = select_candidates(store, now_ms)
 
     def rank(entries: Iterable[MemoryEntry]) -> tuple[Ranked, ...]:
         return tuple(Ranked(e, strength(e, now_ms, dormancy)) for e in entries)
 
-    by_memory = group_by_memory_id(src.events)
     rendered_ids = {e.id for e in render.rendered}
-    omission_by_id = {o.memory_id: o.reason for o in render.omitted}
+    omission_by_id: dict[str, str] = {o.memory_id: o.reason for o in render.omitted}
+    omission_by_id.update((memory_id, event.reason_codes[0]) for memory_id, event in left.items())
     rows: list[MemoryRow] = []
     seen: set[str] = set()
 
-    def entry_row(entry: MemoryEntry, status: DiagnosticStatus, implied: Iterable[str | None]) -> MemoryRow:
+    def entry_row(entry: MemoryEntry, status: RowStatus, implied: Iterable[str | None]) -> MemoryRow:
         codes, ids = evidence_summary(by_memory.get(entry.id, ()))
         # an earlier render's verdict ("within_caps" then, "type_cap" now) is history, not a reason
         codes = tuple(code for code in codes if code not in _RENDER_CODES)
@@ -144,6 +155,7 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
 
     for entry in store.entries:
         omission = omission_by_id.get(entry.id)
+        status: RowStatus
         if entry.id in rendered_ids:
             status = DiagnosticStatus.RENDERED
         else:
@@ -239,4 +251,28 @@ def build_snapshot(src: DiagInput, now_ms: int) -> DiagSnapshot:
         events=src.events,
         by_memory=by_memory,
         summary=summary,
+        left_out=left,
     )
+
+
+def leave_out(
+    store: WorkspaceStore, now_ms: int, by_memory: dict[str, tuple[EvidenceEvent, ...]]
+) -> tuple[RenderResult, dict[str, EvidenceInput]]:
+    """The block as a session start renders it (docs/decisions.md#d22): without the weaker of two
+    near-duplicates, and without a memory the host's instruction files said when it was last
+    rendered (the diagnostics do not read the host's files: the last verdict stands until a later
+    render shows the memory again). Also what was left out, by id."""
+    said = {memory_id: last for memory_id, events in by_memory.items() if (last := _in_host_files(events))}
+
+    def covered(shown: Sequence[MemoryEntry]) -> dict[str, EvidenceInput]:
+        found = {e.id: evidence.omitted(e, IN_HOST_INSTRUCTIONS) for e in shown if e.id in said}
+        return {i: replace(ev, details=dict(said[i].details or {})) for i, ev in found.items()}
+
+    render, left_out = render_leaving_out(store, now_ms, covered)
+    return render, {ev.memory.memory_id: ev for ev in left_out if ev.memory and ev.memory.memory_id}
+
+
+def _in_host_files(events: Sequence[EvidenceEvent]) -> EvidenceEvent | None:
+    """The memory's last render event when it left the memory out for the host's instruction files."""
+    last = next((ev for ev in reversed(events) if ev.type in _RENDER_EVENTS), None)
+    return last if last is not None and IN_HOST_INSTRUCTIONS in last.reason_codes else None

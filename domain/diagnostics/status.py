@@ -6,8 +6,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Final, TypeAlias
 
+from domain.consolidation.near_duplicates import NEAR_DUPLICATE
 from domain.enums import EventType, MemorySource, Outcome
 from domain.evidence import SELECTED_REASONS
+from domain.host_instructions import IN_HOST_INSTRUCTIONS
 from domain.limits import PromotionRetryLimits
 from domain.model import EvidenceEvent, MemoryEntry
 from domain.render import (
@@ -41,21 +43,33 @@ class DiagnosticStatus(StrEnum):
     UNKNOWN = "unknown"
 
 
-#: A row's status: a :class:`DiagnosticStatus`, or, for an id known only from an event the rule
-#: below does not name, that event's outcome as logged (log lines are read leniently, so any string).
-RowStatus: TypeAlias = DiagnosticStatus | str
+class LeftOut(StrEnum):
+    """The statuses of a memory the block leaves out besides its caps (docs/decisions.md#d22): what
+    the host's instruction files already say, the weaker of two near-duplicates."""
 
-_OMISSION_STATUS: Final[dict[str | None, DiagnosticStatus]] = {
+    OMITTED_IN_HOST_INSTRUCTIONS = "omitted_in_host_instructions"
+    OMITTED_NEAR_DUPLICATE = "omitted_near_duplicate"
+
+
+#: A row's status: a :class:`DiagnosticStatus` or :class:`LeftOut`, or, for an id known only from an
+#: event the rule below does not name, that event's outcome as logged (log lines are read leniently,
+#: so any string).
+RowStatus: TypeAlias = DiagnosticStatus | LeftOut | str
+
+_OMISSION_STATUS: Final[dict[str | None, DiagnosticStatus | LeftOut]] = {
     REASON_SUPERSEDED: DiagnosticStatus.OMITTED_SUPERSEDED,
     REASON_TYPE_CAP: DiagnosticStatus.OMITTED_TYPE_CAP,
     REASON_GLOBAL_CAP: DiagnosticStatus.OMITTED_GLOBAL_CAP,
     REASON_ARCHIVED: DiagnosticStatus.OMITTED_ARCHIVED,
     OmissionReason.EXPIRED: DiagnosticStatus.OMITTED_EXPIRED,
+    IN_HOST_INSTRUCTIONS: LeftOut.OMITTED_IN_HOST_INSTRUCTIONS,
+    NEAR_DUPLICATE: LeftOut.OMITTED_NEAR_DUPLICATE,
 }
 
 
-def status_from_omission(reason: str | None) -> DiagnosticStatus:
-    """``superseded``/``type_cap``/``global_cap``/``archived`` -> their status; anything else
+def status_from_omission(reason: str | None) -> DiagnosticStatus | LeftOut:
+    """``superseded``/``type_cap``/``global_cap``/``archived``/``expired``/``in_host_instructions``/
+    ``near_duplicate`` -> their status; anything else
     (``char_budget``, ``empty_render_budget``, unknown) -> ``omitted_char_budget``."""
     return _OMISSION_STATUS.get(reason, DiagnosticStatus.OMITTED_CHAR_BUDGET)
 
@@ -68,6 +82,8 @@ _STATUS_REASONS: Final[dict[str, tuple[str, ...]]] = {
     DiagnosticStatus.OMITTED_ARCHIVED: (REASON_ARCHIVED,),
     DiagnosticStatus.OMITTED_ABSORBED_DUPLICATE: ("absorbed_duplicate",),
     DiagnosticStatus.OMITTED_EXPIRED: (OmissionReason.EXPIRED.value,),
+    LeftOut.OMITTED_IN_HOST_INSTRUCTIONS: (IN_HOST_INSTRUCTIONS,),
+    LeftOut.OMITTED_NEAR_DUPLICATE: (NEAR_DUPLICATE,),
     DiagnosticStatus.PENDING_RETRY: ("retryable_capacity_rejection",),
     DiagnosticStatus.PENDING_REJECTED_CAPACITY: ("capacity_rejected", "max_attempts_reached"),
     DiagnosticStatus.QUARANTINED_CORRUPT_STORE: ("invalid_json",),

@@ -12,9 +12,10 @@ from msgspec.structs import replace
 
 from domain.diagnostics.common import DiagInput, clean_text, format_strength, shorten
 from domain.diagnostics.snapshot import DiagSnapshot, Ranked, build_snapshot
-from domain.diagnostics.status import DiagnosticStatus, RowStatus
+from domain.diagnostics.status import DiagnosticStatus, LeftOut, RowStatus
 from domain.enums import Importance, MemoryStatus
-from domain.model import MemoryEntry
+from domain.host_instructions import IN_HOST_INSTRUCTIONS
+from domain.model import EvidenceInput, MemoryEntry
 from domain.timeutil import parse_iso_ms
 
 #: How many of the memories that outranked it are named.
@@ -118,6 +119,11 @@ def _active(snap: DiagSnapshot, entry: MemoryEntry, status: RowStatus, raw: bool
     )
     if status == DiagnosticStatus.RENDERED:
         return explained
+    left = snap.left_out.get(entry.id)
+    if left is not None:
+        why, todo = _left_out(snap, entry, left, raw)
+        sentence = f"Not in the block: {_quoted(entry.text, raw)}, because {why}."
+        return replace(explained, in_block=False, sentence=sentence, actions=todo)
     cap = sum(1 for r in snap.shortlist if r.entry.type is entry.type)
     pool = same_type if status == DiagnosticStatus.OMITTED_TYPE_CAP else shown
     outranked = _outrankers(pool, strength, raw)
@@ -138,6 +144,43 @@ def _active(snap: DiagSnapshot, entry: MemoryEntry, status: RowStatus, raw: bool
     return replace(
         explained, in_block=False, sentence=sentence, outranked_by=outranked, actions=tuple(actions)
     )
+
+
+#: What ``health`` counts the block's omissions besides its caps as (docs/decisions.md#d22).
+LEFT_OUT_COUNTED: Final = (
+    (LeftOut.OMITTED_IN_HOST_INSTRUCTIONS, "already said in the host's instruction files"),
+    (LeftOut.OMITTED_NEAR_DUPLICATE, "folded into a near-duplicate shown"),
+)
+
+
+def left_out_counts(snap: DiagSnapshot) -> tuple[tuple[str, str, int], ...]:
+    """How many memories the block leaves out for each reason besides its caps: (status code, words,
+    count)."""
+    return tuple(
+        (str(status), words, sum(1 for row in snap.memories if row.status == status))
+        for status, words in LEFT_OUT_COUNTED
+    )
+
+
+def _left_out(
+    snap: DiagSnapshot, entry: MemoryEntry, left: EvidenceInput, raw: bool
+) -> tuple[str, tuple[str, ...]]:
+    """Why the block leaves ``entry`` out besides its caps (docs/decisions.md#d22), and what to do."""
+    details = left.details or {}
+    if IN_HOST_INSTRUCTIONS in left.reason_codes:
+        file = str(details.get("file") or "the host's instruction file")
+        return (
+            f"{file} already says it and the host reads that file into every session, so the block "
+            "does not repeat it (it stays stored and ranked, and is shown again when the file no "
+            "longer says it)"
+        ), (f"edit {file} if it should not say this; the next session shows the memory",)
+    into = str(details.get("foldedInto") or "")
+    strong = next((e for e in snap.store.entries if e.id == into), None)
+    partner = f"{into} {_quoted(strong.text, raw)}" if strong is not None else "a memory"
+    return (
+        f"it is folded into {partner}, which says the same and more and is shown (both stay stored; "
+        "this one is shown again once that memory is gone)"
+    ), (f"`workmem forget {entry.id}` if it adds nothing to {into or 'that memory'}",)
 
 
 def _retired(snap: DiagSnapshot, entry: MemoryEntry, status: RowStatus, raw: bool) -> Explained:
@@ -185,6 +228,8 @@ _ELSEWHERE: Final[dict[str, str]] = {
     DiagnosticStatus.OMITTED_ARCHIVED: "archived: it stayed weak for long and left the store (kept aside)",
     DiagnosticStatus.OMITTED_ABSORBED_DUPLICATE: "merged into another memory with the same text",
     DiagnosticStatus.QUARANTINED_CORRUPT_STORE: "it was in a damaged store that was set aside",
+    LeftOut.OMITTED_IN_HOST_INSTRUCTIONS: "the host's instruction files already said it",
+    LeftOut.OMITTED_NEAR_DUPLICATE: "folded into a near-duplicate that was shown",
 }
 
 
@@ -229,6 +274,9 @@ def explain_memory(snap: DiagSnapshot, memory_id: str, *, raw: bool = False) -> 
         return None
     shown = status if status is not None else (events[-1].outcome if events else DiagnosticStatus.UNKNOWN)
     what = _ELSEWHERE.get(shown, f"known only from its history (last: {events[-1].type})" if events else "")
+    taker = next((e for e in snap.store.entries if memory_id in (e.absorbed_ids or ())), None)
+    if shown == DiagnosticStatus.OMITTED_ABSORBED_DUPLICATE and taker is not None:
+        what = f"merged into {taker.id} {_quoted(taker.text, raw)}, a memory with the same text"
     actions = [f"`workmem trace {memory_id}` shows its history"]
     if shown == DiagnosticStatus.OMITTED_ARCHIVED:
         actions.insert(0, f"`workmem restore {memory_id}` brings it back")

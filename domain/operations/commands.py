@@ -16,7 +16,7 @@ from domain.freshness import confirmed, with_freshness
 from domain.ids import memory_id
 from domain.keys import exact_key, key_hash
 from domain.model import Citation, MemoryEntry
-from domain.operations.pinning import set_pinned
+from domain.operations.pinning import pin_within_budget, set_pinned
 from domain.operations.supersession import (
     link_replacement,
     resolve_survivor,
@@ -25,6 +25,7 @@ from domain.operations.supersession import (
     superseded_event,
 )
 from domain.operations.values import CommandOutcome, OpResult, Snapshot, operation, unchanged
+from domain.pinning import PIN_BUDGET_FULL
 from domain.projection.scopes import scope_of, stored_scope
 from domain.promotion import PromotionClass, promote
 from domain.safety import GateReason, Rejected, admit, is_prompt_injection, redact
@@ -215,7 +216,8 @@ def supersede(
 @operation
 def restore(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
     """Undo ``forget`` / ``supersede``: the memory is active again and its tombstone is lifted.
-    An archived memory is brought back from the archive."""
+    An archived memory is brought back from the archive. A pin that no longer fits the pinned budget
+    is dropped (reason ``pin_budget_full``; docs/decisions.md#d20)."""
     store = snap.store
     entry = next((e for e in store.entries if e.id == target_id), None)
     marker = next((m for m in store.archived if m.memory_id == target_id), None)
@@ -228,12 +230,15 @@ def restore(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
         )
     if entry is None:
         return replace(unchanged(snap), outcome=CommandOutcome.UNKNOWN, memory_id=target_id)
-    revived = replace(
-        entry,
-        status=MemoryStatus.ACTIVE,
-        superseded_by=None,
-        updated_at=iso_from_ms(now_ms),
-        retention_clock=now_ms,
+    revived, unpinned = pin_within_budget(
+        store,
+        replace(
+            entry,
+            status=MemoryStatus.ACTIVE,
+            superseded_by=None,
+            updated_at=iso_from_ms(now_ms),
+            retention_clock=now_ms,
+        ),
     )
     key = key_hash(exact_key(entry))
     store = replace(
@@ -247,7 +252,8 @@ def restore(snap: Snapshot, target_id: str, now_ms: int) -> OpResult:
         store=normalized.store,
         journal=snap.journal,
         session=snap.session,
-        emitted=events((evidence.restored(revived),)) + normalized.emitted,
+        emitted=events((evidence.restored(revived), *((unpinned,) if unpinned else ()))) + normalized.emitted,
         outcome=CommandOutcome.RESTORED,
         memory_id=target_id,
+        reasons=(PIN_BUDGET_FULL,) if unpinned else (),
     )

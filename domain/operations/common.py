@@ -10,16 +10,16 @@ from msgspec.structs import replace
 
 from domain import evidence
 from domain.caches import Caches
-from domain.consolidation.near_duplicates import fold_rendered, folded_event
 from domain.emitted import NOTHING, Emitted, events
 from domain.enums import MemoryStatus
 from domain.host_instructions import HostContext, covered_among, instruction_index
+from domain.leave_out import render_leaving_out
 from domain.limits import CacheLimits, PendingJournalLimits, SessionFileLimits
 from domain.model import EvidenceInput, MemoryEntry, PendingJournal, SessionState, WorkspaceStore
 from domain.operations.use import record_cues
 from domain.operations.values import Snapshot
 from domain.pending import is_request, journal_key, promoted_for, without_records_of
-from domain.render import RenderResult, number_block, render_workspace_block
+from domain.render import RenderResult, number_block
 from domain.retention import DEFAULT_TUNING, Tuning, mark_activity
 from domain.search.disclosure import tagged_block
 from domain.session import empty_session, render_hot_state
@@ -190,24 +190,11 @@ def render_block(
     """The block a new cache epoch shows: the store's render, without what the host's instruction
     files already say and without the weaker of two near-duplicates (docs/decisions.md#d22), with a
     ``render_omitted`` event for each memory left out."""
-    result = render_workspace_block(store, now_ms, tuning, caches)
     index = instruction_index(host)
-    left_out: list[EvidenceInput] = []
-    for _ in range(_LEAVE_OUT_PASSES):  # each pass leaves out at least one more memory, or stops
-        gone = covered_among(result.rendered, index)
-        folds = fold_rendered([e for e in result.rendered if e.id not in gone])
-        gone.update((e.id, folded_event(e, folds[e.id])) for e in result.rendered if e.id in folds)
-        if not gone:
-            break
-        left_out.extend(gone.values())
-        store = replace(store, entries=tuple(e for e in store.entries if e.id not in gone))
-        result = render_workspace_block(store, now_ms, tuning, caches)
+    result, left_out = render_leaving_out(
+        store, now_ms, lambda shown: covered_among(shown, index), tuning, caches
+    )
     return replace(result, emitted=result.emitted + events(left_out)) if left_out else result
-
-
-#: A render is repeated at most this many times to leave out what the host's instruction files say and
-#: the weaker of two near-duplicates (docs/decisions.md#d22); past it, the rest shows.
-_LEAVE_OUT_PASSES = 8
 
 
 def freeze(

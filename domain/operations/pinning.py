@@ -11,6 +11,7 @@ from msgspec.structs import replace
 from domain.emitted import events
 from domain.enums import EventType, MemoryStatus, Outcome, Phase
 from domain.evidence import event
+from domain.model import EvidenceInput, MemoryEntry, WorkspaceStore
 from domain.operations.values import CommandOutcome, OpResult, Snapshot, operation, unchanged
 from domain.pinning import PIN_BUDGET_FULL, fits
 from domain.timeutil import iso_from_ms
@@ -31,6 +32,17 @@ class Unpin(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", tag="unpi
 _PINNED: Final = (EventType.MEMORY_PINNED, Phase.LIFECYCLE, Outcome.ACCEPTED)
 _UNPINNED: Final = (EventType.MEMORY_UNPINNED, Phase.LIFECYCLE, Outcome.ACCEPTED)
 _REFUSED: Final = (EventType.MEMORY_PINNED, Phase.LIFECYCLE, Outcome.REJECTED)
+
+
+def pin_within_budget(store: WorkspaceStore, entry: MemoryEntry) -> tuple[MemoryEntry, EvidenceInput | None]:
+    """``entry`` as it may come back into ``store`` (a ``restore``): a pin that does not fit the
+    budget beside the store's other pinned memories is dropped, with a ``memory_unpinned`` event
+    (:data:`PIN_BUDGET_FULL`), so that a restore never leaves more pins than the budget allows
+    (docs/decisions.md#d20)."""
+    if not entry.pinned or fits(store, entry):
+        return entry, None
+    unpinned = replace(entry, pinned=False)
+    return unpinned, event(*_UNPINNED, (PIN_BUDGET_FULL,), memory=unpinned, text=unpinned.text)
 
 
 @operation

@@ -58,7 +58,12 @@ def _unretire(store: WorkspaceStore, old: MemoryEntry) -> WorkspaceStore:
 
 
 def link_replacement(store: WorkspaceStore, old_id: str, new_id: str) -> WorkspaceStore:
-    entries = tuple(replace(e, superseded_by=new_id) if e.id == old_id else e for e in store.entries)
+    """Point ``old_id`` at its replacement ``new_id``; the old memory's pin is the replacement's now
+    (the caller pins it), so it is dropped here and a later ``restore`` cannot bring back a second
+    pin (docs/decisions.md#d20)."""
+    entries = tuple(
+        replace(e, superseded_by=new_id, pinned=False) if e.id == old_id else e for e in store.entries
+    )
     return replace(store, entries=entries)
 
 

@@ -213,7 +213,9 @@ class _Import(Working):
             return entry
         shared = projects(other, self.projected)
         if shared and (other.created_at, other.id) <= (entry.created_at, entry.id):
-            kept = reinforce(other, None, self.now_ms, self.tuning)
+            kept = reinforce(
+                replace(other, pinned=other.pinned or entry.pinned), None, self.now_ms, self.tuning
+            )
             self.put(kept)
             folded = self._retired(entry, other.id)
             self.emit(evidence.superseded(folded, kept, "same_identity"))
@@ -226,6 +228,7 @@ class _Import(Working):
             reinforcement_count=other.reinforcement_count,
             last_reinforced_at=other.last_reinforced_at,
             user_importance=other.user_importance,
+            pinned=entry.pinned or other.pinned,  # the pin goes to the memory that stays
         )
         kept = reinforce(inherited, None, self.now_ms, self.tuning)
         retired = self._retired(other, entry.id)

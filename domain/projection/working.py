@@ -98,11 +98,18 @@ class Working:
         self.changed = True
 
     def _retired(self, entry: MemoryEntry, by: str | None, *, marked: bool = False) -> MemoryEntry:
+        """``entry`` superseded (by ``by``, else forgotten); one with a replacement keeps no pin
+        (docs/decisions.md#d20)."""
         extras = {k: v for k, v in entry.extras.items() if k != STATUS_KEY}
         if marked:
             extras[STATUS_KEY] = FileStatus.SUPERSEDED.value
         return replace(
-            entry, status=MemoryStatus.SUPERSEDED, superseded_by=by, updated_at=self.stamp, extras=extras
+            entry,
+            status=MemoryStatus.SUPERSEDED,
+            superseded_by=by,
+            updated_at=self.stamp,
+            extras=extras,
+            pinned=entry.pinned and by is None,
         )
 
     def _status(self, entry: MemoryEntry, status: FileStatus) -> MemoryEntry:

@@ -92,3 +92,16 @@ def test_the_api_pins_and_forces(tmp_path: Path) -> None:
     assert [p.split(":")[0] for p in pinning.pinned] == [kept.id, other.id]
     assert memory.unpin(other.id).outcome == "unpinned"
     assert memory.block().text.splitlines()[1:3] == ["pinned:", f"- [R1] {FACTS[0]}"]
+
+
+def test_a_restore_past_the_pinned_budget_restores_unpinned_and_says_so(cli: Cli) -> None:
+    forgotten = _remember(cli, FACTS[0], "--pin")
+    cli.ok("forget", forgotten)
+    pinned = [_remember(cli, text, "--pin") for text in FACTS[1:6]]
+    back = cli("restore", forgotten)
+    assert back.code == 3 and back.out == "" and len(back.err.splitlines()) == 1
+    assert back.err.startswith(f"workmem: {forgotten} restored, but not pinned: the pinned budget is full")
+    assert all(memory_id in back.err for memory_id in pinned)
+    rows = {m["id"]: m for m in cli.memories()}
+    assert rows[forgotten]["status"] == "active" and not rows[forgotten].get("pinned", False)
+    assert sum(bool(m.get("pinned")) for m in rows.values()) == 5

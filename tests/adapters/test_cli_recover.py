@@ -138,3 +138,14 @@ def test_a_damaged_store_names_the_recovery_command(cli: Cli) -> None:
     assert "`workmem recover`" in run.err
     names = sorted(row["name"] for row in cli.ok("recover", "--json").json()["files"])
     assert names == [f"workspace-memory.json.corrupt-{cli.now_ms}", "workspace-memory.json.prev"]
+
+
+def test_a_duplicate_a_restore_brings_is_recorded_and_explained(cli: Cli) -> None:
+    kept = cli.ok("remember", "--json", "always use pnpm for installs").json()["id"]
+    old_aside(cli, "always use pnpm for installs", damaged=False)  # the same memory, id mem_old_0
+    cli.ok("recover", "--restore", OLD_ASIDE)
+    [row] = cli.memories("--all")
+    assert row["id"] == kept
+    said = cli.ok("explain", "mem_old_0").out
+    assert said.startswith(f"Memory mem_old_0: Not in the block: merged into {kept} “always use pnpm")
+    assert any(e["type"] == "memory_absorbed" for e in events(cli))

@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Final
 
 import anyio
+import msgspec
 import pytest
 
 from adapters.api import InvalidInput, WorkingMemory
 from tests.adapters.test_mcp_server import call_tools
+from tests.adapters.test_serve import Client
 from tests.support.cli import Cli, one_line_error
 
 PREFERENCE: Final = "Always write commit messages in the imperative mood"
@@ -32,7 +34,10 @@ def _context(cli: Cli, workspace: Path, session: str) -> str:
 
 def test_a_user_memory_is_kept_once_and_shown_in_every_workspace(cli: Cli, other: Path) -> None:
     remembered = cli.ok("remember", "--json", "--scope", "user", PREFERENCE).json()
-    assert cli.memories() == []  # not in this workspace's own store
+    assert [(m["id"], m["scope"]) for m in cli.memories()] == [(remembered["id"], "user")]  # the user's
+    assert cli.memories() == [
+        m for m in cli.ok("--workspace", str(other), "list", "--json").json()["memories"]
+    ]
     assert PREFERENCE in _context(cli, other, "s1")
     assert PREFERENCE in _context(cli, cli.workspace, "s2")
     assert (
@@ -107,3 +112,41 @@ def test_the_user_store_follows_a_git_remote_between_machines(
     (tmp_path / "gone.git").rename(remote)
     assert "git: pushed" in cli.ok("sync").out
     assert "small pull requests" in _git("--git-dir", str(remote), "log", "-p", "--format=", cwd=tmp_path)
+
+
+def test_list_shows_the_users_own_memories_after_the_workspaces_own_once_each(cli: Cli, other: Path) -> None:
+    own = cli.ok("remember", "--json", "--type", "decision", "We deploy with blue-green switching").json()
+    cli.ok("message", "--session", "s1", f"remember for all projects: {PREFERENCE}")
+    cli.ok("end-session", "--session", "s1")  # kept here and in the user's store: listed once, from here
+    spelling = cli.ok("remember", "--json", "--scope", "user", "Answer in British English spelling").json()
+    rows = cli.memories()
+    assert [m["text"] for m in rows].count(PREFERENCE) == 1
+    here = {m["text"]: m for m in rows[:2]}  # the workspace's own, strongest first
+    assert (here[PREFERENCE]["scope"], here["We deploy with blue-green switching"]["id"]) == (
+        "user",
+        own["id"],
+    )
+    assert [(m["id"], m["scope"]) for m in rows[2:]] == [(spelling["id"], "user")]  # then the user's
+    lines = cli.ok("list").out.splitlines()
+    assert [line.split()[0] for line in lines] == [m["id"] for m in rows]
+    assert [" scope=user " in line for line in lines] == [m["scope"] == "user" for m in rows]
+    # every door lists what the command line lists
+    api = WorkingMemory(cli.workspace, home=cli.home)
+    assert [msgspec.to_builtins(m) for m in api.list()] == rows
+    served = Client(cli.home)
+    try:
+        assert served.call(id=1, op="list", workspace=str(cli.workspace))["memories"] == rows
+    finally:
+        served.close()
+    # another workspace lists only the user's own memories
+    others = cli.ok("--workspace", str(other), "list", "--json").json()["memories"]
+    assert {m["text"] for m in others} == {PREFERENCE, "Answer in British English spelling"}
+
+
+def test_a_user_memory_pinned_where_it_was_said_is_pinned_in_the_users_store(cli: Cli, other: Path) -> None:
+    cli.ok("message", "--session", "s1", f"remember for all projects: {PREFERENCE}")
+    cli.ok("end-session", "--session", "s1")
+    (row,) = cli.memories()
+    cli.ok("pin", row["id"])
+    (there,) = cli.ok("--workspace", str(other), "list", "--json").json()["memories"]
+    assert (there["text"], there["scope"], there.get("pinned")) == (PREFERENCE, "user", True)

@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from domain.commands import Compacted, EndSession, OpenSession, Remember, Supersede, UserMessage
+from domain.commands import (
+    Compacted,
+    EndSession,
+    Forget,
+    OpenSession,
+    Remember,
+    Restore,
+    Supersede,
+    UserMessage,
+)
 from domain.consolidation import normalize_store
 from domain.enums import EventType, MemoryType
 from domain.limits import DAY_MS
@@ -70,6 +79,50 @@ def test_a_compaction_that_supersedes_a_pinned_memory_pins_its_replacement() -> 
     summary = f"Memory candidates:\n- [decision] {DECISIONS[1]} (supersedes M1)"
     run(ws, Compacted(session="s1", summary=summary), NOW + 60_000)
     assert [(e.text, e.pinned) for e in ws.store.entries if e.status == "active"] == [(DECISIONS[1], True)]
+    assert [e.pinned for e in ws.store.entries if e.status == "superseded"] == [False]  # the pin moved
+
+
+def test_a_superseded_memory_gives_its_pin_to_its_replacement() -> None:
+    ws = workspace()
+    target = remembered(ws, DECISIONS[0], pin=True)
+    run(ws, Supersede(memory_id=target, text=DECISIONS[1]))
+    assert {e.text: e.pinned for e in ws.store.entries} == {DECISIONS[0]: False, DECISIONS[1]: True}
+    # restoring the old memory brings it back without a second pin
+    assert run(ws, Restore(memory_id=target)).reasons == ()
+    assert {e.text: e.pinned for e in ws.store.entries} == {DECISIONS[0]: False, DECISIONS[1]: True}
+
+
+def test_a_restore_never_leaves_more_pins_than_the_budget_allows() -> None:
+    ws = workspace()
+    forgotten = remembered(ws, DECISIONS[0], pin=True)
+    run(ws, Forget(memory_id=forgotten))
+    for text in DECISIONS[1 : PIN_MAX_ENTRIES + 1]:
+        remembered(ws, text, pin=True)
+    back = run(ws, Restore(memory_id=forgotten))
+    assert (back.outcome, back.reasons) == (CommandOutcome.RESTORED, (PIN_BUDGET_FULL,))
+    assert [e.reason_codes for e in back.events if e.type is EventType.MEMORY_UNPINNED] == [
+        (PIN_BUDGET_FULL,)
+    ]
+    restored = next(e for e in ws.store.entries if e.id == forgotten)
+    assert restored.status == "active" and not restored.pinned
+    assert pin_budget(ws.store).entries == PIN_MAX_ENTRIES and not pin_budget(ws.store).over
+    # with room in the budget, a forgotten pinned memory comes back pinned (an undo of forget)
+    ws2 = workspace()
+    again = remembered(ws2, DECISIONS[0], pin=True)
+    run(ws2, Forget(memory_id=again))
+    assert run(ws2, Restore(memory_id=again)).reasons == ()
+    assert [e.pinned for e in ws2.store.entries] == [True]
+
+
+def test_a_pinned_superseded_memory_of_an_older_store_comes_back_unpinned_when_full() -> None:
+    old = replace(memory(DECISIONS[0], id="old", type="decision"), status="superseded", pinned=True)
+    pins = [
+        replace(memory(t, id=f"p{n}", type="decision"), pinned=True) for n, t in enumerate(DECISIONS[1:6])
+    ]
+    ws = workspace(old, *pins)
+    back = run(ws, Restore(memory_id="old"))
+    assert back.reasons == (PIN_BUDGET_FULL,)
+    assert sum(e.pinned for e in ws.store.entries if e.status == "active") == PIN_MAX_ENTRIES
 
 
 def test_a_pin_past_the_budget_is_refused_and_changes_nothing() -> None:

@@ -253,3 +253,25 @@ def test_a_pin_travels_through_the_projection() -> None:
     assert "\npinned: true\n" in _file(ws, pinned)[1]
     _run(ws, _one(path, text), T0 + 90 * MINUTE)
     assert not _entry(ws, DECISION).pinned
+
+
+def test_a_memory_superseded_through_the_projection_keeps_no_pin() -> None:
+    """docs/decisions.md#d20: an edited text keeps the pin on the memory, not on its old revision;
+    the same fact from two clones keeps the pin on the memory that stays."""
+    ws = _workspace((DECISION, MemoryType.DECISION))
+    entry = ws.store.entries[0]
+    path, text = _file(ws, entry)
+    pinned = text.replace("source: manual\n", "source: manual\npinned: true\n")
+    _run(ws, _one(path, pinned.replace("HTTP retries", "HTTP retries, capped at 5 attempts")))
+    assert {(e.status, e.pinned) for e in ws.store.entries} == {
+        (MemoryStatus.ACTIVE, True),
+        (MemoryStatus.SUPERSEDED, False),
+    }
+    first, second = empty_workspace(), empty_workspace()
+    first.execute(Remember(text=DECISION, type=MemoryType.DECISION), T0)
+    second.execute(Remember(text=DECISION, type=MemoryType.DECISION, pin=True), T0 + MINUTE)
+    _run(first, import_of(every_file(second.store)))  # the newer, pinned copy folds into the older one
+    assert [(e.status, e.pinned) for e in first.store.entries] == [
+        (MemoryStatus.ACTIVE, True),
+        (MemoryStatus.SUPERSEDED, False),
+    ]

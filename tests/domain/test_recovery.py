@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from domain.enums import MemorySource
+from domain.enums import EventType, MemorySource
 from domain.keys import exact_key, key_hash
 from domain.model import ArchiveMarker, Tombstone
-from domain.operations.values import CommandOutcome, Snapshot
+from domain.operations.values import CommandOutcome, OpResult, Snapshot
 from domain.recovery import Held, missing_from, restore_held, stored_ids
+from domain.workspace_merge import MergeWorkspace, merged
 from tests.support.builders import NOW, NOW_ISO, journal, memory, store
 
 A = memory("always run the linter before pushing", id="mem_a", type="feedback", source=MemorySource.MANUAL)
@@ -58,3 +59,46 @@ def test_nothing_missing_changes_nothing() -> None:
     snap = Snapshot(store=store(A, B), journal=journal())
     result = restore_held(snap, Held(entries=(B,), pending=False), "x.prev", NOW)
     assert result.outcome is CommandOutcome.UNCHANGED and result.store is snap.store and not result.events
+
+
+def _absorbed(result: OpResult) -> list[tuple[str | None, tuple[str, ...]]]:
+    return [
+        (e.memory.memory_id if e.memory else None, e.reason_codes)
+        for e in result.events
+        if e.type == EventType.MEMORY_ABSORBED
+    ]
+
+
+def test_a_duplicate_under_another_id_is_absorbed_by_the_memory_that_takes_it() -> None:
+    renamed = replace(A, id="mem_other", absorbed_ids=("mem_older",))  # the store's A, another id
+    twin = replace(B, id="mem_twin")  # B twice in the file
+    held = Held(entries=(renamed, B, twin), pending=False)
+    result = restore_held(Snapshot(store=store(A), journal=journal()), held, "x.prev", NOW)
+    kept = {e.id: e for e in result.store.entries}
+    assert set(kept) == {"mem_a", "mem_b"}
+    assert kept["mem_a"].absorbed_ids == ("mem_other", "mem_older")
+    assert kept["mem_b"].absorbed_ids == ("mem_twin",)
+    assert _absorbed(result) == [("mem_other", ("absorbed_exact",)), ("mem_twin", ("absorbed_exact",))]
+    assert missing_from(result.store, journal(), held) == ()  # recorded once: nothing is lacking now
+    again = restore_held(Snapshot(store=result.store, journal=journal()), held, "x.prev", NOW)
+    assert again.outcome is CommandOutcome.UNCHANGED and again.store is result.store
+
+
+def test_a_file_that_holds_only_duplicates_records_them_and_brings_nothing_back() -> None:
+    snap = Snapshot(store=store(A), journal=journal())
+    result = restore_held(snap, Held(entries=(replace(A, id="mem_other"),), pending=False), "x.prev", NOW)
+    assert result.outcome is CommandOutcome.UNCHANGED
+    assert [e.absorbed_ids for e in result.store.entries] == [("mem_other",)]
+    assert _absorbed(result) == [("mem_other", ("absorbed_exact",))]
+
+
+def test_a_merged_sub_directory_store_records_its_duplicates_too() -> None:
+    command = MergeWorkspace(
+        stored=Held(entries=(replace(A, id="mem_sub"), C), pending=False),
+        pending=Held(entries=(), pending=True),
+        source="src",
+    )
+    result = merged(Snapshot(store=store(A), journal=journal()), command, NOW)
+    kept = {e.id: e for e in result.store.entries}
+    assert set(kept) == {"mem_a", "mem_c"} and kept["mem_a"].absorbed_ids == ("mem_sub",)
+    assert _absorbed(result) == [("mem_sub", ("absorbed_exact",))]
