@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, NamedTuple
 
@@ -26,7 +25,7 @@ from domain.ids import hash16
 from domain.model import MemoryEntry
 from domain.render import age_days, is_stale_marked
 from domain.search.shortids import label
-from domain.search.tokens import query_terms, terms, words
+from domain.search.tokens import query_terms, term_tuple, words
 from domain.search.values import Hit, MatchMode, SearchAnswer, Verdict
 from domain.text import single_line
 
@@ -56,14 +55,6 @@ class Corpus(NamedTuple):
 
     documents: int
     total_terms: int
-
-
-def corpus_of(docs: Iterable[Sequence[str]]) -> Corpus:
-    count = total = 0
-    for doc in docs:
-        count += 1
-        total += len(doc)
-    return Corpus(count, total)
 
 
 def query_hash(query: str) -> str:
@@ -121,20 +112,35 @@ def prefix_matches(term: str, found: str) -> bool:
     return found == term or (len(term) >= PREFIX_MIN and found.startswith(term))
 
 
-def query_counts(
-    wanted: Sequence[str], found: Sequence[str], seen: dict[str, tuple[str, ...]] | None = None
-) -> dict[str, int]:
-    """How often each query term (by :func:`prefix_matches`) occurs among a memory's terms. ``seen``:
-    the query terms each memory term answers, filled as it goes (one table per query)."""
-    table = {} if seen is None else seen
-    held: dict[str, int] = {}
-    for term in found:
-        answers = table.get(term)
-        if answers is None:
-            answers = table[term] = tuple(t for t in wanted if prefix_matches(t, term))
-        for t in answers:
-            held[t] = held.get(t, 0) + 1
-    return held
+def _matches(
+    entries: Sequence[MemoryEntry], wanted: Sequence[str]
+) -> tuple[list[tuple[MemoryEntry, dict[str, int], int]], dict[str, int], Corpus]:
+    """The entries holding a query term, each with how often each query term occurs among its terms
+    (by :func:`prefix_matches`) and its number of terms; in how many of them each query term occurs;
+    and the statistics of all ``entries``. One pass, the hot loop of a search over many candidates
+    (docs/performance.md, "Search")."""
+    docs: list[tuple[MemoryEntry, dict[str, int], int]] = []
+    df: dict[str, int] = {}
+    seen: dict[str, tuple[str, ...]] = {}
+    total = 0
+    for entry in entries:
+        found = term_tuple(entry.text if not entry.rationale else f"{entry.text}\n{entry.rationale}")
+        total += len(found)
+        held: dict[str, int] | None = None
+        for term in found:
+            answers = seen.get(term)
+            if answers is None:
+                answers = seen[term] = tuple(t for t in wanted if prefix_matches(t, term))
+            if answers:
+                if held is None:
+                    held = {}
+                for t in answers:
+                    held[t] = held.get(t, 0) + 1
+        if held is not None:
+            docs.append((entry, held, len(found)))
+            for t in held:
+                df[t] = df.get(t, 0) + 1
+    return docs, df, Corpus(len(entries), total)
 
 
 def _idf(documents: int, df: int) -> float:
@@ -174,24 +180,14 @@ def search(
             hidden=0, below_threshold=0, searched=corpus.documents if corpus else len(entries),
             query_hash=qhash, indexed=indexed,
         )  # fmt: skip
-    docs: list[tuple[MemoryEntry, dict[str, int], int]] = []
-    all_docs: list[list[str]] = []
-    seen: dict[str, tuple[str, ...]] = {}
-    for entry in entries:
-        found = terms(document(entry))
-        if corpus is None:
-            all_docs.append(found)
-        held = query_counts(wanted, found, seen)
-        if held:
-            docs.append((entry, held, len(found)))
-    stats = corpus if corpus is not None else corpus_of(all_docs)
+    docs, df, scanned = _matches(entries, wanted)
+    stats = corpus if corpus is not None else scanned
     n = max(stats.documents, 1)
     avgdl = stats.total_terms / n if stats.total_terms else 1.0
-    df = Counter(t for _, tf, _ in docs for t in wanted if t in tf)
     idf = {t: _idf(n, df.get(t, 0)) for t in wanted}
     weight = sum(idf.values()) or 1.0
-    kept = [d for d in docs if type_ is None or d[0].type is type_]
-    every = [d for d in kept if all(t in d[1] for t in wanted)]
+    kept = docs if type_ is None else [d for d in docs if d[0].type is type_]
+    every = [d for d in kept if len(d[1]) == len(wanted)]  # a memory's counts name query terms only
     mode = MatchMode.ALL if any(visible(d[0]) for d in every) or len(wanted) == 1 else MatchMode.ANY
     pool = every if mode is MatchMode.ALL else kept
     # hidden and below-threshold matches are only counted: a score is worked out for what may be shown

@@ -130,6 +130,11 @@ def terms(text: str) -> list[str]:
     return list(_terms(text))
 
 
+def term_tuple(text: str) -> tuple[str, ...]:
+    """:func:`terms` as the tuple it is remembered as (no copy, for a caller that only reads it)."""
+    return _terms(text)
+
+
 # Sized for a store of 100,000 memories (docs/performance.md, "Search"): a smaller table evicts
 # texts a search over such a store needs again at once (its terms take about as much memory as the
 # texts themselves).
