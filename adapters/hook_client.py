@@ -2,7 +2,7 @@
 before it imports anything else.
 
 Only the standard library's lightest modules are imported here (``os``, ``sys``, ``json``,
-``socket``, ``binascii``): a hook call that the server answers costs little more than
+``_socket``, ``binascii``): a hook call that the server answers costs little more than
 starting the interpreter (docs/performance.md).
 """
 
@@ -210,17 +210,27 @@ def request(path: str, body: dict[str, object], timeout_s: float) -> tuple[str, 
         os.path.dirname(path)
     ):
         return None
-    # start-up time: a hook call loads only what its event needs (docs/performance.md)
-    import socket
-
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(timeout_s)
-            conn.connect(path)
-            send(conn, body)
-            answer = receive(conn)
+        # start-up time: the C socket type, without the ``socket`` module's wrappers (it imports
+        # ``selectors`` and builds its enums: a few milliseconds of every hook call,
+        # docs/performance.md); an interpreter without it takes the module
+        import _socket as sockets
+    except ImportError:  # pragma: no cover - CPython and PyPy have it
+        # start-up time: only where the C module is missing (the comment above)
+        import socket as sockets  # type: ignore[no-redef]
+    try:
+        conn = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+    except (OSError, AttributeError):
+        return None
+    try:
+        conn.settimeout(timeout_s)
+        conn.connect(path)
+        send(conn, body)
+        answer = receive(conn)
     except (OSError, ValueError, AttributeError, RecursionError):
         return None
+    finally:
+        conn.close()
     if not isinstance(answer, dict) or answer.get("retry"):
         return None
     out, err = answer.get("stdout"), answer.get("stderr")

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from adapters import hook_client, paths
-from tests.support.cli import T0_ISO
+from tests.support.cli import REPO, T0_ISO
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets only")
 
@@ -386,3 +386,20 @@ def test_the_server_keeps_the_cores_speed_state_per_workspace(tmp_path: Path) ->
     first, second = (caches.of(Workspace(home, str(tmp_path / name))) for name in ("p", "q"))
     assert first is not second
     assert len(first.settled) > 0 and len(second.settled) > 0
+
+
+def test_the_thin_client_stays_thin() -> None:
+    """What a hook call that the server answers imports beyond a bare interpreter: never ``typing``,
+    ``socket`` (its wrappers import ``selectors`` and build enums), ``struct``, ``msgspec`` or the
+    command line (docs/performance.md, "Hook events")."""
+    probe = (
+        "import sys; before = set(sys.modules); "
+        "import adapters.entry, adapters.hook_client, _socket; "
+        "print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True, timeout=60
+    )
+    loaded = set(done.stdout.split())
+    heavy = {"typing", "socket", "selectors", "struct", "msgspec", "adapters.cli", "adapters.api"}
+    assert loaded & heavy == set(), loaded & heavy
