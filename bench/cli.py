@@ -68,6 +68,7 @@ def use_checkout(env: dict[str, str], scratch: Path) -> None:
     repo = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH", "")) if p)
     env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # else every run compiles every module again
 
 
 def build_store(

@@ -98,10 +98,22 @@ def _plan(tp: type[msgspec.Struct]) -> _FieldPlan:
     return fields, has_extras
 
 
-def _split(raw: Any, tp: type[msgspec.Struct], lenient_entries: bool) -> Any:
-    """Move unknown keys of ``raw`` (recursively) into ``__extras__`` so msgspec can convert it."""
+# A memo over classes, like _plan.
+@lru_cache(maxsize=256)
+def _plain_names(tp: type[msgspec.Struct]) -> frozenset[str]:
+    """The encode names of ``tp``'s fields that hold no struct: a document with only these keys has
+    nothing to split."""
+    return frozenset(name for name, spec in _plan(tp)[0].items() if spec[1] is None)
+
+
+def _split(raw: Any, tp: type[msgspec.Struct], lenient_entries: bool, quick: bool = False) -> Any:
+    """Move unknown keys of ``raw`` (recursively) into ``__extras__`` so msgspec can convert it.
+    ``quick``: a lenient list whose items all have plain known keys is left for the one conversion of
+    the whole document to check (the caller goes again without ``quick`` if that fails)."""
     if not isinstance(raw, dict):
         return raw
+    if raw.keys() <= _plain_names(tp):
+        return raw  # every key known, none nested (most memories): nothing to move
     fields, has_extras = _plan(tp)
     known: dict[str, Any] = {}
     extras: dict[str, Any] = {}
@@ -115,15 +127,18 @@ def _split(raw: Any, tp: type[msgspec.Struct], lenient_entries: bool) -> Any:
         _, nested, is_seq = spec
         if nested is not None and is_seq and isinstance(value, list):
             if lenient_entries and key in _LENIENT_LISTS:
+                plain = _plain_names(nested)
+                if quick and all(isinstance(item, dict) and item.keys() <= plain for item in value):
+                    known[key] = value
+                    continue
                 good: list[Any] = []
                 for item in value:
                     prepared = _split(item, nested, lenient_entries)
                     try:
-                        msgspec.convert(prepared, nested)
+                        # the converted struct, not the dict: the list is not converted twice
+                        good.append(msgspec.convert(prepared, nested))
                     except msgspec.ValidationError:
                         extras.setdefault(INVALID_ENTRIES_KEY, []).append(item)
-                        continue
-                    good.append(prepared)
                 known[key] = good
             else:
                 known[key] = [_split(item, nested, lenient_entries) for item in value]
@@ -138,6 +153,12 @@ def _split(raw: Any, tp: type[msgspec.Struct], lenient_entries: bool) -> Any:
 
 def convert(raw: Any, tp: type[T], *, lenient_entries: bool = True) -> Result[T, DecodeFailure]:
     """Turn already-parsed JSON into ``tp``, keeping unknown fields."""
+    if lenient_entries:
+        try:
+            # one conversion of the whole document first (docs/performance.md, "Search")
+            return Success(msgspec.convert(_split(raw, tp, True, quick=True), tp))
+        except msgspec.ValidationError:
+            pass  # an invalid entry somewhere: the careful way below keeps every other one
     try:
         return Success(msgspec.convert(_split(raw, tp, lenient_entries), tp))
     except msgspec.ValidationError as exc:
