@@ -25,8 +25,8 @@ from msgspec.structs import replace
 from adapters.commands import CommandError
 from adapters.config_files import read_text, remove_file, replace_file, unified_diff
 from adapters.filestore import Workspace
-from adapters.install import find_executable
 from adapters.jsonl import ensure_private_dir
+from adapters.settings_edits import find_executable
 from adapters.sync import sync_workspace
 from adapters.user_scope import user_root, user_workspace
 from domain.timeutil import iso_from_ms

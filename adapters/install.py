@@ -21,7 +21,6 @@ import json
 import os
 import shlex
 import shutil
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,7 @@ from adapters.settings_edits import (
     edit_entry,
     edit_hooks,
     edit_plugins,
+    find_executable,
     is_claude_server,
     is_opencode_server,
     is_plugin_spec,
@@ -94,16 +94,6 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     #: directories install may have created, removed by uninstall when it leaves them empty
     prune: list[Path] = field(default_factory=list)
-
-
-def find_executable() -> str:
-    """The absolute path of the ``workmem`` being run (so hooks work outside this environment)."""
-    candidates = [sys.argv[0] if sys.argv else "", str(Path(sys.executable).parent / "workmem")]
-    candidates.append(shutil.which("workmem") or "")
-    for candidate in candidates:
-        if is_workmem_exe(candidate) and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return os.path.abspath(candidate)
-    raise CommandError("cannot find the installed workmem executable; run it as <venv>/bin/workmem install")
 
 
 def opencode_plugin_dir() -> Path:

@@ -10,11 +10,15 @@ by exactly ``hook claude-code``, ``hook codex`` or ``mcp``.
 from __future__ import annotations
 
 import copy
+import os
 import shlex
+import shutil
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Final
 
+from adapters.commands import CommandError
 from adapters.config_files import ConfigError
 from adapters.host_names import HookEvent
 
@@ -207,3 +211,14 @@ def is_opencode_server(entry: object) -> bool:
     return (
         isinstance(command, list) and len(command) == 2 and is_workmem_exe(command[0]) and command[1] == "mcp"
     )
+
+
+def find_executable() -> str:
+    """The absolute path of the ``workmem`` being run (so hooks and the git merge driver work
+    outside this environment)."""
+    candidates = [sys.argv[0] if sys.argv else "", str(Path(sys.executable).parent / "workmem")]
+    candidates.append(shutil.which("workmem") or "")
+    for candidate in candidates:
+        if is_workmem_exe(candidate) and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.abspath(candidate)
+    raise CommandError("cannot find the installed workmem executable; run it as <venv>/bin/workmem install")

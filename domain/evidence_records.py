@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from enum import StrEnum
 from typing import Any, Final
 
 import msgspec
 
 from domain.codec import convert, encode_line, parse_json
 from domain.enums import EventType
-from domain.ids import hash16
+from domain.ids import Digest, hash16
 from domain.limits import DAY_MS, EvidenceLogLimits
 from domain.model import EvidenceEvent, EvidenceInput, MemoryRef, Relation
 from domain.safety import preview, redact
@@ -133,6 +134,10 @@ def _finite_number(value: object) -> bool:
 
 def _detail_value(value: object) -> tuple[bool, Any]:
     """(keep, sanitised value) for one detail value, following the reference's type rules."""
+    if isinstance(value, Digest):
+        return True, str(value)  # a hash: nothing to redact (class Digest)
+    if isinstance(value, StrEnum):
+        return True, value.value  # one of the program's own words: nothing to redact
     if isinstance(value, str):
         return True, detail_text(value)
     if isinstance(value, bool) or value is None:

@@ -65,6 +65,14 @@ def event_id(now_ms: int, *parts: object) -> str:
     return f"evt_{int(now_ms)}_{stable_suffix(now_ms, *parts, width=8)}"
 
 
+class Digest(str):
+    """A hash workmem made (hex digits only): nothing of the hashed text can be read from it, so an
+    evidence detail holding one needs no redaction (docs/decisions.md#d16: a search's event carries
+    the query's hash, never the query). Encoded as the plain string."""
+
+    __slots__ = ()
+
+
 def hash16(value: str) -> str:
     """``sha256(utf8(value)).hex[:16]``."""
     return sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]

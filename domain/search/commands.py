@@ -18,7 +18,7 @@ from msgspec.structs import replace
 from domain.emitted import Emitted
 from domain.enums import EventType, MemoryType, Outcome, Phase
 from domain.evidence.build import event
-from domain.ids import hash16
+from domain.ids import Digest, hash16
 from domain.model import MemoryEntry, WorkspaceStore
 from domain.operations.values import OpResult, Snapshot, unchanged
 from domain.render import age_days
@@ -125,7 +125,7 @@ def run_search(snap: Snapshot, command: Search, now_ms: int) -> OpResult:
         return recall(snap, answer)
     reasons = (answer.verdict.value, answer.mode.value) + (() if usable else (STALE_INDEX,))
     details: dict[str, str | int | float | bool | None] = {
-        "queryHash": answer.query_hash,
+        "queryHash": Digest(answer.query_hash),
         "terms": len(answer.terms),
         "hits": len(answer.hits),
         "matched": answer.matched,
@@ -137,7 +137,7 @@ def run_search(snap: Snapshot, command: Search, now_ms: int) -> OpResult:
         "indexed": usable,
     }
     if command.type is not None:
-        details["type"] = command.type.value
+        details["type"] = command.type  # an enum: kept without redaction
     if command.index_ms is not None:
         details["indexMs"] = round(command.index_ms, 3)
     found = event(EventType.SEARCH_ANSWERED, Phase.SEARCH, Outcome.ANSWERED, reasons, details=details)

@@ -16,6 +16,7 @@ from msgspec.structs import replace
 from domain.emitted import Emitted
 from domain.enums import EventType, Outcome, Phase
 from domain.evidence.build import event
+from domain.ids import Digest
 from domain.operations.values import OpResult, Snapshot, unchanged
 from domain.search.values import Hit, Recalled, SearchAnswer
 
@@ -75,7 +76,7 @@ def recall(snap: Snapshot, answer: SearchAnswer) -> OpResult:
             ("prompt_match",),
             memory=next(e for e in snap.store.entries if e.id == hit.id),
             details={
-                "queryHash": answer.query_hash,
+                "queryHash": Digest(answer.query_hash),
                 "matchedTerms": len(hit.matched),
                 "queryTerms": len(answer.terms),
                 "coverage": hit.coverage,
