@@ -25,7 +25,7 @@ from adapters.storage_io import StorageError
 from domain import operations
 from domain.consolidation import normalize_store
 from domain.diagnostics.words import explain_all, format_explained
-from domain.render import render_workspace_block
+from domain.operations.common import render_block, with_shared
 from domain.search.disclosure import tagged_block
 
 if TYPE_CHECKING:
@@ -103,11 +103,18 @@ class ReadMethods:
         return normalize_store(store, now, archive=archive).store, now
 
     def block(self) -> Injection:
-        """The workspace block a new session would start with now, rendered from the stored memories.
-        Read-only: nothing is written and no epoch starts."""
+        """The workspace block a new session would start with now, rendered from the stored memories
+        and the user's own (docs/decisions.md#d17), a near-duplicate shown once
+        (docs/decisions.md#d22); only the host's instruction files, which this door does not read,
+        can leave out more at a real session start. Read-only: nothing is written and no epoch
+        starts."""
 
         store, now = self.normalized_store()
-        rendered = render_workspace_block(store, now)
+        try:
+            shared = user_scope.shared_entries(self.workspace(), now)
+        except OSError as exc:
+            raise storage_error_from(exc) from None
+        rendered = render_block(with_shared(store, shared), now)
         text = tagged_block(rendered, store, now) if disclosure().tags else rendered.text
         return Injection(text, block=text)
 

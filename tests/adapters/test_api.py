@@ -88,6 +88,17 @@ def test_a_whole_session_through_the_class(memory: WorkingMemory, clock: Clock) 
     assert again.text == f"{again.block}\n\n{again.hot_state}" and "src/app.py" in again.hot_state
 
 
+def test_block_shows_a_near_duplicate_once_as_a_session_start(memory: WorkingMemory, clock: Clock) -> None:
+    """docs/decisions.md#d22: the weaker of two near-duplicates is left out of the block that
+    ``block()`` shows, exactly as the next session start leaves it out."""
+    memory.remember("we deploy with blue-green, never on Fridays", type="feedback")
+    clock.now += 1000
+    memory.remember("Never deploy on Fridays", type="feedback")
+    upcoming = memory.block()
+    assert "blue-green" in upcoming.text and "Never deploy on Fridays" not in upcoming.text
+    assert memory.open_session("s1").block == upcoming.block
+
+
 def test_sub_agent_calls_touch_nothing(memory: WorkingMemory) -> None:
     assert memory.open_session("child", parent="s1").text == ""
     assert memory.user_message("child", "remember: x y z always", parent="s1") == Observed()

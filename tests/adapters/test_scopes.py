@@ -150,3 +150,12 @@ def test_a_user_memory_pinned_where_it_was_said_is_pinned_in_the_users_store(cli
     cli.ok("pin", row["id"])
     (there,) = cli.ok("--workspace", str(other), "list", "--json").json()["memories"]
     assert (there["text"], there["scope"], there.get("pinned")) == (PREFERENCE, "user", True)
+
+
+def test_the_block_a_new_session_would_start_with_holds_the_users_own(cli: Cli, other: Path) -> None:
+    """``WorkingMemory.block`` (and the MCP ``block`` tool) shows what a session start in that
+    workspace shows: the user's own memories compete for it too (docs/decisions.md#d17)."""
+    cli.ok("remember", "--scope", "user", PREFERENCE)
+    upcoming = WorkingMemory(other, home=cli.home).block().text
+    assert PREFERENCE in upcoming
+    assert upcoming in _context(cli, other, "s1")
