@@ -17,11 +17,10 @@ from domain.enums import EventType, Importance, MemoryStatus, MemoryType, Outcom
 from domain.freshness import grade, parse_cite, parse_until, verified_ms, volatility_of
 from domain.model import Citation, EvidenceInput
 from domain.operations import CommandOutcome, context_text
-from domain.operations.common import with_shared
+from domain.operations.common import render_block, with_shared
 from domain.pinning import pin_budget, pinned_of
 from domain.projection.scopes import scope_of
 from domain.ranking import sort_by_retention
-from domain.render import render_workspace_block
 from domain.retention import dormancy_at, strength
 from domain.safety.redaction import REDACTED
 from domain.session import render_hot_state
@@ -322,7 +321,8 @@ def memory_rows(
 
     dormancy = dormancy_at(store, now_ms)
     merged = with_shared(store, shared)
-    rendered = {e.id for e in render_workspace_block(merged, now_ms).rendered}
+    # what the next session start shows: a near-duplicate once (docs/decisions.md#d22)
+    rendered = {e.id for e in render_block(merged, now_ms).rendered}
     active = [e for e in store.entries if e.status is MemoryStatus.ACTIVE]
     ordered: list[MemoryEntry] = sort_by_retention(active, now_ms, dormancy)
     if include_all:

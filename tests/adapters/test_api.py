@@ -96,6 +96,8 @@ def test_block_shows_a_near_duplicate_once_as_a_session_start(memory: WorkingMem
     memory.remember("Never deploy on Fridays", type="feedback")
     upcoming = memory.block()
     assert "blue-green" in upcoming.text and "Never deploy on Fridays" not in upcoming.text
+    shown = {m.text: m.rendered for m in memory.list()}  # list says the same of each memory
+    assert shown == {"we deploy with blue-green, never on Fridays": True, "Never deploy on Fridays": False}
     assert memory.open_session("s1").block == upcoming.block
 
 
