@@ -55,8 +55,8 @@ from adapters.clock import now_ms
 from adapters.filestore import Workspace
 from adapters.locking import DEFAULT_LOCK_TIMEOUT_S
 from adapters.paths import NoSuchWorkspace, data_home, workspace_root_of
+from adapters.recall_lookup import recalled_text
 from adapters.search_door import SearchMethods
-from adapters.search_index import recalled_text
 from adapters.service import execute
 from adapters.storage_io import StorageError
 from adapters.sync import sync_workspace

@@ -13,6 +13,7 @@ itself (:mod:`domain.search.rank`) — an answer with the index equals the answe
 - :func:`after` (a service ``AFTER_COMMIT`` updater): after a write, the memories whose text changed
   are updated in place when the index was at the revision the write read; otherwise, and after a
   search that found it stale, the index is built again from the store (an evidence event says so).
+- Just-in-time recall's lookup of a prompt is :mod:`adapters.recall_lookup`.
 - Without FTS5 in this Python's SQLite (probed once per process) there is no index: every search
   scans, with the same answers.
 """
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import os
 import sqlite3
 import time
@@ -33,15 +33,13 @@ from msgspec.structs import replace
 
 from adapters.evidence_log import append_events
 from adapters.paths import workspace_root_hash
-from domain.commands import Batch, Command, UserMessage
+from domain.commands import Batch, Command
 from domain.enums import EventType, Outcome, Phase
 from domain.evidence.build import event
 from domain.search.commands import STALE_INDEX, Search
 from domain.search.disclosure import DEFAULT_DISCLOSURE, Disclosure
 from domain.search.rank import PREFIX_MIN, document
-from domain.search.recall import LOOK_AT, MIN_RECALL_COVERAGE, MIN_TERMS
 from domain.search.tokens import fts_literal, query_terms, terms
-from domain.search.values import Recalled
 
 if TYPE_CHECKING:
     from adapters.filestore import Workspace
@@ -173,7 +171,8 @@ def term_rows(path: Path, wanted: Iterable[str]) -> tuple[dict[str, set[int]], I
         return None
 
 
-def _ids(path: Path, rows: Iterable[int]) -> tuple[str, ...]:
+def ids_of_rows(path: Path, rows: Iterable[int]) -> tuple[str, ...]:
+    """The memory ids of index rows (as :func:`term_rows` gives them)."""
     with _open(path) as db:
         wanted = sorted(set(rows))
         found: list[str] = []
@@ -182,59 +181,6 @@ def _ids(path: Path, rows: Iterable[int]) -> tuple[str, ...]:
             marks = ",".join("?" * len(part))
             found += [r[0] for r in db.execute(f"SELECT id FROM docs WHERE n IN ({marks})", part)]
         return tuple(found)
-
-
-def promising(rows: dict[str, set[int]], documents: int) -> bool:
-    """Whether any memory holds enough of a prompt's terms to be recalled (a loose first look: the
-    core decides, :mod:`domain.search.recall`)."""
-
-    idf = {t: math.log(1.0 + (documents - len(r) + 0.5) / (len(r) + 0.5)) for t, r in rows.items()}
-    weight = sum(idf.values()) or 1.0
-    held: dict[int, list[str]] = {}
-    for term, found in rows.items():
-        for row in found:
-            held.setdefault(row, []).append(term)
-    loose = MIN_RECALL_COVERAGE * 0.8
-    return any(len(ts) >= MIN_TERMS and sum(idf[t] for t in ts) / weight >= loose for ts in held.values())
-
-
-def recalling(ws: Workspace, command: Command, now_ms: int) -> Command:
-    """A prompt typed in a session (not a sub-agent's) whose terms some memory holds well enough is
-    followed, in the same transaction, by its recall search (docs/decisions.md#d16). Any other
-    command, and every prompt when recall is off or there is no index, as it is."""
-
-    if not isinstance(command, UserMessage) or command.parent is not None or not has_fts5():
-        return command
-    if not disclosure().recall:
-        return command
-    started = time.perf_counter()
-    path = index_path(ws)
-    wanted = query_terms(command.text)
-    found = term_rows(path, wanted) if len(wanted) >= 2 else None
-    if found is None or not promising(found[0], found[1].documents):
-        return command
-    rows, state = found
-    try:
-        ids = _ids(path, set().union(*rows.values()))
-    except (sqlite3.Error, OSError):
-        return command
-    search = Search(
-        query=command.text,
-        limit=LOOK_AT,
-        recall=True,
-        candidates=ids,
-        corpus=(state.documents, state.total),
-        revision=state.revision,
-        index_ms=(time.perf_counter() - started) * 1000,
-    )
-    return Batch(steps=(command, search))
-
-
-def recalled_text(result: OpResult | None) -> str:
-    """The text a prompt's recall adds to its turn ("" when it added nothing)."""
-
-    answer = result.answer if result is not None else None
-    return answer.text if isinstance(answer, Recalled) else ""
 
 
 def _row(entry: MemoryEntry) -> tuple[str, str, int]:

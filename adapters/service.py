@@ -32,7 +32,14 @@ from typing import TYPE_CHECKING, Final
 
 from msgspec.structs import replace
 
-from adapters import freshness_steps, host_instructions, projection_steps, search_index, user_scope
+from adapters import (
+    freshness_steps,
+    host_instructions,
+    projection_steps,
+    recall_lookup,
+    search_index,
+    user_scope,
+)
 from adapters.evidence_log import describe_os_error, warn
 from adapters.paths import workspace_root_hash
 from adapters.storage_io import KIND_JOURNAL, LazyArchive
@@ -52,7 +59,7 @@ if TYPE_CHECKING:
 BEFORE: Final[tuple[Callable[[Workspace, Command, int], Command], ...]] = (
     projection_steps.before,
     search_index.narrowed,
-    search_index.recalling,
+    recall_lookup.recalling,
     freshness_steps.before,
     host_instructions.before,
 )

@@ -236,7 +236,7 @@ def dispatch(payload: Mapping[str, Any], event: str, env: HookEnv, dialect: Dial
     if result is None or event not in (SESSION_START, USER_PROMPT_SUBMIT):
         return ""
     # start-up time: a hook call loads only what its event needs (docs/performance.md)
-    from adapters.search_index import recalled_text
+    from adapters.recall_lookup import recalled_text
 
     recalled = recalled_text(result)  # just-in-time recall (docs/decisions.md#d16)
     return additional_context(event, "\n\n".join(p for p in (result.output, recalled) if p))
