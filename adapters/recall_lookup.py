@@ -5,11 +5,10 @@ search, narrowed by the search index (:mod:`adapters.search_index`)."""
 from __future__ import annotations
 
 import math
-import sqlite3
 import time
 from typing import TYPE_CHECKING
 
-from adapters.search_index import disclosure, has_fts5, ids_of_rows, index_path, term_rows
+from adapters.search_index import disclosure, has_fts5, index_path, postings, term_rows
 from domain.commands import Batch, Command, UserMessage
 from domain.search.commands import Search
 from domain.search.recall import LOOK_AT, MIN_RECALL_COVERAGE, MIN_TERMS
@@ -50,18 +49,15 @@ def recalling(ws: Workspace, command: Command, now_ms: int) -> Command:
     found = term_rows(path, wanted) if len(wanted) >= 2 else None
     if found is None or not promising(found[0], found[1].documents):
         return command
-    rows, state = found
-    try:
-        ids = ids_of_rows(path, set().union(*rows.values()))
-    except (sqlite3.Error, OSError):
+    kept = postings(path, wanted)
+    if kept is None:
         return command
     search = Search(
         query=command.text,
         limit=LOOK_AT,
         recall=True,
-        candidates=ids,
-        corpus=(state.documents, state.total),
-        revision=state.revision,
+        found=kept[0],
+        revision=kept[1],
         index_ms=(time.perf_counter() - started) * 1000,
     )
     return Batch(steps=(command, search))

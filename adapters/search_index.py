@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 import os
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -38,7 +40,7 @@ from domain.enums import EventType, Outcome, Phase
 from domain.evidence.build import event
 from domain.search.commands import STALE_INDEX, Search
 from domain.search.disclosure import DEFAULT_DISCLOSURE, Disclosure
-from domain.search.rank import PREFIX_MIN, document
+from domain.search.rank import PREFIX_MIN, Corpus, Holders, document
 from domain.search.tokens import fts_literal, query_terms, terms
 
 if TYPE_CHECKING:
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
 
 INDEX_FILE: Final = "search-index.sqlite3"
 TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
-SCHEMA: Final = 3
+SCHEMA: Final = 4
 
 
 def disclosure(environ: Mapping[str, str] | None = None) -> Disclosure:
@@ -102,25 +104,53 @@ def _state(db: sqlite3.Connection) -> IndexState:
     return IndexState(int(meta["revision"]), int(meta["documents"]), int(meta["total"]))
 
 
-def lookup(path: Path, wanted: Iterable[str]) -> tuple[tuple[str, ...], IndexState] | None:
-    """The ids whose terms hold any of ``wanted``, and the index's state; ``None`` when the index is
-    missing or unreadable."""
+def postings(path: Path, wanted: Sequence[str]) -> tuple[Holders, int] | None:
+    """What the index keeps of the memories holding each of ``wanted`` (the core's
+    :class:`~domain.search.rank.Holders`: a query term finds itself and, from
+    :data:`~domain.search.rank.PREFIX_MIN` letters, every longer term it begins) and the store revision
+    it describes; ``None`` when the index is missing or unreadable."""
     if not path.is_file():
         return None
     try:
         with _open(path) as db:
             state = _state(db)
-            match = " OR ".join(fts_literal(t) for t in _expanded(db, wanted))
-            rows = (
-                db.execute(
-                    "SELECT docs.id FROM fts JOIN docs ON docs.rowid = fts.rowid WHERE fts MATCH ?", (match,)
-                ).fetchall()
-                if match
-                else []
-            )
-            return tuple(r[0] for r in rows), state
+            counts: dict[str, dict[str, int]] = {}
+            lengths: dict[str, int] = {}
+            for term in wanted:
+                if len(term) >= PREFIX_MIN:
+                    rows = db.execute(_PREFIX, (term, term + "\U0010ffff")).fetchall()
+                else:
+                    rows = db.execute(_EXACT, (term,)).fetchall()
+                table = dict(map(_ID_TF, rows))
+                if len(table) < len(rows):  # a memory holds more than one of the terms it begins
+                    table = {}
+                    for memory_id, tf, _ in rows:
+                        table[memory_id] = table.get(memory_id, 0) + tf
+                counts[term] = table
+                lengths.update(map(_ID_LENGTH, rows))
+            return Holders(counts, lengths, Corpus(state.documents, state.total)), state.revision
     except (sqlite3.Error, ValueError, KeyError, TypeError, OSError):
         return None
+
+
+_PREFIX: Final = "SELECT id, tf, length FROM post WHERE term >= ? AND term < ?"
+_EXACT: Final = "SELECT id, tf, length FROM post WHERE term = ?"
+_ID_TF: Final = operator.itemgetter(0, 1)
+_ID_LENGTH: Final = operator.itemgetter(0, 2)
+
+
+def narrowed(ws: Workspace, command: Command, now_ms: int) -> Command:
+    """A ``search`` with what the index keeps of its terms (module docstring); any other command as
+    it is."""
+    if not isinstance(command, Search) or not has_fts5():
+        return command
+    started = time.perf_counter()
+    found = postings(index_path(ws), query_terms(command.query))
+    if found is None:
+        return command
+    return replace(
+        command, found=found[0], revision=found[1], index_ms=(time.perf_counter() - started) * 1000
+    )
 
 
 def _expanded(db: sqlite3.Connection, wanted: Iterable[str]) -> list[str]:
@@ -134,25 +164,6 @@ def _expanded(db: sqlite3.Connection, wanted: Iterable[str]) -> list[str]:
             for (longer,) in db.execute("SELECT term FROM vocab WHERE term > ? AND term < ?", (term, upper)):
                 found.setdefault(longer, None)
     return list(found)
-
-
-def narrowed(ws: Workspace, command: Command, now_ms: int) -> Command:
-    """A ``search`` with what the index found (module docstring); any other command as it is."""
-    if not isinstance(command, Search) or not has_fts5():
-        return command
-    started = time.perf_counter()
-    found = lookup(index_path(ws), query_terms(command.query))
-    if found is None:
-        return command
-    ids, state = found
-
-    return replace(
-        command,
-        candidates=ids,
-        corpus=(state.documents, state.total),
-        revision=state.revision,
-        index_ms=(time.perf_counter() - started) * 1000,
-    )
 
 
 def term_rows(path: Path, wanted: Iterable[str]) -> tuple[dict[str, set[int]], IndexState] | None:
@@ -171,21 +182,14 @@ def term_rows(path: Path, wanted: Iterable[str]) -> tuple[dict[str, set[int]], I
         return None
 
 
-def ids_of_rows(path: Path, rows: Iterable[int]) -> tuple[str, ...]:
-    """The memory ids of index rows (as :func:`term_rows` gives them)."""
-    with _open(path) as db:
-        wanted = sorted(set(rows))
-        found: list[str] = []
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
-            marks = ",".join("?" * len(part))
-            found += [r[0] for r in db.execute(f"SELECT id FROM docs WHERE n IN ({marks})", part)]
-        return tuple(found)
-
-
 def _row(entry: MemoryEntry) -> tuple[str, str, int]:
     found = terms(document(entry))
     return entry.id, " ".join(found), len(found)
+
+
+def _postings(memory_id: str, found: str, length: int) -> list[tuple[str, str, int, int]]:
+    """The postings rows of one memory: each distinct term, how often it holds it, its length."""
+    return [(term, memory_id, tf, length) for term, tf in Counter(found.split()).items()]
 
 
 def rebuild(path: Path, store: WorkspaceStore, revision: int) -> None:
@@ -203,6 +207,8 @@ def rebuild(path: Path, store: WorkspaceStore, revision: int) -> None:
                 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 CREATE TABLE docs(n INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, length INTEGER NOT NULL);
                 CREATE TABLE vocab(term TEXT PRIMARY KEY) WITHOUT ROWID;
+                CREATE TABLE post(term TEXT NOT NULL, id TEXT NOT NULL, tf INTEGER NOT NULL,
+                    length INTEGER NOT NULL, PRIMARY KEY(term, id)) WITHOUT ROWID;
                 CREATE VIRTUAL TABLE fts USING fts5(terms, tokenize='{TOKENIZER}', detail=none);"""
             )
             db.execute("BEGIN")
@@ -213,7 +219,9 @@ def rebuild(path: Path, store: WorkspaceStore, revision: int) -> None:
             db.executemany(
                 "INSERT INTO fts(rowid, terms) VALUES (?, ?)", [(n, t) for n, (_, t, _) in enumerate(rows, 1)]
             )
-            vocab = {t for _, found, _ in rows for t in found.split()}
+            posts = sorted(p for row in rows for p in _postings(*row))
+            db.executemany("INSERT INTO post VALUES (?, ?, ?, ?)", posts)
+            vocab = {t for t, *_ in posts}
             db.executemany("INSERT INTO vocab VALUES (?)", [(t,) for t in sorted(vocab)])
             db.executemany(
                 "INSERT INTO meta VALUES (?, ?)",
@@ -275,14 +283,20 @@ def update(path: Path, before: WorkspaceStore, after_: WorkspaceStore, revision:
         db.execute("BEGIN IMMEDIATE")
         documents, total = state.documents, state.total
         for memory_id in [*gone, *(e.id for e in changed)]:
-            row = db.execute("SELECT rowid, length FROM docs WHERE id = ?", (memory_id,)).fetchone()
+            row = db.execute(
+                "SELECT docs.rowid, length, terms FROM docs JOIN fts ON fts.rowid = docs.rowid WHERE id = ?",
+                (memory_id,),
+            ).fetchone()
             if row is not None:
                 db.execute("DELETE FROM docs WHERE rowid = ?", row[:1])
                 db.execute("DELETE FROM fts WHERE rowid = ?", row[:1])
+                gone_posts = [(t, memory_id) for t in set(row[2].split())]
+                db.executemany("DELETE FROM post WHERE term = ? AND id = ?", gone_posts)
                 documents, total = documents - 1, total - row[1]
         for memory_id, found, length in map(_row, changed):
             rowid = db.execute("INSERT INTO docs(id, length) VALUES (?, ?)", (memory_id, length)).lastrowid
             db.execute("INSERT INTO fts(rowid, terms) VALUES (?, ?)", (rowid, found))
+            db.executemany("INSERT INTO post VALUES (?, ?, ?, ?)", _postings(memory_id, found, length))
             db.executemany("INSERT OR IGNORE INTO vocab VALUES (?)", [(t,) for t in set(found.split())])
             documents, total = documents + 1, total + length
         db.executemany(

@@ -5,9 +5,10 @@ pass`` in the same rounds), one write's index update and a full rebuild at 10k, 
 
 The memories are the labelled fixture's (``tests/data/search_fixture.json``) repeated with a batch
 number, the queries its queries. "In-process" is one query as the service runs it once the store is
-in memory: the index lookup (``adapters.search_index.lookup``) and the pure ranking with snippets,
-top 10 (``domain.search.rank.search``). One warm-up pass, then ``--rounds`` passes over the queries;
-p50 and p95 of all of them.
+in memory: the index lookup (``adapters.search_index.postings``) and the core's search command with
+what it found, top 10 with snippets (``domain.search.commands.run_search``: short numbers, strengths
+of what may be shown, the ranking, the evidence event). One warm-up pass, then ``--rounds`` passes
+over the queries; p50 and p95 of all of them.
 
     python -m bench.search                 # prints a markdown table
     python -m bench.search --sizes 1000 10000 --rounds 3
@@ -28,13 +29,16 @@ from functools import partial
 from pathlib import Path
 
 from adapters.paths import workspace_paths
-from adapters.search_index import INDEX_FILE, lookup, rebuild, update
+from adapters.search_index import INDEX_FILE, postings, rebuild, update
 from bench.cli import use_checkout, workmem_command
 from domain.codec import encode_pretty
 from domain.enums import MemorySource, MemoryStatus, MemoryType
 from domain.model import MemoryEntry, WorkspaceRef, WorkspaceStore
-from domain.search.rank import search
+from domain.operations.values import Snapshot
+from domain.pending import empty_journal
+from domain.search.commands import Search, run_search
 from domain.search.tokens import query_terms
+from domain.search.values import SearchAnswer
 from domain.timeutil import iso_from_ms
 
 NOW = 1_777_626_000_000
@@ -90,21 +94,15 @@ def in_process(size: int, rounds: int, scratch: Path) -> dict[str, float]:
     store = make_store(size)
     path = scratch / f"index-{size}.sqlite3"
     build_ms = _timed(lambda: rebuild(path, store, 1))
-    by_id = {e.id: e for e in store.entries}
-    numbers = {e.id: e.short_id or 0 for e in store.entries}
-    strengths = dict.fromkeys(numbers, 1.0)
+    snap = Snapshot(store=store, journal=empty_journal(store.workspace.root, store.workspace.key, NOW))
     queries = [q["query"] for q in _fixture()["queries"]]
 
     def one(query: str) -> None:
-        found = lookup(path, query_terms(query))
-        assert found is not None
-        ids, state = found
-        from domain.search.rank import Corpus
-
-        narrowed = [by_id[i] for i in ids]
-        search(
-            narrowed, query, NOW, numbers, strengths, limit=10, corpus=Corpus(state.documents, state.total)
-        )
+        kept = postings(path, query_terms(query))
+        assert kept is not None
+        found, revision = kept
+        answer = run_search(snap, Search(query=query, limit=10, found=found, revision=revision), NOW).answer
+        assert isinstance(answer, SearchAnswer) and answer.indexed
 
     for query in queries:  # warm-up
         one(query)

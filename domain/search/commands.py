@@ -1,15 +1,14 @@
 """The read commands of search (docs/decisions.md#d16): ``search`` and ``show``, through the one
 service like every other command, and what they answer.
 
-``Search`` may carry what the shell's index found (``candidates``, the index's ``corpus`` statistics
-and the store ``revision`` it was built from): the core uses them only when the revision and the
+``Search`` may carry what the shell's index keeps of the memories holding its terms (``found``) and
+the store ``revision`` it was built from: the core uses them only when the revision and the
 number of memories agree with the store it reads, else it scans every memory and says the index was
 stale (the service's updater then builds it again). Either way the answer is the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
 from typing import Final
 
 import msgspec
@@ -24,7 +23,7 @@ from domain.operations.values import OpResult, Snapshot, unchanged
 from domain.render import age_days
 from domain.retention import dormancy_at, strength
 from domain.search import shortids
-from domain.search.rank import DEFAULT_LIMIT, MIN_COVERAGE, Corpus, cites, search
+from domain.search.rank import DEFAULT_LIMIT, MIN_COVERAGE, Holders, cites, search
 from domain.search.recall import MIN_RECALL_COVERAGE
 from domain.search.values import Reinforcement, SearchAnswer, ShowAnswer
 from domain.timeutil import iso_from_ms, timestamp_ms
@@ -40,9 +39,9 @@ class Search(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", tag="sea
     type: MemoryType | None = None
     limit: int = DEFAULT_LIMIT
     include_all: bool = False
-    #: set by the service from the index: the ids holding a query term, its statistics, its revision
-    candidates: tuple[str, ...] | None = None
-    corpus: tuple[int, int] | None = None
+    #: set by the service from the index: what it keeps of the memories holding a query term
+    #: (:class:`~domain.search.rank.Holders`) and the store revision it describes
+    found: Holders | None = None
     revision: int | None = None
     #: milliseconds the index lookup took (for the evidence event)
     index_ms: float | None = None
@@ -60,62 +59,45 @@ class Show(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", tag="show"
 ReadCommand = Search | Show
 
 
-class Strengths(Mapping[str, float]):
-    """The current strength of each of ``entries`` by id, worked out when first asked for: a search
-    looks at the strength of the matches it may show, not of every candidate."""
+class Strengths:
+    """A memory's current strength, worked out when first asked for (a search asks only for the
+    matches it may show, not for every candidate)."""
 
-    def __init__(
-        self, store: WorkspaceStore, entries: Sequence[MemoryEntry], now_ms: int, snap: Snapshot
-    ) -> None:
-        self._by_id = {e.id: e for e in entries}
+    def __init__(self, store: WorkspaceStore, now_ms: int, snap: Snapshot) -> None:
         self._now_ms = now_ms
         self._dormancy = dormancy_at(store, now_ms, snap.tuning)
         self._tuning = snap.tuning
         self._known: dict[str, float] = {}
 
-    def __getitem__(self, memory_id: str) -> float:
-        found = self._known.get(memory_id)
+    def __call__(self, entry: MemoryEntry) -> float:
+        found = self._known.get(entry.id)
         if found is None:
-            entry = self._by_id[memory_id]
-            found = self._known[memory_id] = strength(entry, self._now_ms, self._dormancy, self._tuning)
+            found = self._known[entry.id] = strength(entry, self._now_ms, self._dormancy, self._tuning)
         return found
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._by_id)
-
-    def __len__(self) -> int:
-        return len(self._by_id)
 
 
 def index_usable(store: WorkspaceStore, command: Search) -> bool:
     """Whether the index the command carries describes ``store`` (same revision, same count)."""
     return (
-        command.candidates is not None
-        and command.corpus is not None
+        command.found is not None
         and command.revision == (store.revision or 0)
-        and command.corpus[0] == len(store.entries)
+        and command.found.corpus.documents == len(store.entries)
     )
 
 
 def run_search(snap: Snapshot, command: Search, now_ms: int) -> OpResult:
     store = snap.store
     usable = index_usable(store, command)
-    entries: tuple[MemoryEntry, ...] | list[MemoryEntry] = store.entries
-    corpus: Corpus | None = None
-    if usable and command.candidates is not None and command.corpus is not None:
-        wanted = set(command.candidates)
-        entries = [e for e in store.entries if e.id in wanted]
-        corpus = Corpus(*command.corpus)
     answer = search(
-        entries,
+        store.entries,
         command.query,
         now_ms,
         shortids.numbering(store),
-        Strengths(store, entries, now_ms, snap),
+        Strengths(store, now_ms, snap),
         type_=command.type,
         limit=command.limit,
         include_all=command.include_all,
-        corpus=corpus,
+        found=command.found if usable else None,
         indexed=usable,
         min_coverage=MIN_RECALL_COVERAGE if command.recall else MIN_COVERAGE,
     )
@@ -140,9 +122,9 @@ def run_search(snap: Snapshot, command: Search, now_ms: int) -> OpResult:
         details["type"] = command.type  # an enum: kept without redaction
     if command.index_ms is not None:
         details["indexMs"] = round(command.index_ms, 3)
-    found = event(EventType.SEARCH_ANSWERED, Phase.SEARCH, Outcome.ANSWERED, reasons, details=details)
+    told = event(EventType.SEARCH_ANSWERED, Phase.SEARCH, Outcome.ANSWERED, reasons, details=details)
     result = unchanged(snap)
-    return replace(result, answer=answer).emitting(Emitted(events=(found,)))
+    return replace(result, answer=answer).emitting(Emitted(events=(told,)))
 
 
 def _chain(store: WorkspaceStore, entry: MemoryEntry) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -196,7 +178,7 @@ def run_show(snap: Snapshot, command: Show, now_ms: int) -> OpResult:
         scope=entry.scope.value if entry.scope is not None else None,
         created_at=entry.created_at,
         updated_at=entry.updated_at,
-        strength=round(Strengths(store, [entry], now_ms, snap)[entry.id], 4),
+        strength=round(Strengths(store, now_ms, snap)(entry), 4),
         age_days=age_days(entry, now_ms),
         in_block=in_block,
         supersedes=back,

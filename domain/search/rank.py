@@ -1,9 +1,9 @@
 """Full-text search over the memories of a store (docs/decisions.md#d16): BM25 × strength × validity.
 
-The reference implementation: it scans the entries it is given. The shell's index
-(``adapters/search_index.py``) only narrows them to the ones holding a query term and hands over the
-corpus statistics it keeps; the ranking, the filters and the verdict are always computed here, so an
-answer with the index equals the answer without it.
+The reference implementation: without an index it reads every memory (:func:`holders`). The shell's
+index (``adapters/search_index.py``) keeps the same facts — which memories hold each term, how often,
+their lengths, the store's statistics — and hands them over instead; the ranking, the filters and the
+verdict are always computed here, so an answer with the index equals the answer without it.
 
 - Terms (:mod:`domain.search.tokens`): every term in a hit (``all``); when no visible memory holds
   every term, any term counts (``any``) and the answer says so.
@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from bisect import insort
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from heapq import heapify, heappop
 from typing import Final, NamedTuple
 
 from domain.enums import MemoryStatus, MemoryType
@@ -112,35 +114,43 @@ def prefix_matches(term: str, found: str) -> bool:
     return found == term or (len(term) >= PREFIX_MIN and found.startswith(term))
 
 
-def _matches(
-    entries: Sequence[MemoryEntry], wanted: Sequence[str]
-) -> tuple[list[tuple[MemoryEntry, dict[str, int], int]], dict[str, int], Corpus]:
-    """The entries holding a query term, each with how often each query term occurs among its terms
-    (by :func:`prefix_matches`) and its number of terms; in how many of them each query term occurs;
-    and the statistics of all ``entries``. One pass, the hot loop of a search over many candidates
-    (docs/performance.md, "Search")."""
-    docs: list[tuple[MemoryEntry, dict[str, int], int]] = []
-    df: dict[str, int] = {}
-    seen: dict[str, tuple[str, ...]] = {}
+class Holders(NamedTuple):
+    """What a search needs to know of the memories holding its terms: for each query term, the
+    memories holding it (id → how often, by :func:`prefix_matches`), the number of terms of each of
+    them, and the statistics of the whole store. :func:`holders` works it out by reading every
+    memory; the shell's index keeps it (``adapters/search_index.py``), and the two must agree."""
+
+    counts: Mapping[str, Mapping[str, int]]
+    lengths: Mapping[str, int]
+    corpus: Corpus
+
+
+def holders(entries: Iterable[MemoryEntry], wanted: Sequence[str]) -> Holders:
+    """:class:`Holders` of ``wanted`` read from ``entries`` (an id held twice counts once, as its
+    first entry). One pass, the hot loop of a search without an index (docs/performance.md,
+    "Search")."""
+    counts: dict[str, dict[str, int]] = {t: {} for t in wanted}
+    lengths: dict[str, int] = {}
+    seen: dict[str, tuple[dict[str, int], ...]] = {}
+    ids: set[str] = set()
     total = 0
     for entry in entries:
+        if entry.id in ids:
+            continue
+        ids.add(entry.id)
         found = term_tuple(entry.text if not entry.rationale else f"{entry.text}\n{entry.rationale}")
         total += len(found)
-        held: dict[str, int] | None = None
+        held = False
         for term in found:
             answers = seen.get(term)
             if answers is None:
-                answers = seen[term] = tuple(t for t in wanted if prefix_matches(t, term))
-            if answers:
-                if held is None:
-                    held = {}
-                for t in answers:
-                    held[t] = held.get(t, 0) + 1
-        if held is not None:
-            docs.append((entry, held, len(found)))
-            for t in held:
-                df[t] = df.get(t, 0) + 1
-    return docs, df, Corpus(len(entries), total)
+                answers = seen[term] = tuple(counts[t] for t in wanted if prefix_matches(t, term))
+            for table in answers:
+                table[entry.id] = table.get(entry.id, 0) + 1
+                held = True
+        if held:
+            lengths[entry.id] = len(found)
+    return Holders(counts, lengths, Corpus(len(ids), total))
 
 
 def _idf(documents: int, df: int) -> float:
@@ -154,76 +164,132 @@ class _Scored(NamedTuple):
     coverage: float
 
 
+#: a match that may be shown, before its strength is looked at: (bound, order, BM25, validity, entry,
+#: matched terms, coverage), where the bound, BM25 × validity, is never below its score (the strength
+#: factor is at most 1)
+_Above = tuple[float, int, float, float, MemoryEntry, tuple[str, ...], float]
+
+
 def search(
     entries: Sequence[MemoryEntry],
     query: str,
     now_ms: int,
     numbers: Mapping[str, int],
-    strengths: Mapping[str, float],
+    strength: Callable[[MemoryEntry], float],
     *,
     type_: MemoryType | None = None,
     limit: int = DEFAULT_LIMIT,
     include_all: bool = False,
-    corpus: Corpus | None = None,
+    found: Holders | None = None,
     indexed: bool = False,
     min_coverage: float = MIN_COVERAGE,
 ) -> SearchAnswer:
-    """Answer ``query`` from ``entries`` (every entry of the store, or, with ``corpus``, at least every
-    entry holding a query term). ``numbers``: short numbers by id; ``strengths``: current strength by
-    id. Total: any text is a valid query."""
+    """Answer ``query`` from ``entries``: every entry of the store, or, with ``found`` (what the
+    index keeps of the store), at least every entry holding a query term. ``numbers``: short numbers
+    by id; ``strength``: a memory's current strength, asked only for the matches that may be shown.
+    Total: any text is a valid query."""
     limit = max(1, min(int(limit), MAX_LIMIT))
     wanted = query_terms(query)
     qhash = query_hash(query)
     if not wanted:
         return SearchAnswer(
             verdict=Verdict.NO_MATCH, mode=MatchMode.NONE, terms=(), hits=(), limit=limit, matched=0,
-            hidden=0, below_threshold=0, searched=corpus.documents if corpus else len(entries),
+            hidden=0, below_threshold=0, searched=found.corpus.documents if found else len(entries),
             query_hash=qhash, indexed=indexed,
         )  # fmt: skip
-    docs, df, scanned = _matches(entries, wanted)
-    stats = corpus if corpus is not None else scanned
-    n = max(stats.documents, 1)
-    avgdl = stats.total_terms / n if stats.total_terms else 1.0
-    idf = {t: _idf(n, df.get(t, 0)) for t in wanted}
-    weight = sum(idf.values()) or 1.0
-    kept = docs if type_ is None else [d for d in docs if d[0].type is type_]
-    every = [d for d in kept if len(d[1]) == len(wanted)]  # a memory's counts name query terms only
-    mode = MatchMode.ALL if any(visible(d[0]) for d in every) or len(wanted) == 1 else MatchMode.ANY
-    pool = every if mode is MatchMode.ALL else kept
-    # hidden and below-threshold matches are only counted: a score is worked out for what may be shown
-    above: list[_Scored] = []
+    if found is None:
+        found = holders(entries, wanted)
+    tables = [found.counts.get(t, {}) for t in wanted]
+    n = max(found.corpus.documents, 1)
+    avgdl = found.corpus.total_terms / n if found.corpus.total_terms else 1.0
+    idf = [_idf(n, len(table)) for table in tables]
+    weight = sum(idf) or 1.0
+    union: set[str] = set().union(*tables)
+    by_id = {e.id: e for e in reversed(entries) if e.id in union}  # the first entry of an id
+    if type_ is not None:
+        union = {i for i, e in by_id.items() if e.type is type_}
+    every = union.intersection(*tables)
+    all_ = len(wanted) == 1 or any(i in by_id and visible(by_id[i]) for i in every)
+    mode = MatchMode.ALL if all_ else MatchMode.ANY
+    # hidden and below-threshold matches are only counted; a strength is looked up only for the
+    # matches that may still reach the top ``limit`` (:func:`_top`)
+    above: list[_Above] = []
     hidden = below = 0
-    for entry, tf, length in pool:
-        shown = visible(entry)
-        if not shown and not include_all:
-            hidden += 1
-            continue
-        matched = tuple(t for t in wanted if t in tf)
-        coverage = sum(idf[t] for t in matched) / weight
-        if mode is MatchMode.ANY and coverage < min_coverage:
-            below += 1
-            continue
-        bm25 = 0.0
-        for t in matched:
-            f = tf[t]
-            bm25 += idf[t] * f * (K1 + 1) / (f + K1 * (1 - B + B * length / avgdl))
-        strength = strengths.get(entry.id, 0.0)
-        validity = 1.0 if shown else 0.5
-        if shown and is_stale_marked(entry, now_ms):
-            validity = 0.8
-        score = bm25 * (0.5 + 0.5 * min(strength, 1.0)) * validity
-        above.append(_Scored(score, entry, matched, coverage))
-    above.sort(key=lambda s: (-s.score, -numbers.get(s.entry.id, 0), s.entry.id))
-    hits = tuple(_hit(s, now_ms, numbers, strengths) for s in above[:limit])
+    for held, ids in [(tuple(range(len(wanted))), every)] if all_ else _groups(union, tables):
+        matched = tuple(wanted[k] for k in held)
+        coverage = sum(idf[k] for k in held) / weight
+        weighed = [(idf[k], tables[k]) for k in held]
+        for memory_id in ids:
+            entry = by_id.get(memory_id)
+            if entry is None:
+                continue
+            shown = entry.status is MemoryStatus.ACTIVE
+            if not shown and not include_all:
+                hidden += 1
+                continue
+            if coverage < min_coverage and not all_:
+                below += 1
+                continue
+            norm = K1 * (1 - B + B * found.lengths[memory_id] / avgdl)
+            bm25 = 0.0
+            for w, table in weighed:
+                f = table[memory_id]
+                bm25 += w * f * (K1 + 1) / (f + norm)
+            validity = 1.0 if shown else 0.5
+            if shown and entry.stale_after_days and is_stale_marked(entry, now_ms):
+                validity = 0.8
+            above.append((-bm25 * validity, len(above), bm25, validity, entry, matched, coverage))
+    matched_count = len(above)
+    chosen = _top(above, limit, numbers, strength)  # (takes ``above`` apart)
+    hits = tuple(_hit(s, now_ms, numbers, strength) for s in chosen)
     verdict = Verdict.MATCH if hits else Verdict.BELOW_THRESHOLD if below else Verdict.NO_MATCH
     return SearchAnswer(
-        verdict=verdict, mode=mode, terms=wanted, hits=hits, limit=limit, matched=len(above),
-        hidden=hidden, below_threshold=below, searched=stats.documents, query_hash=qhash,
+        verdict=verdict, mode=mode, terms=wanted, hits=hits, limit=limit, matched=matched_count,
+        hidden=hidden, below_threshold=below, searched=found.corpus.documents, query_hash=qhash,
         indexed=indexed,
     )  # fmt: skip
 
 
-def _hit(s: _Scored, now_ms: int, numbers: Mapping[str, int], strengths: Mapping[str, float]) -> Hit:
+def _groups(union: set[str], tables: Sequence[Mapping[str, int]]) -> list[tuple[tuple[int, ...], list[str]]]:
+    """The memories of ``union`` grouped by which query terms they hold (positions in ``tables``),
+    so that what depends only on those terms is worked out once per group."""
+    held = dict.fromkeys(union, 0)
+    for k, table in enumerate(tables):
+        bit = 1 << k
+        for memory_id in table:
+            if memory_id in held:
+                held[memory_id] |= bit
+    groups: dict[int, list[str]] = {}
+    for memory_id, mask in held.items():
+        groups.setdefault(mask, []).append(memory_id)
+    return [(tuple(k for k in range(len(tables)) if mask >> k & 1), ids) for mask, ids in groups.items()]
+
+
+def _top(
+    above: list[_Above], limit: int, numbers: Mapping[str, int], strength: Callable[[MemoryEntry], float]
+) -> list[_Scored]:
+    """The best ``limit`` of ``above`` by score (then the newer short number, then the id). They are
+    looked at by their bound, highest first: once a bound is below the last chosen score, no later
+    match can be chosen, and its strength is never worked out."""
+
+    def order(s: _Scored) -> tuple[float, int, str]:
+        return (-s.score, -numbers.get(s.entry.id, 0), s.entry.id)
+
+    chosen: list[_Scored] = []
+    heapify(above)
+    while above:
+        negative_bound, _, bm25, validity, entry, matched, coverage = heappop(above)
+        if len(chosen) >= limit and -negative_bound < chosen[-1].score:
+            break
+        score = bm25 * (0.5 + 0.5 * min(strength(entry), 1.0)) * validity
+        insort(chosen, _Scored(score, entry, matched, coverage), key=order)
+        del chosen[limit:]
+    return chosen
+
+
+def _hit(
+    s: _Scored, now_ms: int, numbers: Mapping[str, int], strength: Callable[[MemoryEntry], float]
+) -> Hit:
     entry = s.entry
     number = numbers.get(entry.id)
     return Hit(
@@ -232,7 +298,7 @@ def _hit(s: _Scored, now_ms: int, numbers: Mapping[str, int], strengths: Mapping
         type=entry.type.value,
         status=entry.status.value,
         score=round(s.score, 4),
-        strength=round(strengths.get(entry.id, 0.0), 4),
+        strength=round(strength(entry), 4),
         age_days=age_days(entry, now_ms),
         snippet=snippet(entry.text, s.matched),
         matched=s.matched,
