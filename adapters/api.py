@@ -59,7 +59,6 @@ from adapters.recall_lookup import recalled_text
 from adapters.search_door import SearchMethods
 from adapters.service import execute
 from adapters.storage_io import StorageError
-from adapters.sync import sync_workspace
 from domain.caches import Caches
 from domain.commands import (
     Batch,
@@ -360,6 +359,8 @@ class WorkingMemory(SearchMethods, ReadMethods):
         import what people and other clones changed there, through the gate, and export the store
         (docs/decisions.md#d17). ``dry_run``: report what would move, write nothing. Raises
         :class:`StorageError`."""
+        # start-up time: only `sync` loads the projection's import and export (docs/performance.md)
+        from adapters.sync import sync_workspace
 
         try:
             return sync_workspace(self.workspace(), self.now_ms(), dry_run=dry_run)

@@ -17,14 +17,12 @@ from adapters.api_values import (
     memory_rows,
     storage_error_from,
 )
-from adapters.diagnostics_input import load_input, read_rejections
 from adapters.evidence_log import warn
 from adapters.paths import workspace_key, workspace_paths_for_key
 from adapters.search_index import disclosure
 from adapters.storage_io import StorageError
 from domain import operations
 from domain.consolidation import normalize_store
-from domain.diagnostics.words import explain_all, format_explained
 from domain.operations.common import render_block, with_shared
 from domain.search.disclosure import tagged_block
 
@@ -65,6 +63,9 @@ class ReadMethods:
     def explain(self, memory_id: str | None = None) -> Explanation:
         """Why each memory (or only ``memory_id``) is or is not in the block, in words (what
         ``workmem explain`` prints). Read-only."""
+        # start-up time: only `explain` loads the diagnostics (docs/performance.md)
+        from adapters.diagnostics_input import load_input, read_rejections
+        from domain.diagnostics.words import explain_all, format_explained
 
         now = self.now_ms()
         key = workspace_key(self.root)

@@ -306,6 +306,8 @@ def _clean_argument(value: str) -> str:
 def hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
     """``[--home DIR] [--workspace DIR] hook HOST`` and nothing else, parsed without building the
     whole parser: a host runs this on every event, so start-up time counts (docs/performance.md)."""
+    if "hook" not in argv:
+        return None  # no hook call: nothing more to load
     # start-up time: each command loads only the modules it runs (docs/performance.md)
     from types import SimpleNamespace
 

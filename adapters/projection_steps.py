@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from adapters import projection, projection_export
 from adapters.paths import PROJECTION_DIR
 from domain.commands import Batch, Command, ImportProjection, OpenSession
 
@@ -35,6 +34,8 @@ def before(ws: Workspace, command: Command, now_ms: int) -> Command:
     last sync are imported first, in the same transaction (a stat per file when nothing changed)."""
     if not _opens_session(command) or not shares(ws.root):
         return command
+    # start-up time: a workspace that shares nothing never loads the projection (docs/performance.md)
+    from adapters import projection
 
     layout = projection.layout_of(ws)
     found = projection.scan(layout, projection.read_manifest(layout))
@@ -57,6 +58,9 @@ def after(ws: Workspace, command: Command, result: OpResult, now_ms: int) -> Non
     basis = result.basis.store if result.basis is not None else None
     if not imports and (basis is None or result.store is basis):
         return
+    # start-up time: a workspace that shares nothing never loads the projection (docs/performance.md)
+    from adapters import projection, projection_export
+
     layout = projection.layout_of(ws)
     with projection.locked(layout) as manifest:
         also: list[str] = []

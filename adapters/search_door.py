@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from msgspec.structs import replace
 
 from adapters.api_values import InvalidInput, memory_type_of
-from adapters.projection_export import location
 from domain.search.commands import Search, Show
 from domain.search.values import Hit, MatchMode, SearchAnswer, ShowAnswer, Verdict
 
@@ -58,6 +57,8 @@ class SearchMethods:
 
 def located(root: str, memory_id: str) -> str | None:
     """``path:line`` of the memory's projection file, relative to ``root``, where it exists."""
+    # start-up time: a workspace that shares nothing never loads the projection (docs/performance.md)
+    from adapters.projection_export import location
 
     found = location(root, memory_id)
     if found is None:

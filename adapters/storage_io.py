@@ -21,7 +21,6 @@ from domain.enums import EventType, Outcome, Phase
 from domain.ids import hash16
 from domain.keys import exact_key
 from domain.model import EvidenceInput, MemoryEntry, PendingJournal, WorkspaceStore
-from domain.salvage import describe_salvage
 
 if TYPE_CHECKING:
     from adapters.evidence_log import EvidenceLog
@@ -165,6 +164,7 @@ def salvage_report(
     """The one-line warning and the ``storage_corrupt_json_quarantined`` event of a salvaged file:
     how many entries came from its damaged bytes and how many from its last good generation (named),
     how many are known lost, and the name of the copy kept aside."""
+    from domain.salvage import describe_salvage  # start-up time: only a damaged file gets here
 
     message = (
         f"{path.name} is damaged; {describe_salvage(salvaged, previous)}; the original is kept as "

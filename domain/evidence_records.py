@@ -30,7 +30,7 @@ from domain.enums import EventType
 from domain.ids import Digest, hash16
 from domain.limits import DAY_MS, EvidenceLogLimits
 from domain.model import EvidenceEvent, EvidenceInput, MemoryRef, Relation
-from domain.safety import preview, redact
+from domain.safety.redaction import preview, redact
 from domain.text import lazy_compile
 from domain.timeutil import parse_iso_ms
 

@@ -20,10 +20,6 @@ import msgspec
 
 from adapters.commands import EXIT_OK, EXIT_REJECTED, CommandError, context, memory, write, write_json
 from adapters.exit_codes import EXIT_CONFLICT
-from adapters.git_sync import sync_user_store
-from adapters.projection import exists
-from adapters.user_scope import user_root
-from domain.projection.merge import merge_files
 
 if TYPE_CHECKING:
     from adapters.sync import SyncReport
@@ -76,6 +72,10 @@ def report_lines(report: SyncReport) -> list[str]:
 
 
 def _user_report(args: argparse.Namespace, *, required: bool) -> SyncReport | None:
+    # start-up time: building the parser imports this module; git and the projection load only here
+    from adapters.git_sync import sync_user_store
+    from adapters.projection import exists
+    from adapters.user_scope import user_root
 
     ctx = context(args)
     if not required and not exists(user_root(ctx.home)):
@@ -118,6 +118,8 @@ def _read(path: str) -> str:
 
 
 def merge_file(args: argparse.Namespace) -> int:
+    # start-up time: building the parser imports this module; the merge loads only here
+    from domain.projection.merge import merge_files
 
     texts: Sequence[str] = [_read(p) for p in (args.base, args.ours, args.theirs)]
     merged = merge_files(texts[0], texts[1], texts[2], _relative(args.path))
