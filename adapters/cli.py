@@ -98,9 +98,13 @@ def _session_args(parser: argparse.ArgumentParser, *, parent: bool = True) -> No
         )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``only``, the command the command line names, the parser of
+    that command alone (the same parser as in the whole one) when there is one by that name."""
     # start-up time: a host hook call never builds the parser (docs/performance.md)
     import argparse
+
+    from adapters.commands import wiring
 
     class _Parser(argparse.ArgumentParser):
         def error(self, message: str) -> None:  # type: ignore[override]
@@ -115,7 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"workmem {__version__}")
     parser.add_argument("--home", metavar="DIR", help="data directory (overrides WORKMEM_HOME)")
     parser.add_argument("--workspace", metavar="DIR", help="workspace root (default: the current directory)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub: Any = parser.add_subparsers(dest="command", metavar="COMMAND")
+    if only is not None:
+        sub = wiring.OneCommand(sub, only)
 
     # --- intake ---------------------------------------------------------------------------------
     p = _command(
@@ -223,12 +229,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_commands(sub, _command)
 
-    # start-up time: each command loads only the modules it runs (docs/performance.md)
-    from adapters.commands import wiring
-
     wiring.add_commands(sub, _command)
 
     wiring.add_maintenance(sub, _command)
+    if isinstance(sub, wiring.OneCommand) and not sub.found:
+        return build_parser()  # no such command: the whole parser says so, naming the nearest
     return parser
 
 
@@ -278,9 +283,9 @@ def _known_error(exc: BaseException) -> tuple[int, str] | None:
 _GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--home", "--workspace"})
 
 
-def _is_hook_call(argv: Sequence[str]) -> bool:
-    """Whether the command line asks for a host hook: the first word after the global options
-    (``workmem [--home DIR] [--workspace DIR] hook …``) is ``hook``."""
+def command_word(argv: Sequence[str]) -> str | None:
+    """The first word after the global options (``workmem [--home DIR] [--workspace DIR] COMMAND
+    …``), ``None`` when there is none or it is an option."""
     index = 0
     while index < len(argv):
         word = argv[index]
@@ -289,8 +294,13 @@ def _is_hook_call(argv: Sequence[str]) -> bool:
         elif word.startswith(("--home=", "--workspace=")):
             index += 1
         else:
-            return word == "hook"
-    return False
+            return None if word.startswith("-") else word
+    return None
+
+
+def _is_hook_call(argv: Sequence[str]) -> bool:
+    """Whether the command line asks for a host hook: its command word is ``hook``."""
+    return command_word(argv) == "hook"
 
 
 def _clean_argument(value: str) -> str:
@@ -342,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(arguments: list[str], args: argparse.Namespace | None) -> int:
     try:
         if args is None:
-            parser = build_parser()
+            parser = build_parser(command_word(arguments))
             args = parser.parse_args(arguments)
             if args.command is None:
                 parser.print_help()

@@ -6,10 +6,38 @@ command runs."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from domain.enums import MemoryType
+
+
+class _Unused:
+    """The parser of a command the command line does not name: it takes every definition and keeps
+    none (each method returns the object itself, so a group or a nested parser is one too)."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Unused]:
+        return self.ignore
+
+    def ignore(self, *args: Any, **kwargs: Any) -> _Unused:
+        return self
+
+
+class OneCommand:
+    """The subcommands as :func:`adapters.cli.build_parser` fills them when the command line names
+    ``name``: only that command's parser is built (a parser per command costs start-up time that a
+    one-shot command pays on each run, docs/performance.md); ``found`` says whether one was."""
+
+    def __init__(self, sub: Any, name: str) -> None:
+        self._sub = sub
+        self.name = name
+        self.found = False
+
+    def add_parser(self, name: str, *, aliases: Sequence[str] = (), **kwargs: Any) -> Any:
+        if self.name != name and self.name not in aliases:
+            return _Unused()
+        self.found = True
+        return self._sub.add_parser(name, aliases=aliases, **kwargs)
 
 
 def _raw_flag(parser: argparse.ArgumentParser) -> None:
