@@ -25,7 +25,6 @@ warning, and the next sync catches up. Where a workspace shares nothing each ste
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
@@ -241,6 +240,8 @@ class CachesByWorkspace:
     transaction, which :func:`execute` does (module docstring)."""
 
     def __init__(self, limit: int = MAX_CACHED_WORKSPACES) -> None:
+        # start-up time: only the long-lived hook server keeps caches per workspace (docs/performance.md)
+        import threading
 
         self._limit = max(1, limit)
         self._lock = threading.Lock()

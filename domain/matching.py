@@ -22,7 +22,7 @@ from typing import Final
 import msgspec
 
 from domain.model import MemoryEntry
-from domain.text import canonical_text
+from domain.text import canonical_text, lazy_compile
 
 __all__ = [
     "MatchKind",
@@ -39,10 +39,10 @@ AMBIGUOUS_RATIO: Final = 0.85
 #: The memories an ambiguous answer lists at most.
 MAX_LISTED: Final = 5
 
-_WORD: Final = re.compile(r"[a-z0-9_$@~][a-z0-9_$@~./:\-]*[a-z0-9_]|[a-z0-9]")
-_PART: Final = re.compile(r"[a-z0-9_]+")
-_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
-_MEMORY_ID: Final = re.compile(r"\bmem_[0-9]+_[a-z0-9]+\b", re.IGNORECASE)
+_WORD: Final = lazy_compile(r"[a-z0-9_$@~][a-z0-9_$@~./:\-]*[a-z0-9_]|[a-z0-9]")
+_PART: Final = lazy_compile(r"[a-z0-9_]+")
+_CJK: Final = lazy_compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_MEMORY_ID: Final = lazy_compile(r"\bmem_[0-9]+_[a-z0-9]+\b", re.IGNORECASE)
 _STOP: Final = frozenset((
     "a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "with", "by", "from", "is",
     "are", "was", "were", "be", "been", "it", "its", "this", "that", "these", "those", "we", "i", "you",

@@ -6,7 +6,6 @@ context (data home, workspace root, the clock) and small input/output helpers.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -130,4 +129,7 @@ def write(text: str) -> None:
 
 
 def write_json(value: Any) -> None:
+    # start-up time: only a --json answer loads the json module (docs/performance.md)
+    import json
+
     sys.stdout.write(strip_controls(json.dumps(value, indent=2, ensure_ascii=False)) + "\n")

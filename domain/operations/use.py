@@ -19,7 +19,6 @@ event with its signal, so a replay can recompute it.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Final, NamedTuple
@@ -33,6 +32,7 @@ from domain.matching import cue_candidates, is_specific, occurrences, rare_terms
 from domain.model import EvidenceInput, MemoryEntry, SessionState, UseCue, WorkspaceStore
 from domain.retention import DEFAULT_TUNING, Tuning, dormancy_at, half_life_days, initial_strength, strength
 from domain.session.state import ToolEvent
+from domain.text import lazy_compile
 
 __all__ = ["UseSignal", "record_cues", "reinforce_from_use", "use_signals"]
 
@@ -47,7 +47,7 @@ MAX_USE_TEXT_CHARS: Final = 20_000
 WRITING_TOOLS: Final = frozenset({"edit", "write", "bash"})
 
 
-_SHORT_ID: Final = re.compile(r"\b[A-Za-z]{1,3}[0-9]{1,5}\b")
+_SHORT_ID: Final = lazy_compile(r"\b[A-Za-z]{1,3}[0-9]{1,5}\b")
 
 
 class UseSignal(StrEnum):
@@ -173,11 +173,11 @@ def reinforce_from_use(
 
 
 #: Shell commands that only read: a memory's path in them is looked at, not acted on.
-_READING: Final = re.compile(
+_READING: Final = lazy_compile(
     r"\A\s*(?:sudo\s+)?(?:cat|less|more|head|tail|ls|ll|tree|wc|file|stat|du|grep|egrep|rg|ag|find|fd|echo"
     r"|git\s+(?:log|diff|show|status|blame|grep|ls-files))\b"
 )
-_SEGMENTS: Final = re.compile(r"&&|\|\||[;|\n]")
+_SEGMENTS: Final = lazy_compile(r"&&|\|\||[;|\n]")
 
 
 class ToolInput(NamedTuple):

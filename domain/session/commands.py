@@ -20,7 +20,7 @@ _CATEGORY_PRIORITY: Final = (
 
 
 _NAME_RULES: Final[tuple[tuple[re.Pattern[str], ErrorCategory], ...]] = tuple(
-    (re.compile(rf"(?<![A-Za-z0-9_])(?:{words})(?![A-Za-z0-9_])"), category)
+    (lazy_compile(rf"(?<![A-Za-z0-9_])(?:{words})(?![A-Za-z0-9_])"), category)
     for words, category in (
         ("tsc|typecheck", ErrorCategory.TYPECHECK),
         ("test|vitest|jest|mocha|pytest", ErrorCategory.TEST),
