@@ -281,6 +281,8 @@ def _known_error(exc: BaseException) -> tuple[int, str] | None:
 
 
 _GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--home", "--workspace"})
+#: Commands that read once and exit (no server, no loop): they run without the cyclic collector.
+ONE_SHOT_READS: Final = frozenset({"search", "show"})
 
 
 def command_word(argv: Sequence[str]) -> str | None:
@@ -334,10 +336,11 @@ def hook_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = [_clean_argument(a) for a in (sys.argv[1:] if argv is None else argv)]
     args = hook_fast_path(arguments)
-    if args is None:
+    if args is None and command_word(arguments) not in ONE_SHOT_READS:
         return _main(arguments, None)
-    # start-up time: a hook process lives for one event and frees everything at exit: the cyclic
-    # garbage collector would only spend time walking the objects that importing the core creates.
+    # start-up time: a hook process lives for one event, a search or a show for one read, and each
+    # frees everything at exit: the cyclic garbage collector would only spend time walking the
+    # objects that importing the core and decoding the store create.
     import gc
 
     was_enabled = gc.isenabled()

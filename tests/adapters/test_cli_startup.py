@@ -119,3 +119,26 @@ def test_a_search_loads_none_of_what_other_commands_run(tmp_path: Path) -> None:
     loaded = set(last[1:])
     assert "adapters.search_index" in loaded  # the probe ran the search
     assert sorted(m for m in NOT_FOR_SEARCH if m in loaded) == []
+
+
+@pytest.mark.parametrize(("command", "collects"), [("search", False), ("show", False), ("list", True)])
+def test_a_one_shot_read_runs_without_the_cyclic_collector(
+    command: str, collects: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search or a show reads once and exits: the collector would only walk what importing the core
+    and decoding the store made (``workmem hook`` runs so too); every other command keeps it."""
+    import gc
+
+    from adapters import cli
+    from adapters.commands import memories, search
+
+    seen: list[bool] = []
+
+    def handler(args: argparse.Namespace) -> int:
+        seen.append(gc.isenabled())
+        return 0
+
+    module = memories if command == "list" else search
+    monkeypatch.setattr(module, "list_memories" if command == "list" else command, handler)
+    assert cli.main([command, "x"] if command != "list" else [command]) == 0
+    assert seen == [collects] and gc.isenabled()
