@@ -14,6 +14,7 @@ from __future__ import annotations
 import types
 import typing
 from functools import lru_cache
+from itertools import repeat
 from typing import Any, Final, TypeVar, Union, get_args, get_origin
 
 import msgspec
@@ -128,7 +129,8 @@ def _split(raw: Any, tp: type[msgspec.Struct], lenient_entries: bool, quick: boo
         if nested is not None and is_seq and isinstance(value, list):
             if lenient_entries and key in _LENIENT_LISTS:
                 plain = _plain_names(nested)
-                if quick and all(isinstance(item, dict) and item.keys() <= plain for item in value):
+                # (the same test as ``isinstance(item, dict) and item.keys() <= plain`` per item, in C)
+                if quick and all(map(isinstance, value, repeat(dict))) and all(map(plain.issuperset, value)):
                     known[key] = value
                     continue
                 good: list[Any] = []
