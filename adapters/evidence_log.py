@@ -21,7 +21,7 @@ import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import BinaryIO, Final, NamedTuple
 
 from adapters import locking
 from adapters.clock import real_now_ms
@@ -119,9 +119,47 @@ def needs_prune(log: Path, now_ms: int) -> bool:
             if event_time_ms(first) < cutoff:
                 return True
         if st.st_size > 2 * max_lines:
-            lines = 1 + handle.read().count(b"\n")
-            return lines > max_lines
+            return _line_count(handle, st, head) > max_lines
     return False
+
+
+class _Counted(NamedTuple):
+    """How many line breaks a log held at ``size``, its first line, and the bytes just before
+    ``size`` (to tell that a log with the same device and inode is still the same file, grown)."""
+
+    size: int
+    lines: int
+    head: bytes
+    tail: bytes
+
+
+#: Line counts of the logs this process looked at, by (device, inode). A log only grows by appends
+#: until a prune or a repair replaces it (a new file), so the next look counts only what was
+#: appended since: a hook server does not read the whole log on every event (docs/performance.md).
+_COUNTED: dict[tuple[int, int], _Counted] = {}
+_COUNTED_LIMIT: Final = 64
+_TAIL_BYTES: Final = 64
+
+
+def _line_count(handle: BinaryIO, st: os.stat_result, head: bytes) -> int:
+    """The number of line breaks in the open log ``handle`` (its ``stat`` ``st``, first line ``head``)."""
+    key = (st.st_dev, st.st_ino)
+    known = _COUNTED.get(key)
+    lines = -1
+    if known is not None and known.size <= st.st_size and known.head == head:
+        start = max(0, known.size - _TAIL_BYTES)
+        handle.seek(start)
+        if handle.read(known.size - start) == known.tail:
+            lines = known.lines + handle.read(st.st_size - known.size).count(b"\n")
+    if lines < 0:
+        handle.seek(0)
+        lines = handle.read(st.st_size).count(b"\n")
+    handle.seek(max(0, st.st_size - _TAIL_BYTES))
+    tail = handle.read(st.st_size - max(0, st.st_size - _TAIL_BYTES))
+    if len(_COUNTED) >= _COUNTED_LIMIT and key not in _COUNTED:
+        _COUNTED.clear()
+    _COUNTED[key] = _Counted(st.st_size, lines, head, tail)
+    return lines
 
 
 def _prune_locked(log: Path, now_ms: int) -> PruneReport | None:
