@@ -172,7 +172,7 @@ def build_server(memory: WorkingMemory) -> MCPServer:
     )
     def search(query: str, type: str | None = None, limit: int = 5, include_all: bool = False) -> str:
         """``query``: any text (words, a path, a symbol, a question); ``type``: feedback, project,
-        decision or reference; ``include_all``: also superseded and forgotten memories."""
+        decision or reference; ``include_all``: also superseded, forgotten and expired memories."""
         # optional extra `mcp` and start-up time (module docstring)
         from adapters.search_door import format_search
 

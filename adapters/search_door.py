@@ -91,7 +91,8 @@ def _age(days: int | None) -> str:
 
 
 def _hit_lines(hit: Hit) -> list[str]:
-    status = "" if hit.status == "active" else f" {hit.status}"
+    marks = [m for m in (hit.status, hit.grade) if m not in ("active", "fresh", "aging")]
+    status = "".join(f" {m}" for m in marks)
     lines = [f"{hit.short_id} [{hit.type}{status}] strength {hit.strength:.2f}, {_age(hit.age_days)}"]
     lines.append(f"  {hit.snippet}")
     cite = [hit.id] + ([hit.location] if hit.location else []) + list(hit.cites)
@@ -101,7 +102,11 @@ def _hit_lines(hit: Hit) -> list[str]:
 
 def format_search(answer: SearchAnswer) -> str:
     """The answer for a person or a model: a summary line, then three lines per hit."""
-    hidden = f"; {answer.hidden} superseded or forgotten hidden (--all shows them)" if answer.hidden else ""
+    hidden = (
+        f"; {answer.hidden} superseded, forgotten or expired hidden (--all shows them)"
+        if answer.hidden
+        else ""
+    )
     if answer.verdict is Verdict.NO_MATCH:
         why = (
             "the query has no searchable word"

@@ -7,8 +7,9 @@ verdict are always computed here, so an answer with the index equals the answer 
 
 - Terms (:mod:`domain.search.tokens`): every term in a hit (``all``); when no visible memory holds
   every term, any term counts (``any``) and the answer says so.
-- Score: ``bm25 × (0.5 + 0.5·min(strength, 1)) × validity`` (an active memory 1, a stale-marked
-  one 0.8, a superseded or forgotten one, shown only with ``all``, 0.5).
+- Score: ``bm25 × (0.5 + 0.5·min(strength, 1)) × validity`` (an active memory 1, a stale one —
+  marked so by the reference's ``staleAfterDays`` or of the ``stale`` grade, docs/decisions.md#d18 —
+  0.8, a superseded, forgotten or expired one, shown only with ``all``, 0.5).
 - Threshold: in ``any`` mode a hit must carry at least :data:`MIN_COVERAGE` of the query's term
   weight (idf); memories that hold only common or few terms are counted as ``below_threshold``.
 """
@@ -23,6 +24,7 @@ from heapq import heapify, heappop
 from typing import Final, NamedTuple
 
 from domain.enums import MemoryStatus, MemoryType
+from domain.freshness import grade, is_expired, rank_factor
 from domain.ids import hash16
 from domain.model import MemoryEntry
 from domain.render import age_days, is_stale_marked
@@ -63,8 +65,18 @@ def query_hash(query: str) -> str:
     return hash16(query)
 
 
-def visible(entry: MemoryEntry) -> bool:
-    return entry.status is MemoryStatus.ACTIVE
+def visible(entry: MemoryEntry, now_ms: float) -> bool:
+    """Whether a match is shown without ``all``: an active memory not past its ``valid_until``."""
+    return entry.status is MemoryStatus.ACTIVE and (
+        entry.valid_until is None or not is_expired(entry, now_ms)
+    )
+
+
+def _validity(entry: MemoryEntry, now_ms: float) -> float:
+    if not visible(entry, now_ms):
+        return 0.5
+    stale = (entry.stale_after_days and is_stale_marked(entry, now_ms)) or rank_factor(entry, now_ms) < 1.0
+    return 0.8 if stale else 1.0
 
 
 def cites(text: str) -> tuple[str, ...]:
@@ -164,10 +176,10 @@ class _Scored(NamedTuple):
     coverage: float
 
 
-#: a match that may be shown, before its strength is looked at: (bound, order, BM25, validity, entry,
-#: matched terms, coverage), where the bound, BM25 × validity, is never below its score (the strength
-#: factor is at most 1)
-_Above = tuple[float, int, float, float, MemoryEntry, tuple[str, ...], float]
+#: a match that may be shown, before its strength and its staleness are looked at: (minus its bound,
+#: order, BM25, entry, matched terms, coverage), where the bound, BM25 × (1 when it is visible, else
+#: 0.5), is never below its score (the strength factor and a visible memory's validity are at most 1)
+_Above = tuple[float, int, float, MemoryEntry, tuple[str, ...], float]
 
 
 def search(
@@ -209,7 +221,7 @@ def search(
     if type_ is not None:
         union = {i for i, e in by_id.items() if e.type is type_}
     every = union.intersection(*tables)
-    all_ = len(wanted) == 1 or any(i in by_id and visible(by_id[i]) for i in every)
+    all_ = len(wanted) == 1 or any(i in by_id and visible(by_id[i], now_ms) for i in every)
     mode = MatchMode.ALL if all_ else MatchMode.ANY
     # hidden and below-threshold matches are only counted; a strength is looked up only for the
     # matches that may still reach the top ``limit`` (:func:`_top`)
@@ -223,7 +235,9 @@ def search(
             entry = by_id.get(memory_id)
             if entry is None:
                 continue
-            shown = entry.status is MemoryStatus.ACTIVE
+            shown = entry.status is MemoryStatus.ACTIVE and (
+                entry.valid_until is None or not is_expired(entry, now_ms)
+            )
             if not shown and not include_all:
                 hidden += 1
                 continue
@@ -235,12 +249,9 @@ def search(
             for w, table in weighed:
                 f = table[memory_id]
                 bm25 += w * f * (K1 + 1) / (f + norm)
-            validity = 1.0 if shown else 0.5
-            if shown and entry.stale_after_days and is_stale_marked(entry, now_ms):
-                validity = 0.8
-            above.append((-bm25 * validity, len(above), bm25, validity, entry, matched, coverage))
+            above.append((-bm25 if shown else -bm25 * 0.5, len(above), bm25, entry, matched, coverage))
     matched_count = len(above)
-    chosen = _top(above, limit, numbers, strength)  # (takes ``above`` apart)
+    chosen = _top(above, limit, now_ms, numbers, strength)  # (takes ``above`` apart)
     hits = tuple(_hit(s, now_ms, numbers, strength) for s in chosen)
     verdict = Verdict.MATCH if hits else Verdict.BELOW_THRESHOLD if below else Verdict.NO_MATCH
     return SearchAnswer(
@@ -266,7 +277,11 @@ def _groups(union: set[str], tables: Sequence[Mapping[str, int]]) -> list[tuple[
 
 
 def _top(
-    above: list[_Above], limit: int, numbers: Mapping[str, int], strength: Callable[[MemoryEntry], float]
+    above: list[_Above],
+    limit: int,
+    now_ms: int,
+    numbers: Mapping[str, int],
+    strength: Callable[[MemoryEntry], float],
 ) -> list[_Scored]:
     """The best ``limit`` of ``above`` by score (then the newer short number, then the id). They are
     looked at by their bound, highest first: once a bound is below the last chosen score, no later
@@ -278,10 +293,10 @@ def _top(
     chosen: list[_Scored] = []
     heapify(above)
     while above:
-        negative_bound, _, bm25, validity, entry, matched, coverage = heappop(above)
+        negative_bound, _, bm25, entry, matched, coverage = heappop(above)
         if len(chosen) >= limit and -negative_bound < chosen[-1].score:
             break
-        score = bm25 * (0.5 + 0.5 * min(strength(entry), 1.0)) * validity
+        score = bm25 * (0.5 + 0.5 * min(strength(entry), 1.0)) * _validity(entry, now_ms)
         insort(chosen, _Scored(score, entry, matched, coverage), key=order)
         del chosen[limit:]
     return chosen
@@ -302,6 +317,7 @@ def _hit(
         age_days=age_days(entry, now_ms),
         snippet=snippet(entry.text, s.matched),
         matched=s.matched,
+        grade=grade(entry, now_ms).value,
         cites=cites(entry.text),
         coverage=round(s.coverage, 4),
     )

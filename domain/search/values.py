@@ -36,6 +36,9 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     #: the text around the first matched word, each matched word between ``**``
     snippet: str
     matched: tuple[str, ...]
+    #: how far the memory may be trusted now: ``fresh``, ``aging``, ``stale`` or ``expired``
+    #: (docs/decisions.md#d18)
+    grade: str = "fresh"
     #: file paths and symbols the memory's text names (code it cites)
     cites: tuple[str, ...] = ()
     #: ``file:line`` of the memory in the shared projection, where it exists (set by the shell)
@@ -45,8 +48,9 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class SearchAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    """The answer to one query. ``hidden``: memories that matched but are superseded or forgotten
-    (shown only with ``all``); ``below_threshold``: memories that matched too few terms."""
+    """The answer to one query. ``hidden``: memories that matched but are superseded, forgotten or
+    past their ``valid_until`` (shown only with ``all``); ``below_threshold``: memories that matched
+    too few terms."""
 
     verdict: Verdict
     mode: MatchMode
