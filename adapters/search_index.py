@@ -207,8 +207,10 @@ def rebuild(path: Path, store: WorkspaceStore, revision: int) -> None:
                 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 CREATE TABLE docs(n INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, length INTEGER NOT NULL);
                 CREATE TABLE vocab(term TEXT PRIMARY KEY) WITHOUT ROWID;
-                CREATE TABLE post(term TEXT NOT NULL, id TEXT NOT NULL, tf INTEGER NOT NULL,
-                    length INTEGER NOT NULL, PRIMARY KEY(term, id)) WITHOUT ROWID;
+                CREATE TABLE post(term TEXT NOT NULL, id TEXT NOT NULL,
+                    tf INTEGER NOT NULL CHECK(typeof(tf) = 'integer' AND tf > 0),
+                    length INTEGER NOT NULL CHECK(typeof(length) = 'integer' AND length > 0),
+                    PRIMARY KEY(term, id)) WITHOUT ROWID;
                 CREATE VIRTUAL TABLE fts USING fts5(terms, tokenize='{TOKENIZER}', detail=none);"""
             )
             db.execute("BEGIN")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import stat
 from pathlib import Path
 from typing import Any
@@ -209,6 +210,20 @@ def test_a_corrupt_index_is_rebuilt_with_an_event(tmp_path: Path) -> None:
     assert m.search("grafana").indexed  # rebuilt after the first search
     log = Path(m.workspace().paths.evidence).read_text(encoding="utf-8")
     assert '"search_index_rebuilt"' in log
+
+
+def test_the_index_takes_only_counts_a_search_can_use(tmp_path: Path) -> None:
+    """The postings a search ranks by: a count or a length that is not a positive integer is refused
+    by the index itself, whoever writes it."""
+    m = memory(tmp_path)
+    m.remember(REFERENCES[0], type="reference")
+    path = Path(m.workspace().paths.directory) / INDEX_FILE
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM post").fetchone()[0] > 0
+        for tf, length in (("many", 3), (0, 3), (2, -1), (2, None), (1.5, 3)):
+            with pytest.raises(sqlite3.IntegrityError):
+                db.execute("INSERT INTO post VALUES ('extra', 'mem_x', ?, ?)", (tf, length))
+    assert m.search("payments").indexed and len(m.search("payments").hits) == 1
 
 
 def test_a_stale_index_is_detected_and_repaired(tmp_path: Path) -> None:
