@@ -235,7 +235,7 @@ def search(
             entry = by_id.get(memory_id)
             if entry is None:
                 continue
-            shown = entry.status is MemoryStatus.ACTIVE and (
+            shown = entry.status is MemoryStatus.ACTIVE and (  # visible(), inlined in the hot loop
                 entry.valid_until is None or not is_expired(entry, now_ms)
             )
             if not shown and not include_all:
