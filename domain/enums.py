@@ -105,6 +105,7 @@ class EventType(StrEnum):
     MEMORY_SUPERSEDED = "memory_superseded"
     MEMORY_FORGOTTEN = "memory_forgotten"
     MEMORY_RESTORED = "memory_restored"
+    MEMORY_NOT_RESTORED = "memory_not_restored"
     MEMORY_MIGRATED = "memory_migrated"
     MEMORY_REDACTED = "memory_redacted"
     #: a compaction was observed without a summary to read candidates from (never a silent loss)
@@ -183,6 +184,7 @@ class Outcome(StrEnum):
     CLEARED = "cleared"
     FORGOTTEN = "forgotten"
     RESTORED = "restored"
+    KEPT_OUT = "kept_out"
     RECORDED = "recorded"
     ANSWERED = "answered"
     RECALLED = "recalled"

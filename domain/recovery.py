@@ -11,7 +11,7 @@ rule), pending ones go through promotion like any pending memory. Pure.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
 import msgspec
 from msgspec.structs import replace
@@ -30,6 +30,12 @@ from domain.timeutil import iso_from_ms
 
 #: Reason code of a memory brought back from a set-aside file.
 REASON_RESTORED: Final = "restored_from_set_aside_file"
+#: Reason codes of a held memory that is not brought back (``memory_not_restored``): its text was
+#: forgotten (a tombstone holds its key), a superseded or forgotten stored memory has its text, or a
+#: pending memory with its text waits in the journal.
+KEPT_OUT_FORGOTTEN: Final = "key_forgotten"
+KEPT_OUT_STORED: Final = "key_stored_inactive"
+KEPT_OUT_PENDING: Final = "key_pending"
 
 
 class Held(msgspec.Struct, frozen=True, kw_only=True):
@@ -55,7 +61,7 @@ def missing_from(store: WorkspaceStore, journal: PendingJournal, held: Held) -> 
     holds the key (a forgotten memory stays forgotten); for pending memories, none waits in the
     journal with that key either.
     Each memory once, however often the file holds it."""
-    return _sorted_out(store, journal, held)[0]
+    return _sorted_out(store, journal, held).missing
 
 
 def duplicates_in(
@@ -65,20 +71,27 @@ def duplicates_in(
     exact key of an active stored memory, or of a memory held earlier that comes back; each with the
     id of the memory that takes it in (docs/decisions.md#d2: its id joins that memory's
     ``absorbed_ids``)."""
-    return _sorted_out(store, journal, held)[1]
+    return _sorted_out(store, journal, held).duplicates
 
 
-def _sorted_out(
-    store: WorkspaceStore, journal: PendingJournal, held: Held
-) -> tuple[tuple[MemoryEntry, ...], tuple[tuple[MemoryEntry, str], ...]]:
+class _Sorted(NamedTuple):
+    """What becomes of each held memory the workspace does not hold by id: brought back, absorbed by
+    a memory (with its id), or kept out (with the reason code)."""
+
+    missing: tuple[MemoryEntry, ...]
+    duplicates: tuple[tuple[MemoryEntry, str], ...]
+    kept_out: tuple[tuple[MemoryEntry, str], ...]
+
+
+def _sorted_out(store: WorkspaceStore, journal: PendingJournal, held: Held) -> _Sorted:
     known_ids = set(stored_ids(store))
-    known_keys = {exact_key(entry) for entry in store.entries}
+    stored_keys = {exact_key(entry) for entry in store.entries}
+    pending_keys = {exact_key(entry) for entry in journal.entries} if held.pending else set()
     takers = {exact_key(e): e.id for e in store.entries if e.status is MemoryStatus.ACTIVE}
-    if held.pending:
-        known_keys.update(exact_key(entry) for entry in journal.entries)
     tombstoned = {tombstone.key_hash for tombstone in store.tombstones}
     out: list[MemoryEntry] = []
     duplicates: list[tuple[MemoryEntry, str]] = []
+    kept_out: list[tuple[MemoryEntry, str]] = []
     for entry in held.entries:
         key = exact_key(entry)
         if entry.id in known_ids:
@@ -87,11 +100,16 @@ def _sorted_out(
         taker = takers.get(key)
         if taker is not None:
             duplicates.append((entry, taker))
-        elif not (key in known_keys or key_hash(key) in tombstoned):
-            known_keys.add(key)
+        elif key_hash(key) in tombstoned:
+            kept_out.append((entry, KEPT_OUT_FORGOTTEN))
+        elif key in stored_keys:
+            kept_out.append((entry, KEPT_OUT_STORED))
+        elif key in pending_keys:
+            kept_out.append((entry, KEPT_OUT_PENDING))
+        else:
             takers[key] = entry.id
             out.append(entry)
-    return tuple(out), tuple(duplicates)
+    return _Sorted(tuple(out), tuple(duplicates), tuple(kept_out))
 
 
 def absorb_duplicates(
@@ -116,15 +134,16 @@ def absorb_duplicates(
     return replace(store, entries=tuple(entries[e.id] for e in store.entries)), tuple(found)
 
 
-def _restored_event(entry: MemoryEntry, source: str, reason: str) -> EvidenceInput:
+def _restored_event(entry: MemoryEntry, source: str, reason: str, *, kept_out: bool = False) -> EvidenceInput:
+    """A held memory brought back from the file ``source`` (``memory_restored``), or kept out
+    (``memory_not_restored``), with the reason."""
+    type_, outcome = (
+        (EventType.MEMORY_NOT_RESTORED, Outcome.KEPT_OUT)
+        if kept_out
+        else (EventType.MEMORY_RESTORED, Outcome.RESTORED)
+    )
     return event(
-        EventType.MEMORY_RESTORED,
-        Phase.LIFECYCLE,
-        Outcome.RESTORED,
-        (reason,),
-        memory=entry,
-        details={"file": source},
-        text=entry.text,
+        type_, Phase.LIFECYCLE, outcome, (reason,), memory=entry, details={"file": source}, text=entry.text
     )
 
 
@@ -138,17 +157,23 @@ def restore_held(
     as unowned ones (their sessions may be long gone). A held memory that duplicates one the store
     keeps (or one the file brings back) under another id is absorbed by it
     (:func:`absorb_duplicates`). Outcome ``restored``, or ``unchanged`` when the workspace lacked
-    none. ``reason``: the reason code of each stored memory's event."""
-    missing, duplicates = _sorted_out(snap.store, snap.journal, held)
+    none. ``reason``: the reason code of each stored memory's event. A held memory that is kept out
+    (a forgotten text stays forgotten, :func:`missing_from`) leaves a ``memory_not_restored`` event
+    that says why."""
+    missing, duplicates, kept_out = _sorted_out(snap.store, snap.journal, held)
+    skipped = events(_restored_event(entry, source, why, kept_out=True) for entry, why in kept_out)
     if missing and not held.pending:
-        return _stored_back(snap, missing, duplicates, now_ms, source, reason)
+        return _stored_back(snap, missing, duplicates, now_ms, source, reason).emitting(skipped)
     taken, absorbed = absorb_duplicates(snap.store, duplicates)
     if not missing:
         if not absorbed:
-            return replace(unchanged(snap), outcome=CommandOutcome.UNCHANGED)
+            return replace(unchanged(snap), emitted=skipped, outcome=CommandOutcome.UNCHANGED)
         kept = replace(taken, updated_at=iso_from_ms(now_ms))
         return replace(
-            unchanged(snap), store=kept, emitted=events(absorbed), outcome=CommandOutcome.UNCHANGED
+            unchanged(snap),
+            store=kept,
+            emitted=events(absorbed) + skipped,
+            outcome=CommandOutcome.UNCHANGED,
         )
     unowned = tuple(replace(e, pending_owner_session_id=None, pending_message_id=None) for e in missing)
     promoted = promote(
@@ -167,7 +192,7 @@ def restore_held(
         store=promoted.store,
         journal=promoted.journal,
         session=snap.session,
-        emitted=events(absorbed) + promoted.emitted,
+        emitted=events(absorbed) + promoted.emitted + skipped,
         outcome=CommandOutcome.RESTORED,
     )
 

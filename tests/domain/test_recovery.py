@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from domain.enums import EventType, MemorySource
+from domain.enums import EventType, MemorySource, MemoryStatus
 from domain.keys import exact_key, key_hash
 from domain.model import ArchiveMarker, Tombstone
 from domain.operations.values import CommandOutcome, OpResult, Snapshot
@@ -15,6 +15,9 @@ from tests.support.builders import NOW, NOW_ISO, journal, memory, store
 A = memory("always run the linter before pushing", id="mem_a", type="feedback", source=MemorySource.MANUAL)
 B = memory("prefer small focused commits always", id="mem_b", type="feedback", source=MemorySource.MANUAL)
 C = memory("never force push the main branch", id="mem_c", type="feedback", source=MemorySource.MANUAL)
+D = memory(
+    "write the changelog entry with the change", id="mem_d", type="feedback", source=MemorySource.EXPLICIT
+)
 
 
 def test_stored_ids_count_entries_absorbed_and_archived() -> None:
@@ -61,12 +64,15 @@ def test_nothing_missing_changes_nothing() -> None:
     assert result.outcome is CommandOutcome.UNCHANGED and result.store is snap.store and not result.events
 
 
-def _absorbed(result: OpResult) -> list[tuple[str | None, tuple[str, ...]]]:
+def _about(result: OpResult, type_: EventType) -> list[tuple[str | None, tuple[str, ...]]]:
+    """The memory and the reasons of each event of ``type_``."""
     return [
-        (e.memory.memory_id if e.memory else None, e.reason_codes)
-        for e in result.events
-        if e.type == EventType.MEMORY_ABSORBED
+        (e.memory.memory_id if e.memory else None, e.reason_codes) for e in result.events if e.type == type_
     ]
+
+
+def _absorbed(result: OpResult) -> list[tuple[str | None, tuple[str, ...]]]:
+    return _about(result, EventType.MEMORY_ABSORBED)
 
 
 def test_a_duplicate_under_another_id_is_absorbed_by_the_memory_that_takes_it() -> None:
@@ -102,3 +108,28 @@ def test_a_merged_sub_directory_store_records_its_duplicates_too() -> None:
     kept = {e.id: e for e in result.store.entries}
     assert set(kept) == {"mem_a", "mem_c"} and kept["mem_a"].absorbed_ids == ("mem_sub",)
     assert _absorbed(result) == [("mem_sub", ("absorbed_exact",))]
+
+
+def _kept_out(result: OpResult) -> list[tuple[str | None, tuple[str, ...]]]:
+    return _about(result, EventType.MEMORY_NOT_RESTORED)
+
+
+def test_a_memory_kept_out_says_why() -> None:
+    """A forgotten text stays forgotten, a superseded one stays superseded, a pending one waits once:
+    each held memory kept out leaves a ``memory_not_restored`` event with the reason, so ``explain``
+    can tell what became of it."""
+    forgotten = Tombstone(
+        key_hash=key_hash(exact_key(C)), memory_id="mem_c", reason="forgotten", created_at=NOW_ISO
+    )
+    superseded = replace(B, status=MemoryStatus.SUPERSEDED, superseded_by="mem_a")
+    current = store(A, superseded, tombstones=(forgotten,))
+    held = Held(entries=(replace(B, id="mem_b2"), replace(C, id="mem_c2")), pending=False)
+    result = restore_held(Snapshot(store=current, journal=journal()), held, "x.prev", NOW)
+    assert result.outcome is CommandOutcome.UNCHANGED and result.store is current
+    assert _kept_out(result) == [("mem_b2", ("key_stored_inactive",)), ("mem_c2", ("key_forgotten",))]
+    assert all(e.details == {"file": "x.prev"} for e in result.events)
+    waiting = replace(A, id="mem_wait", pending_owner_session_id="s1")
+    again = Held(entries=(replace(A, id="mem_held"), D), pending=True)
+    pending = restore_held(Snapshot(store=store(), journal=journal(waiting)), again, "j.prev", NOW)
+    assert _kept_out(pending) == [("mem_held", ("key_pending",))]
+    assert [e.id for e in pending.store.entries] == ["mem_d"]  # the rest still comes back
