@@ -2,8 +2,9 @@
 the ``workmem`` command line.
 
 The reference ran its diagnostics script as a subprocess against files in an isolated data home;
-here the store, journal, evidence log and rejection log are written in the workmem layout and the
-commands run in-process (and once as a subprocess). Where workmem's wording differs from the
+here the store, journal, evidence log and rejection log the domain tests read
+(tests/support/diagnostics.py) are written in the workmem layout and the commands run in-process (and
+once as a subprocess). Where workmem's wording differs from the
 reference (usage errors come from the argument parser), the test says so."""
 
 from __future__ import annotations
@@ -14,20 +15,36 @@ import re
 import subprocess
 import sys
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from adapters import paths
 from domain.codec import encode_line, encode_pretty
-from domain.enums import Importance
-from domain.limits import DAY_MS
-from domain.model import EvidenceEvent, MemoryEntry, StoreLimits
-from domain.timeutil import iso_from_ms
-from tests.support.builders import NOW, NOW_ISO, event, journal, memory, ref, store
+from domain.diagnostics import DiagInput, RejectionLike
+from domain.extraction import RejectionRecord
+from domain.model import WorkspaceRef
+from tests.support.builders import KEY, NOW, NOW_ISO
 from tests.support.cli import REPO, Cli, one_line_error
+from tests.support.diagnostics import (
+    capacity_disappearance_fixture,
+    coverage_fixture,
+    diag,
+    entry,
+    explain_fixture,
+    false_positive_rejections,
+    global_cap_fixture,
+    health_json_fixture,
+    monitoring_fixture,
+    quality_fixture,
+    rejection,
+    scoped_and_unscoped_rejections,
+    trace_fixture,
+    type_cap_fixture,
+    unknown_disappearance_fixture,
+)
 
 
 @pytest.fixture
@@ -36,16 +53,10 @@ def cli(cli: Cli) -> Cli:
     return cli
 
 
-#: The reference tests' ``entry()``: an active compaction-style entry created now, confidence 0.75
-#: whatever its source.
-entry = partial(memory, confidence=0.75)
-
-
-#: The events of these tests belong to the workspace key ``k``.
-ev = partial(event, key="k")
-
-
 class Fixture:
+    """The files of the workspace ``cli`` runs in, written from a diagnostics input built in memory
+    (tests/support/diagnostics.py) and moved to this workspace."""
+
     def __init__(self, cli: Cli) -> None:
         self.cli = cli
         self.root = str(cli.workspace)
@@ -53,34 +64,27 @@ class Fixture:
         self.key = self.layout.directory.name
         self.layout.evidence_dir.mkdir(parents=True, exist_ok=True)
 
-    def store(
-        self,
-        entries: Sequence[MemoryEntry],
-        *,
-        last_activity: str | None = NOW_ISO,
-        max_chars: int = 3600,
-    ) -> None:
-        value = store(
-            *entries,
-            root=self.root,
-            key=self.key,
-            limits=StoreLimits(max_rendered_chars=max_chars),
-            last_activity_at=last_activity,
-        )
-        self.layout.store.write_bytes(encode_pretty(value))
+    def write(self, src: DiagInput) -> None:
+        """The store, journal, evidence log and rejection log of ``src``, where it has them."""
+        here = WorkspaceRef(root=self.root, key=self.key)
+        if src.store is not None:
+            self.layout.store.write_bytes(encode_pretty(replace(src.store, workspace=here)))
+        if src.journal is not None:
+            self.layout.journal.write_bytes(encode_pretty(replace(src.journal, workspace=here)))
+        if src.events:
+            self.layout.evidence.write_bytes(b"".join(encode_line(e) + b"\n" for e in src.events))
+        if src.rejections:
+            self.rejections(src.rejections)
 
-    def journal(self, entries: Sequence[MemoryEntry]) -> None:
-        value = journal(*entries, root=self.root, key=self.key)
-        self.layout.journal.write_bytes(encode_pretty(value))
-
-    def events(self, events: Sequence[EvidenceEvent]) -> None:
-        self.layout.evidence.write_bytes(b"".join(encode_line(e) + b"\n" for e in events))
-
-    def rejections(self, records: Sequence[dict[str, Any]]) -> None:
-        lines = "".join(
-            json.dumps({"timestamp": NOW_ISO, "source": "compaction", **r}) + "\n" for r in records
-        )
-        paths.rejection_log(self.cli.home).write_text(lines)
+    def rejections(self, records: Sequence[RejectionLike]) -> None:
+        """The rejection log of ``records``; those of the tests' workspace ``KEY`` belong to this one."""
+        lines = b""
+        for record in records:
+            assert isinstance(record, RejectionRecord)
+            if record.workspace_key == KEY:
+                record = replace(record, workspace_key=self.key)
+            lines += encode_line(record) + b"\n"
+        paths.rejection_log(self.cli.home).write_bytes(lines)
 
 
 @pytest.fixture
@@ -98,16 +102,7 @@ def out(cli: Cli, *args: str) -> str:
 
 
 def test_1_health_stored_vs_rendered(cli: Cli, fx: Fixture) -> None:
-    fx.store(
-        [
-            entry(f"Unique feedback preference for memory health {i}", id=f"feedback-{i}", type="feedback")
-            for i in range(17)
-        ]
-        + [
-            entry(f"Unique durable decision for memory health {i}", id=f"decision-{i}", type="decision")
-            for i in range(11)
-        ]
-    )
+    fx.write(type_cap_fixture())
     text = out(cli, "health")
     assert "Stored active memories:" in text
     assert "Rendered candidates:" in text
@@ -116,20 +111,7 @@ def test_1_health_stored_vs_rendered(cli: Cli, fx: Fixture) -> None:
 
 
 def test_2_health_dormancy_and_monitoring(cli: Cli, fx: Fixture) -> None:
-    fx.store(
-        [
-            entry(
-                f"Unique monitoring memory {i} for retention health",
-                id=f"monitoring-{i}",
-                type="feedback" if i % 2 == 0 else "decision",
-                user_importance=Importance.HIGH if i < 4 else None,
-                safety_critical=True if i < 6 else None,
-                reinforcement_count=6 if i < 2 else None,
-            )
-            for i in range(10)
-        ],
-        last_activity=iso_from_ms(NOW - 19 * DAY_MS),
-    )
+    fx.write(monitoring_fixture())
     assert "Dormancy:" not in out(cli, "health")  # the detail of the detail is behind --verbose
     text = out(cli, "health", "--verbose")
     assert "Dormancy:" in text
@@ -142,12 +124,7 @@ def test_2_health_dormancy_and_monitoring(cli: Cli, fx: Fixture) -> None:
 
 
 def test_3_health_global_cap_overflow(cli: Cli, fx: Fixture) -> None:
-    fx.store(
-        [entry(f"Unique global feedback preference {i}", id=f"f-{i}", type="feedback") for i in range(10)]
-        + [entry(f"Unique global durable decision {i}", id=f"d-{i}", type="decision") for i in range(10)]
-        + [entry(f"Unique global project fact {i}", id=f"p-{i}", type="project") for i in range(8)]
-        + [entry(f"Unique global reference fact {i}", id=f"r-{i}", type="reference") for i in range(6)]
-    )
+    fx.write(global_cap_fixture())
     text = out(cli, "health")
     assert "Rendered candidates: 28" in text
     assert "type-capped entries: 0" in text
@@ -155,7 +132,7 @@ def test_3_health_global_cap_overflow(cli: Cli, fx: Fixture) -> None:
 
 
 def test_4_health_empty_store_without_activity(cli: Cli, fx: Fixture) -> None:
-    fx.store([], last_activity=None)
+    fx.write(diag([], last_activity=None))
     text = out(cli, "health", "--verbose")
     assert "lastActivityAt: (missing)" in text
     assert "wall days since activity: unknown" in text
@@ -166,43 +143,7 @@ def test_4_health_empty_store_without_activity(cli: Cli, fx: Fixture) -> None:
 
 
 def test_5_health_json_matches_human_output(cli: Cli, fx: Fixture) -> None:
-    fx.store(
-        [
-            entry("Prefer small focused changes", id="mem-rendered", type="feedback", source="explicit"),
-            entry("Use password: sushi only in fixtures", id="mem-secret", type="decision", source="manual"),
-            entry("Old decision that was superseded", id="mem-old", type="decision", status="superseded"),
-        ]
-    )
-    fx.journal(
-        [entry("Retry this pending memory later", id="mem-pending", type="project", promotion_attempts=1)]
-    )
-    fx.events(
-        [
-            ev(
-                "extraction_candidate_rejected",
-                "extraction",
-                "rejected",
-                ["raw_secret"],
-                memory=ref("mem-rejected", "feedback", "explicit"),
-                preview="password: [REDACTED] should not leak",
-            ),
-            ev("storage_corrupt_json_quarantined", "storage", "quarantined", ["invalid_json"]),
-            ev(
-                "promotion_promoted",
-                "promotion",
-                "promoted",
-                ["new_workspace_entry"],
-                memory=ref("mem-rendered"),
-            ),
-            ev(
-                "render_selected",
-                "render",
-                "rendered",
-                ["within_caps", "within_char_budget"],
-                memory=ref("mem-rendered", "feedback", "explicit", "active"),
-            ),
-        ]
-    )
+    fx.write(health_json_fixture())
     human = out(cli, "health")
     raw_json = out(cli, "health", "--json")
     data = json.loads(raw_json)
@@ -229,62 +170,7 @@ def test_5_health_json_matches_human_output(cli: Cli, fx: Fixture) -> None:
 
 
 def test_6_explain(cli: Cli, fx: Fixture) -> None:
-    fx.store(
-        [
-            entry(
-                "Rendered feedback wins the render set", id="mem-rendered", type="feedback", source="explicit"
-            ),
-            entry(
-                "Superseded memory is not rendered", id="mem-superseded", type="decision", status="superseded"
-            ),
-            *[entry(f"Type cap feedback memory {i}", id=f"mem-type-{i}", type="feedback") for i in range(11)],
-            *[
-                entry(f"Global cap feedback memory {i}", id=f"mem-g-feedback-{i}", type="feedback")
-                for i in range(10)
-            ],
-            *[
-                entry(f"Global cap decision memory {i}", id=f"mem-g-decision-{i}", type="decision")
-                for i in range(10)
-            ],
-            *[
-                entry(f"Global cap project memory {i}", id=f"mem-g-project-{i}", type="project")
-                for i in range(8)
-            ],
-            *[
-                entry(f"Global cap reference memory {i}", id=f"mem-g-reference-{i}", type="reference")
-                for i in range(7)
-            ],
-            entry(
-                "This active memory cannot fit the tiny character budget",
-                id="mem-char-budget",
-                type="project",
-            ),
-        ],
-        max_chars=100,
-    )
-    fx.journal(
-        [
-            entry("Pending retry memory", id="mem-pending-retry", type="project", promotion_attempts=1),
-            entry(
-                "Pending capacity rejected memory",
-                id="mem-pending-capacity",
-                type="project",
-                promotion_attempts=3,
-            ),
-        ]
-    )
-    fx.events(
-        [
-            ev(
-                "promotion_absorbed_exact",
-                "promotion",
-                "absorbed",
-                ["same_exact_key"],
-                memory=ref("mem-absorbed", "feedback", "explicit"),
-            ),
-            ev("storage_corrupt_json_quarantined", "storage", "quarantined", ["invalid_json"]),
-        ]
-    )
+    fx.write(explain_fixture())
     text = out(cli, "explain", "--verbose")
     for line in (
         "Memory mem-rendered: rendered",
@@ -305,59 +191,8 @@ def test_6_explain(cli: Cli, fx: Fixture) -> None:
     assert "mem-rendered" not in one
 
 
-def _trace_fixture(fx: Fixture) -> None:
-    life = ref("mem-life", "decision", "compaction")
-    fx.store(
-        [
-            entry(
-                "Old token password: sushi should be redacted",
-                id="mem-life",
-                type="decision",
-                status="superseded",
-            ),
-            entry("Replacement memory", id="mem-new", type="decision"),
-        ]
-    )
-    fx.events(
-        [
-            ev(
-                "extraction_candidate_accepted",
-                "extraction",
-                "accepted",
-                ["quality_gate_passed"],
-                memory=life,
-            ),
-            ev(
-                "pending_memory_appended",
-                "pending_journal",
-                "accepted",
-                ["pending_journal_append"],
-                memory=life,
-            ),
-            ev("promotion_promoted", "promotion", "promoted", ["new_workspace_entry"], memory=life),
-            ev(
-                "memory_reinforced",
-                "reinforcement",
-                "reinforced",
-                ["duplicate_exact"],
-                memory=life,
-                relations=[("reinforced_by", "mem-duplicate")],
-            ),
-            ev(
-                "promotion_superseded",
-                "promotion",
-                "superseded",
-                ["superseded_existing"],
-                memory=life,
-                relations=[("superseded_by", "mem-new")],
-            ),
-            ev("render_omitted", "render", "omitted", ["superseded"], memory=life),
-        ]
-    )
-
-
 def test_7_trace(cli: Cli, fx: Fixture) -> None:
-    _trace_fixture(fx)
+    fx.write(trace_fixture())
     text = out(cli, "trace", "mem-life")
     assert "Memory mem-life: omitted_superseded" in text
     assert "Lifecycle:" in text
@@ -377,7 +212,7 @@ def test_7_trace(cli: Cli, fx: Fixture) -> None:
 def test_8_trace_usage_and_unknown_id(cli: Cli, fx: Fixture) -> None:
     """workmem takes the id as a positional argument (``trace ID``); a missing id is a usage error
     (exit 2) reported by the argument parser, not the reference's ``--memory requires an id``."""
-    _trace_fixture(fx)
+    fx.write(trace_fixture())
     run = cli("trace")
     assert run.code == 2
     assert run.err.startswith("workmem: ") and "ID" in run.err
@@ -389,56 +224,8 @@ def test_8_trace_usage_and_unknown_id(cli: Cli, fx: Fixture) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _quality_fixture(fx: Fixture) -> None:
-    fx.store(
-        [
-            entry(
-                f"Quality fixture memory {i}",
-                id=f"quality-{i}",
-                type="feedback" if i % 2 == 0 else "decision",
-                retention_clock=-1 if i == 0 else NOW,
-            )
-            for i in range(28)
-        ]
-    )
-    fx.events(
-        [
-            ev(
-                "promotion_promoted",
-                "promotion",
-                "promoted",
-                ["new_workspace_entry"],
-                memory=ref("quality-1"),
-            ),
-            ev(
-                "promotion_promoted",
-                "promotion",
-                "promoted",
-                ["new_workspace_entry"],
-                memory=ref("quality-historical", "reference", "compaction"),
-            ),
-        ]
-    )
-    fx.rejections(
-        [
-            {
-                "type": "decision",
-                "text": "Implemented phase 2 and updated tests",
-                "reasons": ["bad_decision"],
-                "workspaceKey": fx.key,
-                "workspaceRootHash": "hash",
-            },
-            {
-                "type": "feedback",
-                "text": "Wave 1 completed successfully",
-                "reasons": ["progress_snapshot", "bad_feedback"],
-            },
-        ]
-    )
-
-
 def test_9_quality_human(cli: Cli, fx: Fixture) -> None:
-    _quality_fixture(fx)
+    fx.write(quality_fixture())
     text = out(cli, "quality")
     assert "Memory quality inspection" in text
     assert "Summary: memory quality is degraded:" in text
@@ -451,7 +238,7 @@ def test_9_quality_human(cli: Cli, fx: Fixture) -> None:
 
 
 def test_10_quality_json(cli: Cli, fx: Fixture) -> None:
-    _quality_fixture(fx)
+    fx.write(quality_fixture())
     data = cli.ok("quality", "--json").json()
     assert "degraded" in data["summaryText"]
     assert data["caps"]["active"] == 28
@@ -464,7 +251,7 @@ def test_10_quality_json(cli: Cli, fx: Fixture) -> None:
 
 
 def test_quality_ignores_records_scoped_to_other_workspaces(cli: Cli, fx: Fixture) -> None:
-    _quality_fixture(fx)
+    fx.write(quality_fixture())
     records = [json.loads(x) for x in paths.rejection_log(cli.home).read_text().splitlines()]
     records.append({**records[0], "workspaceKey": "someotherkey0000"})
     paths.rejection_log(cli.home).write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -476,33 +263,8 @@ def test_quality_ignores_records_scoped_to_other_workspaces(cli: Cli, fx: Fixtur
 # ---------------------------------------------------------------------------------------------
 
 
-def _coverage_fixture(fx: Fixture) -> None:
-    fx.store(
-        [
-            entry("Full lifecycle memory", id="mem-full", type="feedback"),
-            entry("Render only memory", id="mem-render-only", type="decision"),
-            entry("No evidence memory", id="mem-no-evidence", type="project"),
-        ]
-    )
-    fx.events(
-        [
-            ev(
-                "extraction_candidate_accepted",
-                "extraction",
-                "accepted",
-                ["quality_gate_passed"],
-                memory=ref("mem-full"),
-            ),
-            ev(
-                "promotion_promoted", "promotion", "promoted", ["new_workspace_entry"], memory=ref("mem-full")
-            ),
-            ev("render_selected", "render", "rendered", ["within_caps"], memory=ref("mem-render-only")),
-        ]
-    )
-
-
 def test_11_coverage_human(cli: Cli, fx: Fixture) -> None:
-    _coverage_fixture(fx)
+    fx.write(coverage_fixture())
     text = out(cli, "coverage")
     assert "Class counts:" in text
     assert "full_lifecycle: 1" in text
@@ -515,7 +277,7 @@ def test_11_coverage_human(cli: Cli, fx: Fixture) -> None:
 
 
 def test_12_coverage_json(cli: Cli, fx: Fixture) -> None:
-    _coverage_fixture(fx)
+    fx.write(coverage_fixture())
     data = cli.ok("coverage", "--json").json()
     row = next(m for m in data["memories"] if m["id"] == "mem-full")
     assert row["eventCounts"]["total"] == 2
@@ -524,18 +286,7 @@ def test_12_coverage_json(cli: Cli, fx: Fixture) -> None:
 
 
 def test_13_disappearance_unknown(cli: Cli, fx: Fixture) -> None:
-    fx.store([entry("Current memory", id="current", type="feedback")])
-    fx.events(
-        [
-            ev(
-                "promotion_promoted",
-                "promotion",
-                "promoted",
-                ["new_workspace_entry"],
-                memory=ref("historical-unknown"),
-            )
-        ]
-    )
+    fx.write(unknown_disappearance_fixture())
     assert "Memory historical-unknown: historical_absent_unknown_reason terminal=unknown" in out(
         cli, "disappearances"
     )
@@ -544,20 +295,7 @@ def test_13_disappearance_unknown(cli: Cli, fx: Fixture) -> None:
 
 
 def test_14_disappearances_explain(cli: Cli, fx: Fixture) -> None:
-    fx.store([entry("Current memory", id="current", type="feedback")])
-    fx.events(
-        [
-            ev(
-                "memory_removed_capacity",
-                "storage",
-                "removed",
-                ["type_cap"],
-                memory=ref("capacity-loser", "decision", "compaction", "active"),
-                details={"type": "decision", "globalCap": 28, "typeCap": 10, "source": "compaction"},
-            ),
-            ev("render_omitted", "render", "omitted", ["type_cap"], memory=ref("render-loser", "feedback")),
-        ]
-    )
+    fx.write(capacity_disappearance_fixture())
     text = out(cli, "disappearances", "--explain")
     assert (
         "capacity-loser: historical_absent_with_reason terminal=memory_removed_capacity reasons=type_cap"
@@ -576,23 +314,7 @@ def test_14_disappearances_explain(cli: Cli, fx: Fixture) -> None:
 
 
 def test_15_rejection_quality_groups(cli: Cli, fx: Fixture) -> None:
-    fx.rejections(
-        [
-            {
-                "type": "decision",
-                "text": "Retention scoring model uses evidence caps to avoid normalization drift",
-                "reasons": ["bad_decision"],
-                "workspaceKey": fx.key,
-            },
-            {
-                "type": "decision",
-                "text": "Implemented phase 2 and updated tests",
-                "reasons": ["bad_decision"],
-                "workspaceKey": fx.key,
-            },
-            {"type": "decision", "text": "Maybe useful", "reasons": ["bad_decision"]},
-        ]
-    )
+    fx.rejections(false_positive_rejections())
     text = out(cli, "rejections", "--quality", "--reason", "bad_decision", "--unique")
     assert "Possible false-positive grouping is heuristic, not deterministic truth" in text
     assert "architecture_like_possible_false_positive: 1" in text
@@ -602,22 +324,7 @@ def test_15_rejection_quality_groups(cli: Cli, fx: Fixture) -> None:
 
 
 def test_16_rejection_quality_json(cli: Cli, fx: Fixture) -> None:
-    fx.rejections(
-        [
-            {
-                "type": "decision",
-                "text": "Memory system schema boundary should remain stable",
-                "reasons": ["bad_decision"],
-                "workspaceKey": fx.key,
-                "workspaceRootHash": "hash",
-            },
-            {
-                "type": "feedback",
-                "text": "Wave 1 completed successfully",
-                "reasons": ["progress_snapshot", "bad_feedback"],
-            },
-        ]
-    )
+    fx.rejections(scoped_and_unscoped_rejections())
     data = cli.ok("rejections", "--quality", "--json").json()
     assert data["workspaceScopedCount"] == 1
     assert data["legacyUnscopedCount"] == 1
@@ -626,9 +333,7 @@ def test_16_rejection_quality_json(cli: Cli, fx: Fixture) -> None:
 
 
 def test_invalid_rejection_lines_are_counted(cli: Cli, fx: Fixture) -> None:
-    fx.rejections(
-        [{"type": "feedback", "text": "Wave 1 completed successfully", "reasons": ["progress_snapshot"]}]
-    )
+    fx.rejections([rejection("Wave 1 completed successfully", "progress_snapshot", type="feedback")])
     with paths.rejection_log(cli.home).open("a") as handle:
         handle.write("{not json\n")
     text = out(cli, "rejections")
@@ -642,7 +347,7 @@ def test_invalid_rejection_lines_are_counted(cli: Cli, fx: Fixture) -> None:
 
 
 def test_health_as_a_subprocess(cli: Cli, fx: Fixture) -> None:
-    fx.store([entry("Prefer small focused changes", id="a", type="feedback")])
+    fx.write(diag([entry("Prefer small focused changes", id="a", type="feedback")]))
     env = {**os.environ, "PYTHONPATH": str(REPO), "WORKMEM_HOME": str(cli.home), "WORKMEM_NOW": NOW_ISO}
     done = subprocess.run(
         [sys.executable, "-m", "adapters.cli", "--workspace", fx.root, "health", "--json"],
@@ -692,7 +397,7 @@ def audit_line(key: str, entry_id: str, **fields: Any) -> str:
 
 
 def test_audit_of_a_real_migration(cli: Cli, fx: Fixture) -> None:
-    fx.store([entry("Implemented wave 2 of the refactor; all tests pass now", id="m1", type="project")])
+    fx.write(diag([entry("Implemented wave 2 of the refactor; all tests pass now", id="m1", type="project")]))
     cli.ok("remember", "Prefer small focused pull requests")  # a write runs the migrations
     text = out(cli, "audit")
     assert text.startswith(

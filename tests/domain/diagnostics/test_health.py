@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 
 from domain.diagnostics import DiagInput, format_health, health_report
-from domain.enums import Importance
 from domain.ids import hash16
 from domain.limits import DAY_MS
 from domain.model import DormantSpan
@@ -16,9 +15,11 @@ from tests.support.builders import KEY, NOW, ROOT
 from tests.support.diagnostics import (
     archive_marker,
     diag,
-    entries,
     entry,
+    global_cap_fixture,
     health_text,
+    monitoring_fixture,
+    type_cap_fixture,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -28,9 +29,7 @@ from tests.support.diagnostics import (
 
 def test_1_health_reports_stored_vs_rendered_counts() -> None:
     """The meaning of docs/decisions.md#d2: the 17 feedback stay stored; only 10 can be rendered."""
-    stored = entries(17, "feedback", "Unique feedback preference for memory health", "feedback")
-    stored += entries(11, "decision", "Unique durable decision for memory health", "decision")
-    out = health_text(diag(stored))
+    out = health_text(type_cap_fixture())
     assert "Stored active memories: 28" in out
     assert "Rendered candidates: 20" in out
     assert re.search(r"feedback\s+stored=17\s+rendered=10", out)
@@ -41,18 +40,7 @@ def test_1_health_reports_stored_vs_rendered_counts() -> None:
 
 
 def test_2_health_dormancy_and_retention_monitoring() -> None:
-    stored = [
-        entry(
-            f"Unique monitoring memory {i} for retention health",
-            id=f"monitoring-{i}",
-            type="feedback" if i % 2 == 0 else "decision",
-            user_importance=Importance.HIGH if i < 4 else Importance.NORMAL,
-            safety_critical=i < 6,
-            reinforcement_count=6 if i < 2 else 0,
-        )
-        for i in range(10)
-    ]
-    out = health_text(diag(stored, last_activity=iso_from_ms(NOW - 19 * DAY_MS)))
+    out = health_text(monitoring_fixture())
     assert "Dormancy:" in out
     assert "wall days since activity: 19.0" in out
     assert "dormant discount active: yes" in out
@@ -64,13 +52,7 @@ def test_2_health_dormancy_and_retention_monitoring() -> None:
 
 
 def test_3_health_global_cap_overflow_is_separate_from_type_caps() -> None:
-    stored = (
-        entries(10, "feedback", "Unique global feedback preference", "global-feedback")
-        + entries(10, "decision", "Unique global durable decision", "global-decision")
-        + entries(8, "project", "Unique global project fact", "global-project")
-        + entries(6, "reference", "Unique global reference fact", "global-reference")
-    )
-    out = health_text(diag(stored))
+    out = health_text(global_cap_fixture())
     assert "Rendered candidates: 28" in out
     assert "type-capped entries: 0" in out
     assert "global-cap overflow: 6" in out

@@ -8,43 +8,12 @@ import json
 import re
 
 from domain.diagnostics import health_json
-from tests.support.builders import NOW, NOW_ISO, event as ev, ref
-from tests.support.diagnostics import diag, entry, health_text, quarantined
+from tests.support.builders import NOW, NOW_ISO
+from tests.support.diagnostics import health_json_fixture, health_text
 
 
 def test_5_health_json_matches_human_counts_and_is_privacy_safe() -> None:
-    rendered = entry("Prefer small focused changes", id="mem-rendered", type="feedback", source="explicit")
-    secret = entry(
-        "Use password: sushi only in test fixtures", id="mem-secret", type="decision", source="manual"
-    )
-    old = entry("Old decision that was superseded", id="mem-old", type="decision", status="superseded")
-    pending = entry("Retry this pending memory later", id="mem-pending", type="project", promotion_attempts=1)
-    events = [
-        ev(
-            "extraction_candidate_rejected",
-            "extraction",
-            "rejected",
-            ["raw_secret"],
-            memory=ref("mem-rejected", "feedback", "explicit"),
-            preview="password: sushi should not leak",
-        ),
-        quarantined(),
-        ev(
-            "promotion_promoted",
-            "promotion",
-            "promoted",
-            ["new_workspace_entry"],
-            memory=ref("mem-rendered", "feedback", "explicit", "active"),
-        ),
-        ev(
-            "render_selected",
-            "render",
-            "rendered",
-            ["within_caps", "within_char_budget"],
-            memory=ref("mem-rendered", "feedback", "explicit", "active"),
-        ),
-    ]
-    src = diag([rendered, secret, old], pending=[pending], events=events)
+    src = health_json_fixture()
     human = health_text(src)
     data = health_json(src, NOW)
     text = json.dumps(data, indent=2, ensure_ascii=False)

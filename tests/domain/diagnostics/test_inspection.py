@@ -17,7 +17,16 @@ from domain.diagnostics import (
     inspect,
 )
 from tests.support.builders import NOW, event as ev, ref
-from tests.support.diagnostics import absorbed, archived, diag, entry, promoted
+from tests.support.diagnostics import (
+    absorbed,
+    archived,
+    capacity_disappearance_fixture,
+    coverage_fixture,
+    diag,
+    entry,
+    promoted,
+    unknown_disappearance_fixture,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Tests 11-12: coverage
@@ -25,22 +34,7 @@ from tests.support.diagnostics import absorbed, archived, diag, entry, promoted
 
 
 def test_11_coverage_human_output() -> None:
-    full = ref("mem-full", "feedback", "compaction")
-    render_only = ref("mem-render-only", "decision", "compaction")
-    events = [
-        ev("extraction_candidate_accepted", "extraction", "accepted", ["quality_gate_passed"], memory=full),
-        promoted(full),
-        ev("render_selected", "render", "rendered", ["within_caps"], memory=render_only),
-    ]
-    src = diag(
-        [
-            entry("Full lifecycle memory", id="mem-full", type="feedback"),
-            entry("Render only memory", id="mem-render-only", type="decision"),
-            entry("No evidence memory", id="mem-no-evidence", type="project"),
-        ],
-        events=events,
-    )
-    out = format_coverage(coverage_rows(inspect(src, NOW)))
+    out = format_coverage(coverage_rows(inspect(coverage_fixture(), NOW)))
     assert "Class counts:" in out
     assert "full_lifecycle: 1" in out and "render_only: 1" in out and "no_evidence: 1" in out
     assert "  historical_absent_unknown_reason: 0" in out
@@ -88,10 +82,7 @@ def test_coverage_include_historical() -> None:
 
 
 def test_13_disappearance_without_terminal_event_is_unknown() -> None:
-    events = [promoted(ref("historical-unknown", "decision", "compaction"))]
-    rows = disappearance_rows(
-        inspect(diag([entry("Current memory", id="current", type="feedback")], events=events), NOW)
-    )
+    rows = disappearance_rows(inspect(unknown_disappearance_fixture(), NOW))
     out = format_disappearances(rows)
     assert "Memory historical-unknown: historical_absent_unknown_reason terminal=unknown" in out
     assert out == (
@@ -101,22 +92,7 @@ def test_13_disappearance_without_terminal_event_is_unknown() -> None:
 
 
 def test_14_disappearances_explain_capacity_details_and_type_cap_observation() -> None:
-    render_loser = ref("render-loser", "feedback", "compaction")
-    events = [
-        ev(
-            "memory_removed_capacity",
-            "storage",
-            "removed",
-            ["type_cap"],
-            memory=ref("capacity-loser", "decision", "compaction", "active"),
-            relations=[("removed", "capacity-loser")],
-            details={"type": "decision", "globalCap": 28, "typeCap": 10, "source": "compaction"},
-        ),
-        ev("render_omitted", "render", "omitted", ["type_cap"], memory=render_loser),
-    ]
-    rows = disappearance_rows(
-        inspect(diag([entry("Current memory", id="current", type="feedback")], events=events), NOW)
-    )
+    rows = disappearance_rows(inspect(capacity_disappearance_fixture(), NOW))
     out = format_disappearances(rows, explain=True)
     assert (
         "capacity-loser: historical_absent_with_reason terminal=memory_removed_capacity reasons=type_cap"

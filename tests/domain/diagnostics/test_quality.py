@@ -6,42 +6,18 @@ diagnostics tests 9-10 (docs/decisions.md#parity-with-the-reference) on
 from __future__ import annotations
 
 from domain.diagnostics import (
-    DiagInput,
     format_quality,
     inspect,
     quality_json,
     quality_report,
     retention_clock_counts,
 )
-from tests.support.builders import KEY, NOW, ref
-from tests.support.diagnostics import diag, entry, promoted, rejection
+from tests.support.builders import NOW
+from tests.support.diagnostics import diag, entry, quality_fixture
 
 # ---------------------------------------------------------------------------------------------
 # Tests 9-10: quality
 # ---------------------------------------------------------------------------------------------
-
-
-def quality_fixture() -> DiagInput:
-    """28 memories, the first with an unreadable retention clock; one promoted with evidence, one gone
-    from the store without a reason; a scoped and an unscoped rejection record."""
-    stored = [
-        entry(
-            f"Quality fixture memory {i}",
-            id=f"quality-{i}",
-            type="feedback" if i % 2 == 0 else "decision",
-            retention_clock=-1 if i == 0 else NOW,
-        )
-        for i in range(28)
-    ]
-    events = [
-        promoted(ref("quality-1", "decision", "compaction")),
-        promoted(ref("quality-historical", "reference", "compaction")),
-    ]
-    records = [
-        rejection("Implemented phase 2 and updated tests", workspace_key=KEY, workspace_root_hash="hash"),
-        rejection("Wave 1 completed successfully", "progress_snapshot", "bad_feedback", type="feedback"),
-    ]
-    return diag(stored, events=events, rejections=records)
 
 
 def test_9_quality_human_output() -> None:

@@ -26,20 +26,11 @@ from domain.extraction import RejectionRecord
 from domain.limits import DAY_MS
 from domain.timeutil import iso_from_ms, parse_iso_ms
 from tests.support.builders import KEY, NOW
-from tests.support.diagnostics import rejection
+from tests.support.diagnostics import false_positive_rejections, rejection, scoped_and_unscoped_rejections
 
 
 def test_15_rejection_quality_groups_heuristically() -> None:
-    records = normalize_rejections(
-        [
-            rejection(
-                "Retention scoring model uses evidence caps to avoid normalization drift", workspace_key=KEY
-            ),
-            rejection("Implemented phase 2 and updated tests", workspace_key=KEY),
-            rejection("Maybe useful"),
-            rejection("Foreign workspace record", workspace_key="otherkey"),
-        ]
-    )
+    records = normalize_rejections(false_positive_rejections())
     filtered = filter_rejections(records, workspace_key=KEY, reason="bad_decision")
     assert len(filtered) == 3
     summary = rejection_quality(unique_rejections(filtered))
@@ -54,16 +45,7 @@ def test_15_rejection_quality_groups_heuristically() -> None:
 
 
 def test_16_rejection_quality_json() -> None:
-    records = normalize_rejections(
-        [
-            rejection(
-                "Memory system schema boundary should remain stable",
-                workspace_key=KEY,
-                workspace_root_hash="hash",
-            ),
-            rejection("Wave 1 completed successfully", "progress_snapshot", "bad_feedback", type="feedback"),
-        ]
-    )
+    records = normalize_rejections(scoped_and_unscoped_rejections())
     data = rejection_quality_json(rejection_quality(filter_rejections(records, workspace_key=KEY)), NOW)
     assert data["workspaceScopedCount"] == 1
     assert data["legacyUnscopedCount"] == 1
