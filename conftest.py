@@ -16,6 +16,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
+#: the shared checks of tests/support report their failures as the tests' own asserts do
+pytest.register_assert_rewrite("tests.support")
 
 settings.register_profile(
     "ci",

@@ -1,9 +1,11 @@
 """Builders of the diagnostics' inputs (tests/domain/diagnostics/): the reference tests' ``entry()``,
 a :class:`DiagInput` of the workspace ``ROOT``, the evidence events and rejection records the reports
-read, and the report fixtures more than one test module starts from."""
+read, and the report fixtures more than one test module starts from, with what their reports say
+(the ``check_*`` functions: the domain tests and the command line's check the same lines)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -113,6 +115,18 @@ def rejection(
     )
 
 
+def holds(text: str, *lines: str) -> None:
+    """``text`` holds each of ``lines``."""
+    for line in lines:
+        assert line in text
+
+
+def matches(text: str, *patterns: str) -> None:
+    """``text`` holds a match of each of ``patterns``."""
+    for pattern in patterns:
+        assert re.search(pattern, text), pattern
+
+
 # ---------------------------------------------------------------------------------------------
 # The reference's diagnostics tests' fixtures, read by the domain tests (tests/domain/diagnostics/)
 # and by the command line's (tests/adapters/test_cli_diagnostics.py)
@@ -141,6 +155,35 @@ def monitoring_fixture() -> DiagInput:
         for i in range(10)
     ]
     return diag(stored, last_activity=iso_from_ms(NOW - 19 * DAY_MS))
+
+
+def check_monitoring(text: str) -> None:
+    """What the health report of :func:`monitoring_fixture` says of dormancy and monitoring."""
+    holds(
+        text,
+        "Dormancy:",
+        "wall days since activity: 19.0",
+        "dormant discount active: yes",
+        "dormant days past grace: 5.0",
+    )
+    matches(
+        text, r"high_importance_ratio: 40\.0% .* ALERT", r"safety_critical_count: 6 .*no longer set.* WARNING"
+    )
+    assert "max_reinforced_count: 2 (20.0%, alert > 10%) ALERT" in text
+
+
+def check_quiet_health(text: str) -> None:
+    """What the health report of an empty store without a recorded activity says of dormancy and
+    monitoring (the reference's test 4)."""
+    holds(
+        text,
+        "lastActivityAt: (missing)",
+        "wall days since activity: unknown",
+        "dormant discount active: no",
+        "high_importance_ratio: 0.0% (alert > 30%)\n",
+        "safety_critical_count: 0 (no longer set)\n",
+        "max_reinforced_count: 0 (alert > 10% active)",
+    )
 
 
 def global_cap_fixture() -> DiagInput:
@@ -202,6 +245,19 @@ def quality_fixture() -> DiagInput:
     return diag(stored, events=events, rejections=records)
 
 
+def check_quality(text: str) -> None:
+    """What the quality report of :func:`quality_fixture` says of caps, clocks, evidence and
+    rejections."""
+    holds(
+        text,
+        "decision: 14 stored, at most 10 shown (full)",
+        "feedback: 14 stored, at most 10 shown (full)",
+        "Retention clocks:\n  present: 27\n  missing: 0\n  invalid: 1",
+        "Evidence:\n  current with evidence: 1\n  current without evidence: 27",
+        "workspace scoped: 1\n  from before records named their workspace: 1",
+    )
+
+
 def coverage_fixture() -> DiagInput:
     """Test 11: a memory with its whole life in the log, one only rendered, one without evidence."""
     full = ref("mem-full", "feedback", "compaction")
@@ -218,6 +274,18 @@ def coverage_fixture() -> DiagInput:
             entry("No evidence memory", id="mem-no-evidence", type="project"),
         ],
         events=events,
+    )
+
+
+def check_coverage(text: str) -> None:
+    """What the coverage report of :func:`coverage_fixture` says: a memory of each class, and its
+    row."""
+    holds(text, "Class counts:", "full_lifecycle: 1", "render_only: 1", "no_evidence: 1", "Per-memory rows:")
+    matches(
+        text,
+        r"mem-full full_lifecycle .*extraction=1 promotion=1",
+        r"mem-render-only render_only .*render=1",
+        r"mem-no-evidence no_evidence .*total=0",
     )
 
 
@@ -325,6 +393,46 @@ def explain_fixture() -> DiagInput:
         events=events,
         max_chars=100,
     )
+
+
+def check_explain(text: str) -> None:
+    """What the explanation of every memory of :func:`explain_fixture` says: each render outcome, the
+    pending and absorbed memories, the quarantined store, a memory's strength and an event."""
+    holds(
+        text,
+        "Memory mem-rendered: rendered",
+        "Memory mem-superseded: omitted_superseded",
+        "omitted_type_cap",
+        "omitted_global_cap",
+        "omitted_char_budget",
+        "Memory mem-pending-retry: pending_retry",
+        "Memory mem-pending-capacity: pending_rejected_capacity",
+        "Memory mem-absorbed: omitted_absorbed_duplicate",
+        "quarantined_corrupt_store",
+    )
+    matches(
+        text,
+        r"- strength=\d+\.\d{3}, type=feedback, source=explicit",
+        r"- evidence: .*promotion_absorbed_exact",
+    )
+
+
+def check_mem_life_trace(text: str) -> None:
+    """What the trace of ``mem-life`` in :func:`trace_fixture` shows: its lifecycle with the relations,
+    and never the secret of its text."""
+    holds(
+        text,
+        "extraction_candidate_accepted: accepted; reasons=quality_gate_passed",
+        "pending_memory_appended: accepted; reasons=pending_journal_append",
+        "Superseded by:\n- mem-new",
+        "Reinforced by:\n- mem-duplicate",
+    )
+    matches(
+        text,
+        r"promotion_superseded: superseded; reasons=superseded_existing; .*superseded_by=mem-new",
+        r"memory_reinforced: reinforced; reasons=duplicate_exact; .*reinforced_by=mem-duplicate",
+    )
+    assert "sushi" not in text
 
 
 def trace_fixture() -> DiagInput:

@@ -14,6 +14,8 @@ from domain.timeutil import iso_from_ms
 from tests.support.builders import KEY, NOW, ROOT
 from tests.support.diagnostics import (
     archive_marker,
+    check_monitoring,
+    check_quiet_health,
     diag,
     entry,
     global_cap_fixture,
@@ -41,14 +43,8 @@ def test_1_health_reports_stored_vs_rendered_counts() -> None:
 
 def test_2_health_dormancy_and_retention_monitoring() -> None:
     out = health_text(monitoring_fixture())
-    assert "Dormancy:" in out
-    assert "wall days since activity: 19.0" in out
-    assert "dormant discount active: yes" in out
-    assert "dormant days past grace: 5.0" in out
+    check_monitoring(out)
     assert "  dormant multiplier: 0.25" in out
-    assert re.search(r"high_importance_ratio: 40\.0% .* ALERT", out)
-    assert re.search(r"safety_critical_count: 6 .*no longer set.* WARNING", out)
-    assert "max_reinforced_count: 2 (20.0%, alert > 10%) ALERT" in out
 
 
 def test_3_health_global_cap_overflow_is_separate_from_type_caps() -> None:
@@ -60,13 +56,8 @@ def test_3_health_global_cap_overflow_is_separate_from_type_caps() -> None:
 
 def test_4_health_missing_dormancy_and_quiet_monitoring() -> None:
     out = health_text(diag([], last_activity=None))
-    assert "lastActivityAt: (missing)" in out
-    assert "wall days since activity: unknown" in out
-    assert "dormant discount active: no" in out
+    check_quiet_health(out)
     assert "dormant days past grace: 0.0" in out
-    assert "high_importance_ratio: 0.0% (alert > 30%)\n" in out
-    assert "safety_critical_count: 0 (no longer set)\n" in out
-    assert "max_reinforced_count: 0 (alert > 10% active)" in out
     assert "Top rendered candidates:\n  (none)" in out
     assert out.endswith("Weakest active memories:\n  (none)")
 
