@@ -9,6 +9,7 @@ import os
 import re
 import stat
 import threading
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -26,9 +27,9 @@ from adapters.paths import workspace_key, workspace_paths, workspace_root_hash
 from domain.diagnostics import evidence_summary, group_by_memory_id, status_from_trace_event
 from domain.enums import EventType, Outcome, Phase, RelationRole
 from domain.limits import EvidenceLogLimits
-from domain.model import MemoryRef, Relation
+from domain.model import EvidenceEvent, EvidenceInput, MemoryRef, Relation
 from domain.timeutil import iso_from_ms
-from tests.support.builders import event_input
+from tests.support.builders import event_input, event_input_of
 
 NOW = 1_777_636_800_000
 DAY = 86_400_000
@@ -40,13 +41,6 @@ def h16(value: str) -> str:
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> str:
-    directory = tmp_path / "project"
-    directory.mkdir()
-    return str(directory)
-
-
-@pytest.fixture
 def log(tmp_path: Path, root: str) -> EvidenceLog:
     paths = workspace_paths(tmp_path / "home", root)
     return EvidenceLog(
@@ -54,14 +48,15 @@ def log(tmp_path: Path, root: str) -> EvidenceLog:
     )
 
 
-def manual_line(key: str, root_hash: str, eid: str, created_at: str) -> str:
+def manual_line(root: str, eid: str, created_at: str) -> str:
+    """A ``render_selected`` line of the workspace ``root`` as an earlier writer left it."""
     return json.dumps(
         {
             "version": 1,
             "eventId": eid,
             "createdAt": created_at,
-            "workspaceKey": key,
-            "workspaceRootHash": root_hash,
+            "workspaceKey": workspace_key(root),
+            "workspaceRootHash": workspace_root_hash(root),
             "type": "render_selected",
             "phase": "render",
             "outcome": "rendered",
@@ -69,6 +64,16 @@ def manual_line(key: str, root_hash: str, eid: str, created_at: str) -> str:
             "reasonCodes": ["within_caps", "within_char_budget"],
         }
     )
+
+
+def write_lines(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(line + "\n" for line in lines))
+
+
+def append_to(path: Path, events: list[EvidenceInput]) -> tuple[EvidenceEvent, ...]:
+    """``events`` appended at ``NOW`` to the log at ``path`` of the workspace key ``k``."""
+    return append_events(path, events, now_ms=NOW, workspace_key="k", workspace_root_hash="r")
 
 
 # ---- the reference's acceptance cases ------------------------------------------------------------
@@ -103,19 +108,15 @@ def test_2_append_redacts_text_previews_and_details(log: EvidenceLog) -> None:
         "password: sushi\nAdmin PIN 是 456123\nBearer abc.def.ghi\n"
         "This candidate is rejected and should be short"
     )
-    log.append(
-        [
-            event_input(
-                type=EventType.EXTRACTION_CANDIDATE_REJECTED,
-                phase=Phase.EXTRACTION,
-                outcome=Outcome.REJECTED,
-                reason_codes=("raw_error",),
-                text_preview=secrets,
-                details={"note": "password: sushi Admin PIN 是 456123 Bearer abc.def.ghi"},
-            )
-        ],
-        NOW,
+    rejected = event_input_of(
+        EventType.EXTRACTION_CANDIDATE_REJECTED,
+        Phase.EXTRACTION,
+        Outcome.REJECTED,
+        "raw_error",
+        text_preview=secrets,
+        details={"note": "password: sushi Admin PIN 是 456123 Bearer abc.def.ghi"},
     )
+    log.append([rejected], NOW)
     raw = log.path.read_text()
     stored = json.loads(raw.strip())
     for leaked in ("sushi", "456123", "abc.def.ghi"):
@@ -125,23 +126,12 @@ def test_2_append_redacts_text_previews_and_details(log: EvidenceLog) -> None:
 
 
 def test_3_query_filters_by_type_outcome_and_memory_id(log: EvidenceLog) -> None:
+    omitted = partial(event_input_of, EventType.RENDER_OMITTED, Phase.RENDER, Outcome.OMITTED)
     log.append(
         [
             event_input(memory=MemoryRef(memory_id="mem-a")),
-            event_input(
-                type=EventType.RENDER_OMITTED,
-                phase=Phase.RENDER,
-                outcome=Outcome.OMITTED,
-                reason_codes=("type_cap",),
-                memory=MemoryRef(memory_id="mem-a"),
-            ),
-            event_input(
-                type=EventType.RENDER_OMITTED,
-                phase=Phase.RENDER,
-                outcome=Outcome.OMITTED,
-                reason_codes=("global_cap",),
-                memory=MemoryRef(memory_id="mem-b"),
-            ),
+            omitted("type_cap", memory=MemoryRef(memory_id="mem-a")),
+            omitted("global_cap", memory=MemoryRef(memory_id="mem-b")),
         ],
         NOW,
     )
@@ -162,20 +152,16 @@ def test_4_memory_removed_capacity_round_trips(log: EvidenceLog) -> None:
         "createdAt": "2026-05-01T00:00:00.000Z",
         "source": "compaction",
     }
-    log.append(
-        [
-            event_input(
-                type=EventType.MEMORY_REMOVED_CAPACITY,
-                phase=Phase.STORAGE,
-                outcome=Outcome.REMOVED,
-                reason_codes=("global_cap",),
-                memory=ref,
-                relations=(Relation(role=RelationRole.REMOVED, memory=ref),),
-                details=details,
-            )
-        ],
-        NOW,
+    removed = event_input_of(
+        EventType.MEMORY_REMOVED_CAPACITY,
+        Phase.STORAGE,
+        Outcome.REMOVED,
+        "global_cap",
+        memory=ref,
+        relations=(Relation(role=RelationRole.REMOVED, memory=ref),),
+        details=details,
     )
+    log.append([removed], NOW)
     events, _ = log.read()
     result = group_by_memory_id(events)["removed-memory"]  # named twice, listed once
     assert len(result) == 1
@@ -216,9 +202,7 @@ def test_6b_append_survives_a_missing_parent_that_is_a_file(
 ) -> None:
     blocker = tmp_path / "evidence"
     blocker.write_text("not a directory")
-    records = append_events(
-        blocker / "events.jsonl", [event_input()], now_ms=NOW, workspace_key="k", workspace_root_hash="r"
-    )
+    records = append_to(blocker / "events.jsonl", [event_input()])
     assert len(records) == 1
     assert "failed to write evidence event" in capsys.readouterr().err
     assert blocker.read_text() == "not a directory"
@@ -228,14 +212,10 @@ def test_7_prune_drops_old_events_caps_count_and_quarantines_invalid_lines(
     log: EvidenceLog, root: str
 ) -> None:
     log.path.parent.mkdir(parents=True)
-    key, root_hash = workspace_key(root), workspace_root_hash(root)
-    old = manual_line(key, root_hash, "old-event", iso_from_ms(NOW - 91 * DAY))
+    old = manual_line(root, "old-event", iso_from_ms(NOW - 91 * DAY))
     recent = [
         manual_line(
-            key,
-            root_hash,
-            f"recent-{i}",
-            iso_from_ms(NOW - (EvidenceLogLimits.MAX_EVENTS_PER_WORKSPACE - i) * 1000),
+            root, f"recent-{i}", iso_from_ms(NOW - (EvidenceLogLimits.MAX_EVENTS_PER_WORKSPACE - i) * 1000)
         )
         for i in range(EvidenceLogLimits.MAX_EVENTS_PER_WORKSPACE + 1)
     ]
@@ -258,31 +238,20 @@ def test_7_prune_drops_old_events_caps_count_and_quarantines_invalid_lines(
 
 def test_8_the_grouped_events_derive_the_latest_status(log: EvidenceLog) -> None:
     ref = MemoryRef(memory_id="mem-life", memory_key_hash="raw-key")
+    accepted = (EventType.EXTRACTION_CANDIDATE_ACCEPTED, Phase.EXTRACTION, Outcome.ACCEPTED)
+    reinforced = (EventType.MEMORY_REINFORCED, Phase.REINFORCEMENT, Outcome.REINFORCED)
+    rendered = (EventType.RENDER_SELECTED, Phase.RENDER, Outcome.RENDERED)
     log.append(
         [
-            event_input(
-                type=EventType.EXTRACTION_CANDIDATE_ACCEPTED,
-                phase=Phase.EXTRACTION,
-                outcome=Outcome.ACCEPTED,
-                reason_codes=("quality_gate_passed",),
-                memory=ref,
-            ),
+            event_input_of(*accepted, "quality_gate_passed", memory=ref),
             event_input(memory=ref),
-            event_input(
-                type=EventType.MEMORY_REINFORCED,
-                phase=Phase.REINFORCEMENT,
-                outcome=Outcome.REINFORCED,
-                reason_codes=("duplicate_exact",),
+            event_input_of(
+                *reinforced,
+                "duplicate_exact",
                 memory=None,
                 relations=(Relation(role=RelationRole.REINFORCED, memory=ref),),
             ),
-            event_input(
-                type=EventType.RENDER_SELECTED,
-                phase=Phase.RENDER,
-                outcome=Outcome.RENDERED,
-                reason_codes=("within_caps", "within_char_budget"),
-                memory=ref,
-            ),
+            event_input_of(*rendered, "within_caps", "within_char_budget", memory=ref),
         ],
         NOW,
     )
@@ -295,24 +264,15 @@ def test_8_the_grouped_events_derive_the_latest_status(log: EvidenceLog) -> None
     assert "raw-key" not in log.path.read_text()
 
 
-def test_9_relation_roles() -> None:
-    roles = {
-        "candidate",
-        "pending",
-        "promoted",
-        "retained",
-        "absorbed",
-        "superseded",
-        "superseded_by",
-        "reinforced",
-        "reinforced_by",
-        "rendered",
-        "omitted",
-        "removed",
-    }
-    assert {r.value for r in RelationRole} == roles
-    for role in roles:
-        assert msgspec.convert({"role": role}, Relation).role == role
+def test_9_relation_roles(log: EvidenceLog, root: str) -> None:
+    """The log reads back a relation of each of the schema's twelve roles (listed by
+    tests/domain/test_evidence_records.py) and drops one of a role it does not know."""
+    record = json.loads(manual_line(root, "roles", iso_from_ms(NOW)))
+    record["relations"] = [{"role": role} for role in [*RelationRole, "sublimated"]]
+    write_lines(log.path, [json.dumps(record)])
+    (event,), invalid = log.read()
+    assert invalid == 0
+    assert [r.role for r in event.relations] == list(RelationRole)
     with pytest.raises(msgspec.ValidationError):
         msgspec.convert({"role": "sublimated"}, Relation)
 
@@ -338,29 +298,11 @@ def test_existing_wide_log_is_tightened_b7(log: EvidenceLog) -> None:
 
 
 def test_event_ids_are_deterministic_for_the_same_log_state(tmp_path: Path) -> None:
-    a = append_events(
-        tmp_path / "a" / "events.jsonl",
-        [event_input()] * 3,
-        now_ms=NOW,
-        workspace_key="k",
-        workspace_root_hash="r",
-    )
-    b = append_events(
-        tmp_path / "b" / "events.jsonl",
-        [event_input()] * 3,
-        now_ms=NOW,
-        workspace_key="k",
-        workspace_root_hash="r",
-    )
+    a = append_to(tmp_path / "a" / "events.jsonl", [event_input()] * 3)
+    b = append_to(tmp_path / "b" / "events.jsonl", [event_input()] * 3)
     assert [r.event_id for r in a] == [r.event_id for r in b]
     assert len({r.event_id for r in a}) == 3
-    again = append_events(
-        tmp_path / "a" / "events.jsonl",
-        [event_input()],
-        now_ms=NOW,
-        workspace_key="k",
-        workspace_root_hash="r",
-    )
+    again = append_to(tmp_path / "a" / "events.jsonl", [event_input()])
     assert again[0].event_id not in {r.event_id for r in a}
 
 
@@ -398,17 +340,11 @@ def test_concurrent_appends_from_threads_lose_nothing(log: EvidenceLog) -> None:
 # ---- prune triggers (checked on append from the file itself, docs/decisions.md#b10) --------------
 
 
-def _write_lines(path: Path, lines: list[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(line + "\n" for line in lines))
-
-
 def test_prune_runs_in_a_fresh_process_without_a_counter_b10(log: EvidenceLog, root: str) -> None:
     """docs/decisions.md#b10: the reference pruned every 100th append of one process, so short-lived
     processes never did."""
-    key, rh = workspace_key(root), workspace_root_hash(root)
-    lines = [manual_line(key, rh, f"e{i}", iso_from_ms(NOW - (6000 - i) * 1000)) for i in range(5200)]
-    _write_lines(log.path, lines)
+    lines = [manual_line(root, f"e{i}", iso_from_ms(NOW - (6000 - i) * 1000)) for i in range(5200)]
+    write_lines(log.path, lines)
     assert needs_prune(log.path, NOW)
     log.append([event_input()], NOW)  # a single append is enough
     events, _ = log.read()
@@ -416,12 +352,11 @@ def test_prune_runs_in_a_fresh_process_without_a_counter_b10(log: EvidenceLog, r
 
 
 def test_first_line_older_than_ninety_days_triggers_prune(log: EvidenceLog, root: str) -> None:
-    key, rh = workspace_key(root), workspace_root_hash(root)
-    _write_lines(
+    write_lines(
         log.path,
         [
-            manual_line(key, rh, "ancient", iso_from_ms(NOW - 120 * DAY)),
-            manual_line(key, rh, "new", iso_from_ms(NOW)),
+            manual_line(root, "ancient", iso_from_ms(NOW - 120 * DAY)),
+            manual_line(root, "new", iso_from_ms(NOW)),
         ],
     )
     assert needs_prune(log.path, NOW)
@@ -431,14 +366,13 @@ def test_first_line_older_than_ninety_days_triggers_prune(log: EvidenceLog, root
 
 
 def test_byte_limit_triggers_prune(log: EvidenceLog, root: str) -> None:
-    key, rh = workspace_key(root), workspace_root_hash(root)
     pad = "p" * 2000
     lines = []
     for i in range(1200):  # about 2.5 MB
-        record = json.loads(manual_line(key, rh, f"b{i}", iso_from_ms(NOW - (1200 - i) * 1000)))
+        record = json.loads(manual_line(root, f"b{i}", iso_from_ms(NOW - (1200 - i) * 1000)))
         record["details"] = {"pad": pad}
         lines.append(json.dumps(record))
-    _write_lines(log.path, lines)
+    write_lines(log.path, lines)
     assert needs_prune(log.path, NOW)
     log.append([event_input()], NOW)
     assert log.path.stat().st_size <= EvidenceLogLimits.MAX_BYTES_PER_WORKSPACE
@@ -454,7 +388,7 @@ def test_small_fresh_log_is_not_pruned(log: EvidenceLog) -> None:
 
 
 def test_invalid_first_line_triggers_prune_and_is_moved_aside(log: EvidenceLog) -> None:
-    _write_lines(log.path, ["{broken"])
+    write_lines(log.path, ["{broken"])
     assert needs_prune(log.path, NOW)
     log.append([event_input()], NOW)
     events, invalid = log.read()
@@ -464,12 +398,11 @@ def test_invalid_first_line_triggers_prune_and_is_moved_aside(log: EvidenceLog) 
 
 
 def test_prune_log_reports_and_keeps_raw_lines(log: EvidenceLog, root: str) -> None:
-    key, rh = workspace_key(root), workspace_root_hash(root)
-    line = manual_line(key, rh, "keep", iso_from_ms(NOW))
+    line = manual_line(root, "keep", iso_from_ms(NOW))
     extra = json.loads(line)
     extra["futureField"] = {"kept": True}
-    _write_lines(
-        log.path, [json.dumps(extra), manual_line(key, rh, "gone", iso_from_ms(NOW - 100 * DAY)), "junk"]
+    write_lines(
+        log.path, [json.dumps(extra), manual_line(root, "gone", iso_from_ms(NOW - 100 * DAY)), "junk"]
     )
     report = prune_log(log.path, NOW)
     assert report is not None

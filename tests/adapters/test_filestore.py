@@ -37,13 +37,6 @@ NOW = 1_777_636_800_000
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> str:
-    directory = tmp_path / "project"
-    directory.mkdir()
-    return str(directory)
-
-
-@pytest.fixture
 def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
 

@@ -143,3 +143,10 @@ def event_input(**changes: Any) -> EvidenceInput:
         **changes,
     }
     return EvidenceInput(**values)
+
+
+def event_input_of(
+    type: EventType, phase: Phase, outcome: Outcome, *reasons: str, **changes: Any
+) -> EvidenceInput:
+    """:func:`event_input` of ``type`` in ``phase`` with ``outcome``, for ``reasons``."""
+    return event_input(type=type, phase=phase, outcome=outcome, reason_codes=reasons, **changes)
