@@ -97,7 +97,8 @@ class Door:
         #: files a person wrote into the projection by hand (what they hold is theirs to fix)
         self.planted: set[Path] = set()
 
-    def _env(self) -> contextlib.AbstractContextManager[object]:
+    def env(self) -> contextlib.AbstractContextManager[object]:
+        """The environment the door's calls run in: its data home, the fixed clock, no hook server."""
         env = {"WORKMEM_HOME": str(self.home), "WORKMEM_NOW": NOW_ISO, "WORKMEM_HOOK_SERVER": "0"}
         return mock.patch.dict(os.environ, env)
 
@@ -110,7 +111,7 @@ class Door:
             sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")))
         prefix = ["--workspace", str(self.workspace)] if workspace else []
         try:
-            with self._env(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            with self.env(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 main([*prefix, *args])
         finally:
             sys.stdin = saved_stdin
@@ -157,7 +158,7 @@ def door_remember_cli(door: Door, cases: Sequence[HeldOutCase]) -> None:
 
 
 def door_remember_api(door: Door, cases: Sequence[HeldOutCase]) -> None:
-    with door._env():
+    with door.env():
         from adapters.api import WorkingMemory
 
         memory = WorkingMemory(door.workspace, home=door.home)

@@ -14,8 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.reliability.corpus import SECRETS
-from tests.reliability.test_secrets import _diagnostics, _feed
+from tests.reliability.corpus import SECRETS, diagnostics, feed
 from tests.support.cli import Cli
 
 
@@ -33,11 +32,11 @@ def _leaks(cli: Cli, shown: str, *, skip: set[Path] = frozenset()) -> list[tuple
 
 def test_no_secret_planted_through_any_door_reaches_the_projection(cli: Cli) -> None:
     cli.ok("sync")
-    runs = _feed(cli)
+    runs = feed(cli)
     for n, case in enumerate(SECRETS):
         runs.append(cli("remember", "--type", "decision", "--scope", "team", f"decision {n}: {case.text}"))
         runs.append(cli("remember", "--type", "project", f"the project {n} setup uses {case.text}"))
-    runs += _diagnostics(cli)
+    runs += diagnostics(cli)
     runs.append(cli("sync"))
     exported = list((cli.workspace / ".workmem" / "memories").rglob("*.md"))
     assert len(exported) > len(SECRETS)  # the paths were really exercised
