@@ -117,7 +117,7 @@ def _real_workspace(args: argparse.Namespace) -> tuple[_Start, dt.date]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _progress(days: int, enabled: bool) -> Any:
+def progress_bar(days: int, enabled: bool) -> Any:
     """A tqdm bar on stderr, or ``None`` (no terminal, JSON mode, a short run, or no tqdm)."""
     if not enabled or days < PROGRESS_MIN_DAYS or not sys.stderr.isatty():
         return None
@@ -135,7 +135,7 @@ def run_one(
     form no reference cycles (a year of the steady scenario leaves a few dozen cyclic objects and the
     same peak memory either way), and walking the growing heap again and again cost about a fifth of
     the run (docs/performance.md, "Simulation")."""
-    bar = _progress(scenario.days, progress)
+    bar = progress_bar(scenario.days, progress)
     collecting = gc.isenabled()
     gc.disable()
     try:

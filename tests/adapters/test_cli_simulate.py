@@ -232,13 +232,13 @@ def test_progress_bar_only_on_a_terminal_for_long_runs(monkeypatch: pytest.Monke
     from adapters.commands import simulate as command
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    bar = command._progress(90, True)
+    bar = command.progress_bar(90, True)
     assert bar is not None
     bar.close()
-    assert command._progress(90, False) is None  # --json
-    assert command._progress(30, True) is None  # short run
+    assert command.progress_bar(90, False) is None  # --json
+    assert command.progress_bar(30, True) is None  # short run
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
-    assert command._progress(90, True) is None
+    assert command.progress_bar(90, True) is None
 
 
 def test_compare_and_sweep_plot_the_variant_and_the_first_value(
