@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from adapters.old_stores import MERGED_MARKER
-from tests.support.cli import Cli, one_line_error
+from tests.support.cli import Cli, one_line_error, option_strings, subcommands
 
 DECISIONS = [f"Decision {i}: the module m{i} uses the approach variant {i} for its caches" for i in range(12)]
 
@@ -182,12 +182,11 @@ NO_JSON = {"serve", "mcp", "hook", "tour", "tool", "merge-file", "workspaces"}
 def test_every_command_that_prints_takes_json() -> None:
     from adapters.cli import build_parser
 
-    commands = next(a for a in build_parser()._actions if a.dest == "command").choices
-    assert isinstance(commands, dict)
+    commands = subcommands(build_parser())
     missing = [
         name
         for name, parser in commands.items()
-        if name not in NO_JSON and not any("--json" in a.option_strings for a in parser._actions)
+        if name not in NO_JSON and "--json" not in option_strings(parser)
     ]
     assert missing == []
 

@@ -15,6 +15,7 @@ import pytest
 
 from adapters.api import WorkingMemory
 from adapters.cli import build_parser, command_word
+from tests.support.cli import subcommands
 
 REPO: Final = Path(__file__).resolve().parents[2]
 
@@ -40,11 +41,6 @@ NOT_FOR_SEARCH: Final = (
 )
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    return dict(found[0].choices) if found else {}
-
-
 def _action(a: argparse.Action) -> tuple[Any, ...]:
     choices = None if isinstance(a, argparse._SubParsersAction) else a.choices  # nested: compared below
     kind = type(a).__name__
@@ -67,22 +63,22 @@ def _shape(parser: argparse.ArgumentParser) -> list[Any]:
     """Everything a parser parses with and prints, its nested commands' too."""
     actions = [_action(a) for a in parser._actions]
     groups = [[a.dest for a in g._group_actions] for g in parser._mutually_exclusive_groups]
-    nested = {name: _shape(sub) for name, sub in _subcommands(parser).items()}
+    nested = {name: _shape(sub) for name, sub in subcommands(parser).items()}
     return [parser.prog, parser.format_help(), actions, groups, parser._defaults, nested]
 
 
 def test_a_named_command_gets_the_whole_parsers_own_parser_and_no_other() -> None:
-    whole = _subcommands(build_parser())
+    whole = subcommands(build_parser())
     assert len(whole) > 30
     for name, expected in whole.items():
-        alone = _subcommands(build_parser(name))
+        alone = subcommands(build_parser(name))
         assert set(alone) == {n for n, p in whole.items() if p is expected}, name
         assert _shape(alone[name]) == _shape(expected), name
 
 
 @pytest.mark.parametrize("word", ["lst", "serach", "-h"])
 def test_any_other_word_gets_the_whole_parser(word: str) -> None:
-    assert set(_subcommands(build_parser(word))) == set(_subcommands(build_parser()))
+    assert set(subcommands(build_parser(word))) == set(subcommands(build_parser()))
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,7 @@ from domain.commands import (
 from domain.enums import MemoryType
 from domain.session import ToolEvent
 from domain.timeutil import parse_iso_ms
-from tests.support.cli import REPO
+from tests.support.cli import REPO, subcommands
 
 NOW_ISO: Final = "2026-05-01T09:00:00.000Z"
 NOW: Final = parse_iso_ms(NOW_ISO) or 0
@@ -247,8 +247,7 @@ def test_each_operation_has_one_name_at_every_door() -> None:
     # a batch and a re-verification are composed by the service (BEFORE steps), never named at a door
     tags = {tp.__struct_config__.tag for tp in get_args(Command)} - {"batch", "reverify"}
     parser = build_parser()
-    commands = next(a for a in parser._actions if a.dest == "command").choices
-    assert isinstance(commands, dict)
+    commands = subcommands(parser)
     assert tags <= set(commands), tags - set(commands)
     # maintenance of one machine's files: the command line's alone
     command_line_only = {"recover", "workspaces"}

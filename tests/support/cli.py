@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import sys
@@ -85,6 +86,23 @@ def one_line_error(run: Run, code: int) -> None:
     assert run.err.startswith("workmem: "), run
     assert run.err.count("\n") == 1, run
     assert "Traceback" not in run.err
+
+
+# ---------------------------------------------------------------------------------------------
+# The parser's commands and options (argparse keeps both only in its private ``_actions``; these are
+# the one place the tests read them from)
+# ---------------------------------------------------------------------------------------------
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The commands of ``parser`` by name, an alias beside its command; empty when it has none."""
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(found[0].choices) if found else {}
+
+
+def option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string ``parser`` takes (``--json``, ``-h``, ...)."""
+    return {option for action in parser._actions for option in action.option_strings}
 
 
 # ---------------------------------------------------------------------------------------------
