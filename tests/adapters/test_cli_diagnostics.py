@@ -30,12 +30,16 @@ from tests.support.builders import KEY, NOW, NOW_ISO
 from tests.support.cli import REPO, Cli, one_line_error
 from tests.support.diagnostics import (
     capacity_disappearance_fixture,
+    check_capacity_disappearances,
     check_coverage,
     check_explain,
+    check_false_positive_groups,
+    check_global_cap,
     check_mem_life_trace,
     check_monitoring,
     check_quality,
     check_quiet_health,
+    check_scoped_and_unscoped,
     coverage_fixture,
     diag,
     entry,
@@ -124,10 +128,7 @@ def test_2_health_dormancy_and_monitoring(cli: Cli, fx: Fixture) -> None:
 
 def test_3_health_global_cap_overflow(cli: Cli, fx: Fixture) -> None:
     fx.write(global_cap_fixture())
-    text = out(cli, "health")
-    assert "Rendered candidates: 28" in text
-    assert "type-capped entries: 0" in text
-    assert "global-cap overflow: 6" in text
+    check_global_cap(out(cli, "health"))
 
 
 def test_4_health_empty_store_without_activity(cli: Cli, fx: Fixture) -> None:
@@ -254,14 +255,7 @@ def test_13_disappearance_unknown(cli: Cli, fx: Fixture) -> None:
 
 def test_14_disappearances_explain(cli: Cli, fx: Fixture) -> None:
     fx.write(capacity_disappearance_fixture())
-    text = out(cli, "disappearances", "--explain")
-    assert (
-        "capacity-loser: historical_absent_with_reason terminal=memory_removed_capacity reasons=type_cap"
-        in text
-    )
-    assert re.search(r"memory_removed_capacity details: .*globalCap=28 .*typeCap=10", text)
-    assert "render-loser: historical_absent_with_reason terminal=render_omitted reasons=type_cap" in text
-    assert "render_omitted type-cap observation: reasons=type_cap" in text
+    check_capacity_disappearances(out(cli, "disappearances", "--explain"))
     data = cli.ok("disappearances", "--explain", "--json").json()
     assert {d["id"] for d in data["disappearances"]} == {"capacity-loser", "render-loser"}
 
@@ -273,21 +267,12 @@ def test_14_disappearances_explain(cli: Cli, fx: Fixture) -> None:
 
 def test_15_rejection_quality_groups(cli: Cli, fx: Fixture) -> None:
     fx.rejections(false_positive_rejections())
-    text = out(cli, "rejections", "--quality", "--reason", "bad_decision", "--unique")
-    assert "Possible false-positive grouping is heuristic, not deterministic truth" in text
-    assert "architecture_like_possible_false_positive: 1" in text
-    assert "clearly_garbage: 1" in text
-    assert "ambiguous: 1" in text
-    assert not re.search(r"deterministic truth\s*:", text)
+    check_false_positive_groups(out(cli, "rejections", "--quality", "--reason", "bad_decision", "--unique"))
 
 
 def test_16_rejection_quality_json(cli: Cli, fx: Fixture) -> None:
     fx.rejections(scoped_and_unscoped_rejections())
-    data = cli.ok("rejections", "--quality", "--json").json()
-    assert data["workspaceScopedCount"] == 1
-    assert data["legacyUnscopedCount"] == 1
-    assert data["uniqueReasonDistribution"]["bad_decision"] == 1
-    assert data["possibleFalsePositiveGroups"]["architecture_like_possible_false_positive"]["count"] == 1
+    check_scoped_and_unscoped(cli.ok("rejections", "--quality", "--json").json())
 
 
 def test_invalid_rejection_lines_are_counted(cli: Cli, fx: Fixture) -> None:

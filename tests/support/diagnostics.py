@@ -196,6 +196,11 @@ def global_cap_fixture() -> DiagInput:
     )
 
 
+def check_global_cap(text: str) -> None:
+    """What the health report of :func:`global_cap_fixture` says of the caps."""
+    holds(text, "Rendered candidates: 28", "type-capped entries: 0", "global-cap overflow: 6")
+
+
 def health_json_fixture() -> DiagInput:
     """Test 5: a rendered, a secret and a superseded memory, a pending one, a rejected candidate with a
     secret in its preview, a quarantined store, and the rendered memory's promotion and render."""
@@ -319,6 +324,17 @@ def capacity_disappearance_fixture() -> DiagInput:
     return diag([entry("Current memory", id="current", type="feedback")], events=events)
 
 
+def check_capacity_disappearances(text: str) -> None:
+    """What the disappearances of :func:`capacity_disappearance_fixture`, explained, say."""
+    holds(
+        text,
+        "capacity-loser: historical_absent_with_reason terminal=memory_removed_capacity reasons=type_cap",
+        "render-loser: historical_absent_with_reason terminal=render_omitted reasons=type_cap",
+        "render_omitted type-cap observation: reasons=type_cap",
+    )
+    matches(text, r"memory_removed_capacity details: .*globalCap=28 .*typeCap=10")
+
+
 def false_positive_rejections() -> list[RejectionRecord]:
     """Test 15: ``bad_decision`` rejections of this workspace (an architecture-like one, a progress
     note), an unscoped ambiguous one and one of another workspace."""
@@ -332,6 +348,19 @@ def false_positive_rejections() -> list[RejectionRecord]:
     ]
 
 
+def check_false_positive_groups(text: str) -> None:
+    """What the rejection quality of this workspace's :func:`false_positive_rejections` says: one of
+    each group, and that the grouping is a heuristic."""
+    holds(
+        text,
+        "Possible false-positive grouping is heuristic, not deterministic truth",
+        "architecture_like_possible_false_positive: 1",
+        "clearly_garbage: 1",
+        "ambiguous: 1",
+    )
+    assert not re.search(r"deterministic truth\s*:", text)
+
+
 def scoped_and_unscoped_rejections() -> list[RejectionRecord]:
     """Test 16: an architecture-like ``bad_decision`` of this workspace, an unscoped progress note."""
     return [
@@ -342,6 +371,14 @@ def scoped_and_unscoped_rejections() -> list[RejectionRecord]:
         ),
         rejection("Wave 1 completed successfully", "progress_snapshot", "bad_feedback", type="feedback"),
     ]
+
+
+def check_scoped_and_unscoped(data: dict[str, Any]) -> None:
+    """What the rejection quality JSON of :func:`scoped_and_unscoped_rejections` counts."""
+    assert data["workspaceScopedCount"] == 1
+    assert data["legacyUnscopedCount"] == 1
+    assert data["uniqueReasonDistribution"]["bad_decision"] == 1
+    assert data["possibleFalsePositiveGroups"]["architecture_like_possible_false_positive"]["count"] == 1
 
 
 def explain_fixture() -> DiagInput:

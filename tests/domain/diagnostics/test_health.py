@@ -14,6 +14,7 @@ from domain.timeutil import iso_from_ms
 from tests.support.builders import KEY, NOW, ROOT
 from tests.support.diagnostics import (
     archive_marker,
+    check_global_cap,
     check_monitoring,
     check_quiet_health,
     diag,
@@ -48,10 +49,7 @@ def test_2_health_dormancy_and_retention_monitoring() -> None:
 
 
 def test_3_health_global_cap_overflow_is_separate_from_type_caps() -> None:
-    out = health_text(global_cap_fixture())
-    assert "Rendered candidates: 28" in out
-    assert "type-capped entries: 0" in out
-    assert "global-cap overflow: 6" in out
+    check_global_cap(health_text(global_cap_fixture()))
 
 
 def test_4_health_missing_dormancy_and_quiet_monitoring() -> None:
