@@ -30,16 +30,6 @@ from tests.support.builders import KEY, NOW, NOW_ISO
 from tests.support.cli import REPO, Cli, one_line_error
 from tests.support.diagnostics import (
     capacity_disappearance_fixture,
-    check_capacity_disappearances,
-    check_coverage,
-    check_explain,
-    check_false_positive_groups,
-    check_global_cap,
-    check_mem_life_trace,
-    check_monitoring,
-    check_quality,
-    check_quiet_health,
-    check_scoped_and_unscoped,
     coverage_fixture,
     diag,
     entry,
@@ -54,6 +44,18 @@ from tests.support.diagnostics import (
     trace_fixture,
     type_cap_fixture,
     unknown_disappearance_fixture,
+)
+from tests.support.diagnostics_checks import (
+    check_capacity_disappearances,
+    check_coverage,
+    check_explain,
+    check_false_positive_groups,
+    check_global_cap,
+    check_mem_life_trace,
+    check_monitoring,
+    check_quality,
+    check_quiet_health,
+    check_scoped_and_unscoped,
 )
 
 

@@ -8,16 +8,8 @@ import re
 
 from domain.diagnostics import format_explain, format_trace, trace_report
 from tests.support.builders import NOW, event as ev, ref
-from tests.support.diagnostics import (
-    archive_marker,
-    archived,
-    check_explain,
-    check_mem_life_trace,
-    diag,
-    entry,
-    explain_fixture,
-    trace_fixture,
-)
+from tests.support.diagnostics import archive_marker, archived, diag, entry, explain_fixture, trace_fixture
+from tests.support.diagnostics_checks import check_explain, check_mem_life_trace
 
 # ---------------------------------------------------------------------------------------------
 # Test 6: explain

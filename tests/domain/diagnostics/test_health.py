@@ -14,9 +14,6 @@ from domain.timeutil import iso_from_ms
 from tests.support.builders import KEY, NOW, ROOT
 from tests.support.diagnostics import (
     archive_marker,
-    check_global_cap,
-    check_monitoring,
-    check_quiet_health,
     diag,
     entry,
     global_cap_fixture,
@@ -24,6 +21,7 @@ from tests.support.diagnostics import (
     monitoring_fixture,
     type_cap_fixture,
 )
+from tests.support.diagnostics_checks import check_global_cap, check_monitoring, check_quiet_health
 
 # ---------------------------------------------------------------------------------------------
 # Tests 1-4: health (docs/decisions.md#diagnostics-health)

@@ -19,14 +19,13 @@ from tests.support.diagnostics import (
     absorbed,
     archived,
     capacity_disappearance_fixture,
-    check_capacity_disappearances,
-    check_coverage,
     coverage_fixture,
     diag,
     entry,
     promoted,
     unknown_disappearance_fixture,
 )
+from tests.support.diagnostics_checks import check_capacity_disappearances, check_coverage
 
 # ---------------------------------------------------------------------------------------------
 # Tests 11-12: coverage

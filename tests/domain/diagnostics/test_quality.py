@@ -13,7 +13,8 @@ from domain.diagnostics import (
     retention_clock_counts,
 )
 from tests.support.builders import NOW
-from tests.support.diagnostics import check_quality, diag, entry, quality_fixture
+from tests.support.diagnostics import diag, entry, quality_fixture
+from tests.support.diagnostics_checks import check_quality
 
 # ---------------------------------------------------------------------------------------------
 # Tests 9-10: quality

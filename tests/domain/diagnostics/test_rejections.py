@@ -24,13 +24,8 @@ from domain.extraction import RejectionRecord
 from domain.limits import DAY_MS
 from domain.timeutil import iso_from_ms, parse_iso_ms
 from tests.support.builders import KEY, NOW
-from tests.support.diagnostics import (
-    check_false_positive_groups,
-    check_scoped_and_unscoped,
-    false_positive_rejections,
-    rejection,
-    scoped_and_unscoped_rejections,
-)
+from tests.support.diagnostics import false_positive_rejections, rejection, scoped_and_unscoped_rejections
+from tests.support.diagnostics_checks import check_false_positive_groups, check_scoped_and_unscoped
 
 
 def test_15_rejection_quality_groups_heuristically() -> None:
