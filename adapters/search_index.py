@@ -1,15 +1,17 @@
 """The search index of a workspace (docs/decisions.md#d16): derived from the store, never the truth.
 
 One SQLite file beside the store (``search-index.sqlite3``, 0600, in the workspace's 0700
-directory), holding per memory the terms :mod:`domain.search.tokens` makes of it, in an FTS5 table
-with the tokenizer ``porter unicode61 remove_diacritics 2``, and the store revision it describes.
-The terms are already folded and stemmed, so the FTS5 tokenizer can only merge more of them: a term
-lookup returns at least every memory the core would match, and the core ranks and filters them
-itself (:mod:`domain.search.rank`) — an answer with the index equals the answer without it.
+directory), holding per memory the terms :mod:`domain.search.tokens` makes of it twice over, and the
+store revision it describes: an FTS5 table with the tokenizer ``porter unicode61 remove_diacritics
+2`` and a vocabulary (which memories hold a term: recall's first look at a prompt,
+:func:`term_rows`), and a postings table (term, memory id, how often, the memory's length: what
+BM25 needs, which FTS5 with ``detail=none`` does not keep).
 
-- :func:`narrowed` (a service ``BEFORE`` step): a ``search`` carries the ids holding any of its
-  terms, the index's statistics and its revision. A missing, stale or unreadable index carries
-  nothing: the core scans every memory and says the index was stale.
+- :func:`narrowed` (a service ``BEFORE`` step): a ``search`` carries what the postings say of its
+  terms (:func:`postings`, the core's :class:`~domain.search.rank.Holders`) and the index's revision;
+  the core ranks and filters from them itself (:mod:`domain.search.rank`), so an answer with the
+  index equals the answer without it. A missing, stale or unreadable index carries nothing: the core
+  reads every memory and says the index was stale.
 - :func:`after` (a service ``AFTER_COMMIT`` updater): after a write, the memories whose text changed
   are updated in place when the index was at the revision the write read; otherwise, and after a
   search that found it stale, the index is built again from the store (an evidence event says so).
